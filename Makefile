@@ -1,0 +1,41 @@
+# The two commands a new machine needs: `make run` and `make test`.
+# Everything else here is what those two do, so a fresh clone needs only
+# Python 3.11, Node 20 and make.
+
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+
+.PHONY: run test lint bench setup clean
+
+setup: $(STAMP) $(NODE_STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=python3"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## Run the scheduler on this machine (Azurite + the local Functions host).
+run: setup
+	$(PY) -m scheduler_lib.devhost.launch
+
+## The whole suite: starts its own Azurite on free ports, stops it at the end.
+test: setup
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+bench: setup
+	for script in bench/*.py; do $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache .hypothesis .ruff_cache

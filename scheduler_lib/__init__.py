@@ -1,0 +1,1 @@
+"""A self-hosted, Azure Scheduler-compatible job scheduler for Azure Functions."""

@@ -1,0 +1,122 @@
+"""Settings read from the environment once per worker, then passed down explicitly.
+
+Library code never reads `os.environ`: the entry points (`function_app.py`, `devhost.py`,
+the CLI) call `Settings.from_env()` and hand the result to what they build. Every app
+setting the code reads is named here, so the Bicep template and the docs can be checked
+against this one list (see `APP_SETTINGS`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+import isodate
+
+from scheduler_lib.errors import ValidationError
+
+#: Azurite's well-known development account (public, documented by Microsoft).
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+AZURITE_CONNECTION_STRING = (
+    "DefaultEndpointsProtocol=http;"
+    f"AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
+    f"BlobEndpoint=http://127.0.0.1:10000/{AZURITE_ACCOUNT};"
+    f"QueueEndpoint=http://127.0.0.1:10001/{AZURITE_ACCOUNT};"
+    f"TableEndpoint=http://127.0.0.1:10002/{AZURITE_ACCOUNT};"
+)
+
+#: Every app setting the code reads, with what it is for.
+APP_SETTINGS: dict[str, str] = {
+    "AzureWebJobsStorage": "storage connection string (Azurite locally)",
+    "AzureWebJobsStorage__accountName": "storage account name for identity-based access",
+    "AzureWebJobsStorage__clientId": "client id of the user-assigned identity",
+    "SCHEDULER_API_KEYS": "comma-separated API keys accepted as `Authorization: Bearer`",
+    "SCHEDULER_STORAGE_PREFIX": "prefix of every table and queue name (lowercase letters/digits)",
+    "SCHEDULER_EXECUTION_QUEUE": "name of the execution queue the executor function listens on",
+    "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
+    "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
+    "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
+    "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
+}
+
+_PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
+
+#: Logical table names; the stored name is `prefix + name` (tables allow letters and digits).
+TABLES = ("JobCollections", "Jobs", "JobDueIndex", "JobHistory", "SchedulerState")
+EXECUTION_QUEUE = "scheduler-executions"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the scheduler needs from its host, as plain values."""
+
+    storage_connection_string: str | None = AZURITE_CONNECTION_STRING
+    storage_account_name: str | None = None
+    storage_client_id: str | None = None
+    api_keys: tuple[str, ...] = ()
+    storage_prefix: str = ""
+    execution_queue_name: str = ""
+    grace_period: timedelta = timedelta(minutes=5)
+    storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
+    servicebus_endpoint_suffix: str = "servicebus.windows.net"
+    appinsights_connection_string: str | None = None
+
+    def __post_init__(self) -> None:
+        if not _PREFIX.match(self.storage_prefix):
+            raise ValidationError(
+                "SCHEDULER_STORAGE_PREFIX",
+                "must be 1-20 lowercase letters and digits, starting with a letter",
+            )
+        if not self.execution_queue_name:
+            name = f"{self.storage_prefix}-{EXECUTION_QUEUE}" if self.storage_prefix else EXECUTION_QUEUE
+            object.__setattr__(self, "execution_queue_name", name)
+
+    def table_name(self, logical: str) -> str:
+        """The stored name of one of `TABLES`."""
+        if logical not in TABLES:
+            raise KeyError(logical)
+        return f"{self.storage_prefix}{logical}"
+
+    @property
+    def poison_queue_name(self) -> str:
+        """Where messages go after 5 failed dequeues, as the Functions runtime names it."""
+        return f"{self.execution_queue_name}-poison"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from app settings (`os.environ` unless given)."""
+        env = os.environ if environ is None else environ
+        account = env.get("AzureWebJobsStorage__accountName") or None
+        conn = env.get("AzureWebJobsStorage") or None
+        if conn is None and account is None:
+            conn = AZURITE_CONNECTION_STRING
+        grace = env.get("SCHEDULER_GRACE_PERIOD", "PT5M")
+        try:
+            grace_period = isodate.parse_duration(grace)
+        except (isodate.ISO8601Error, ValueError) as exc:
+            raise ValidationError("SCHEDULER_GRACE_PERIOD", f"not an ISO 8601 duration: {grace!r}") from exc
+        if not isinstance(grace_period, timedelta):
+            raise ValidationError("SCHEDULER_GRACE_PERIOD", "use days, hours, minutes or seconds")
+        keys = tuple(k.strip() for k in env.get("SCHEDULER_API_KEYS", "").split(",") if k.strip())
+        return cls(
+            storage_connection_string=conn,
+            storage_account_name=account,
+            storage_client_id=env.get("AzureWebJobsStorage__clientId") or None,
+            api_keys=keys,
+            storage_prefix=env.get("SCHEDULER_STORAGE_PREFIX", ""),
+            execution_queue_name=env.get("SCHEDULER_EXECUTION_QUEUE", ""),
+            grace_period=grace_period,
+            storage_queue_endpoint=env.get(
+                "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"
+            ),
+            servicebus_endpoint_suffix=env.get(
+                "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX", "servicebus.windows.net"
+            ),
+            appinsights_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
+        )

@@ -1,0 +1,35 @@
+"""Fixtures shared by the whole suite.
+
+`azurite` is one real Azurite per test session; `settings` gives each test its own storage
+prefix, so tests see only their own tables and queues without restarting Azurite.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from scheduler_lib.config import Settings
+from tests.support.azurite import Azurite, start_azurite
+
+
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[Azurite]:
+    server = start_azurite()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def settings(azurite: Azurite) -> Settings:
+    """Settings pointing at the session's Azurite, isolated by a per-test prefix."""
+    return Settings(
+        storage_connection_string=azurite.connection_string,
+        api_keys=("test-key",),
+        storage_prefix="t" + uuid.uuid4().hex[:12],
+        storage_queue_endpoint=azurite.queue_endpoint_template,
+    )

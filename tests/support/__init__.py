@@ -1,0 +1,1 @@
+"""Shared test helpers: real local services the suite runs against."""
