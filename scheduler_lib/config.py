@@ -42,6 +42,7 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
+    "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
 }
 
@@ -65,6 +66,7 @@ class Settings:
     grace_period: timedelta = timedelta(minutes=5)
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
+    oauth_authority: str = "https://login.microsoftonline.com"
     appinsights_connection_string: str | None = None
 
     def __post_init__(self) -> None:
@@ -74,7 +76,11 @@ class Settings:
                 "must be 1-20 lowercase letters and digits, starting with a letter",
             )
         if not self.execution_queue_name:
-            name = f"{self.storage_prefix}-{EXECUTION_QUEUE}" if self.storage_prefix else EXECUTION_QUEUE
+            name = (
+                f"{self.storage_prefix}-{EXECUTION_QUEUE}"
+                if self.storage_prefix
+                else EXECUTION_QUEUE
+            )
             object.__setattr__(self, "execution_queue_name", name)
 
     def table_name(self, logical: str) -> str:
@@ -100,7 +106,9 @@ class Settings:
         try:
             grace_period = isodate.parse_duration(grace)
         except (isodate.ISO8601Error, ValueError) as exc:
-            raise ValidationError("SCHEDULER_GRACE_PERIOD", f"not an ISO 8601 duration: {grace!r}") from exc
+            raise ValidationError(
+                "SCHEDULER_GRACE_PERIOD", f"not an ISO 8601 duration: {grace!r}"
+            ) from exc
         if not isinstance(grace_period, timedelta):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "use days, hours, minutes or seconds")
         keys = tuple(k.strip() for k in env.get("SCHEDULER_API_KEYS", "").split(",") if k.strip())
@@ -118,5 +126,8 @@ class Settings:
             servicebus_endpoint_suffix=env.get(
                 "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX", "servicebus.windows.net"
             ),
+            oauth_authority=env.get(
+                "SCHEDULER_OAUTH_AUTHORITY", "https://login.microsoftonline.com"
+            ).rstrip("/"),
             appinsights_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
         )

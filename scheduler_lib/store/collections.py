@@ -1,0 +1,135 @@
+"""Job collections in Table storage.
+
+`JobCollections`: PartitionKey = subscription id, RowKey = `resourcegroup|collection`
+(lower-cased), so listing a subscription reads one partition and listing a resource group
+is a RowKey range inside it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from azure.data.tables import UpdateMode
+
+from scheduler_lib.store.tables import (
+    SEPARATOR,
+    TableStore,
+    collection_key,
+    dumps,
+    etag_kwargs,
+    prefix_range,
+    storage_errors,
+)
+
+TABLE = "JobCollections"
+
+
+@dataclass(frozen=True)
+class CollectionRecord:
+    """A job collection as stored; `properties` is the wire JSON (sku, state, quota)."""
+
+    subscription_id: str
+    resource_group: str
+    name: str
+    location: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    properties: dict[str, Any] = field(default_factory=dict)
+    etag: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The PartitionKey of this collection's jobs."""
+        return collection_key(self.subscription_id, self.resource_group, self.name)
+
+    @property
+    def enabled(self) -> bool:
+        return str(self.properties.get("state", "Enabled")).lower() == "enabled"
+
+
+def _row_key(resource_group: str, name: str) -> str:
+    return f"{resource_group}{SEPARATOR}{name}".lower()
+
+
+def _to_entity(record: CollectionRecord) -> dict[str, Any]:
+    return {
+        "PartitionKey": record.subscription_id.lower(),
+        "RowKey": _row_key(record.resource_group, record.name),
+        "SubscriptionId": record.subscription_id,
+        "ResourceGroup": record.resource_group,
+        "Name": record.name,
+        "Location": record.location or "",
+        "Tags": dumps(record.tags),
+        "Properties": dumps(record.properties),
+    }
+
+
+def _from_entity(entity: Any) -> CollectionRecord:
+    return CollectionRecord(
+        subscription_id=entity["SubscriptionId"],
+        resource_group=entity["ResourceGroup"],
+        name=entity["Name"],
+        location=entity.get("Location") or None,
+        tags=json.loads(entity.get("Tags") or "{}"),
+        properties=json.loads(entity.get("Properties") or "{}"),
+        etag=entity.metadata.get("etag"),
+    )
+
+
+def get_collection(
+    store: TableStore, subscription_id: str, resource_group: str, name: str
+) -> CollectionRecord:
+    """The collection, or NotFoundError."""
+    with storage_errors(f"Job collection '{name}'"):
+        entity = store.table(TABLE).get_entity(
+            subscription_id.lower(), _row_key(resource_group, name)
+        )
+    return _from_entity(entity)
+
+
+def list_collections(
+    store: TableStore, subscription_id: str, resource_group: str | None = None
+) -> list[CollectionRecord]:
+    """All collections of a subscription, or of one resource group in it, by name."""
+    query = f"PartitionKey eq '{subscription_id.lower().replace(chr(39), chr(39) * 2)}'"
+    if resource_group is not None:
+        query += " and " + prefix_range(f"{resource_group}{SEPARATOR}".lower())
+    entities = store.table(TABLE).query_entities(query)
+    return [_from_entity(e) for e in entities]
+
+
+def put_collection(
+    store: TableStore,
+    record: CollectionRecord,
+    *,
+    etag: str | None = None,
+    create_only: bool = False,
+) -> CollectionRecord:
+    """Create or replace a collection and return it with its new ETag.
+
+    `create_only` fails with ConflictError if it already exists (two racing creates);
+    `etag` makes the replace conditional (PreconditionFailedError when it changed).
+    """
+    table = store.table(TABLE)
+    entity = _to_entity(record)
+    with storage_errors(f"Job collection '{record.name}'"):
+        if create_only:
+            meta = table.create_entity(entity)
+        elif etag is not None:
+            meta = table.update_entity(entity, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
+        else:
+            meta = table.upsert_entity(entity, mode=UpdateMode.REPLACE)
+    return replace(record, etag=meta.get("etag"))
+
+
+def delete_collection(
+    store: TableStore, record: CollectionRecord, *, etag: str | None = None
+) -> None:
+    """Delete the collection entity (its jobs are deleted by the caller first)."""
+    with storage_errors(f"Job collection '{record.name}'"):
+        store.table(TABLE).delete_entity(
+            record.subscription_id.lower(),
+            _row_key(record.resource_group, record.name),
+            **etag_kwargs(etag),
+        )

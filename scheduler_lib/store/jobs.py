@@ -1,0 +1,226 @@
+"""Jobs in Table storage.
+
+`Jobs`: PartitionKey = collection key (`sub|rg|collection`), RowKey = job name, both
+lower-cased. The entity holds the job definition as JSON (secrets included: they are
+write-only at the API, not absent from storage), the state, the status counters as real
+columns (so they can be filtered and read cheaply), the creation instant (the reference
+instant of a schedule without startTime) and a small JSON bag of dispatcher/executor
+bookkeeping.
+
+Every write that follows a read passes the ETag it read, so two writers (the API, the
+dispatcher, the executor) can never silently overwrite each other.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from azure.data.tables import UpdateMode
+
+from scheduler_lib.store.tables import (
+    TableStore,
+    as_datetime,
+    collection_key,
+    dumps,
+    etag_kwargs,
+    job_key,
+    storage_errors,
+)
+
+TABLE = "Jobs"
+JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A job as stored. `definition` is the job properties JSON minus state and status."""
+
+    subscription_id: str
+    resource_group: str
+    collection_name: str
+    name: str
+    definition: dict[str, Any]
+    created_time: datetime
+    state: str = "Enabled"
+    execution_count: int = 0
+    failure_count: int = 0
+    faulted_count: int = 0
+    last_execution_time: datetime | None = None
+    next_execution_time: datetime | None = None
+    bookkeeping: dict[str, Any] = field(default_factory=dict)
+    etag: str | None = None
+
+    @property
+    def collection_key(self) -> str:
+        return collection_key(self.subscription_id, self.resource_group, self.collection_name)
+
+    @property
+    def key(self) -> str:
+        """The job's identity in the due index and the history table."""
+        return job_key(self.subscription_id, self.resource_group, self.collection_name, self.name)
+
+    @property
+    def status(self) -> dict[str, Any]:
+        """The `status` object of the wire format (times as ISO 8601 UTC)."""
+        status: dict[str, Any] = {
+            "executionCount": self.execution_count,
+            "failureCount": self.failure_count,
+            "faultedCount": self.faulted_count,
+        }
+        if self.last_execution_time is not None:
+            status["lastExecutionTime"] = _iso(self.last_execution_time)
+        if self.next_execution_time is not None:
+            status["nextExecutionTime"] = _iso(self.next_execution_time)
+        return status
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat().replace("+00:00", "Z")
+
+
+def _to_entity(record: JobRecord) -> dict[str, Any]:
+    entity: dict[str, Any] = {
+        "PartitionKey": record.collection_key,
+        "RowKey": record.name.lower(),
+        "SubscriptionId": record.subscription_id,
+        "ResourceGroup": record.resource_group,
+        "CollectionName": record.collection_name,
+        "Name": record.name,
+        "Definition": dumps(record.definition),
+        "CreatedTime": record.created_time,
+        "State": record.state,
+        "ExecutionCount": record.execution_count,
+        "FailureCount": record.failure_count,
+        "FaultedCount": record.faulted_count,
+        "Bookkeeping": dumps(record.bookkeeping),
+    }
+    # Table storage has no null: an absent property is how "no value" is stored.
+    if record.last_execution_time is not None:
+        entity["LastExecutionTime"] = record.last_execution_time
+    if record.next_execution_time is not None:
+        entity["NextExecutionTime"] = record.next_execution_time
+    return entity
+
+
+def _from_entity(entity: Any) -> JobRecord:
+    return JobRecord(
+        subscription_id=entity["SubscriptionId"],
+        resource_group=entity["ResourceGroup"],
+        collection_name=entity["CollectionName"],
+        name=entity["Name"],
+        definition=json.loads(entity["Definition"]),
+        created_time=as_datetime(entity["CreatedTime"]),  # type: ignore[arg-type]
+        state=entity.get("State", "Enabled"),
+        execution_count=int(entity.get("ExecutionCount", 0)),
+        failure_count=int(entity.get("FailureCount", 0)),
+        faulted_count=int(entity.get("FaultedCount", 0)),
+        last_execution_time=as_datetime(entity.get("LastExecutionTime")),
+        next_execution_time=as_datetime(entity.get("NextExecutionTime")),
+        bookkeeping=json.loads(entity.get("Bookkeeping") or "{}"),
+        etag=entity.metadata.get("etag"),
+    )
+
+
+def get_job(
+    store: TableStore, subscription_id: str, resource_group: str, collection: str, name: str
+) -> JobRecord:
+    """The job, or NotFoundError."""
+    with storage_errors(f"Job '{name}'"):
+        entity = store.table(TABLE).get_entity(
+            collection_key(subscription_id, resource_group, collection), name.lower()
+        )
+    return _from_entity(entity)
+
+
+def find_job(store: TableStore, key: str) -> JobRecord | None:
+    """The job with this `JobRecord.key`, or None (a due-index row may outlive its job)."""
+    partition, _, row = key.rpartition("|")
+    entities = list(
+        store.table(TABLE).query_entities(
+            "PartitionKey eq @pk and RowKey eq @rk", parameters={"pk": partition, "rk": row}
+        )
+    )
+    return _from_entity(entities[0]) if entities else None
+
+
+def list_jobs(
+    store: TableStore,
+    subscription_id: str,
+    resource_group: str,
+    collection: str,
+    *,
+    state: str | None = None,
+    page_size: int = 100,
+    continuation: str | None = None,
+) -> tuple[list[JobRecord], str | None]:
+    """One page of a collection's jobs in name order, and the opaque token of the next page."""
+    query = "PartitionKey eq @pk"
+    parameters: dict[str, Any] = {"pk": collection_key(subscription_id, resource_group, collection)}
+    if state is not None:
+        query += " and State eq @state"
+        parameters["state"] = state
+    pages = (
+        store.table(TABLE)
+        .query_entities(query, parameters=parameters, results_per_page=page_size)
+        .by_page(continuation_token=_decode_token(continuation))
+    )
+    records = [_from_entity(e) for e in next(pages, [])]
+    return records, _encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+
+
+def count_jobs(store: TableStore, collection_key_: str) -> int:
+    """How many jobs a collection holds (for the `maxJobCount` quota); reads keys only."""
+    entities = store.table(TABLE).query_entities(
+        "PartitionKey eq @pk", parameters={"pk": collection_key_}, select=["RowKey"]
+    )
+    return sum(1 for _ in entities)
+
+
+def put_job(
+    store: TableStore, record: JobRecord, *, etag: str | None = None, create_only: bool = False
+) -> JobRecord:
+    """Create or replace a job and return it with its new ETag.
+
+    `create_only` fails with ConflictError when the job already exists; `etag` makes the
+    replace conditional (PreconditionFailedError when someone changed it meanwhile).
+    """
+    table = store.table(TABLE)
+    entity = _to_entity(record)
+    with storage_errors(f"Job '{record.name}'"):
+        if create_only:
+            meta = table.create_entity(entity)
+        elif etag is not None:
+            meta = table.update_entity(entity, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
+        else:
+            meta = table.upsert_entity(entity, mode=UpdateMode.REPLACE)
+    return replace(record, etag=meta.get("etag"))
+
+
+def delete_job(store: TableStore, record: JobRecord, *, etag: str | None = None) -> None:
+    """Delete the job entity (its due-index row, if any, is dropped by the dispatcher)."""
+    with storage_errors(f"Job '{record.name}'"):
+        store.table(TABLE).delete_entity(
+            record.collection_key, record.name.lower(), **etag_kwargs(etag)
+        )
+
+
+def _encode_token(token: Any) -> str | None:
+    if not token:
+        return None
+    return base64.urlsafe_b64encode(dumps(token).encode()).decode().rstrip("=")
+
+
+def _decode_token(token: str | None) -> Any:
+    if not token:
+        return None
+    padded = token + "=" * (-len(token) % 4)
+    try:
+        return json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, UnicodeDecodeError):
+        from scheduler_lib.errors import ValidationError
+
+        raise ValidationError("$skiptoken", "is not a token this API issued") from None

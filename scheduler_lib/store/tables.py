@@ -1,0 +1,128 @@
+"""Table storage clients, table names and key encoding: the one place that knows them.
+
+ARM names are case-insensitive, so every key is lower-cased and the original spelling is
+kept in a property. Keys join names with `|`, which no ARM name in this API may contain
+(names are validated by the API before they reach the store).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from functools import cached_property
+from typing import Any
+
+from azure.core import MatchConditions
+from azure.core.exceptions import (
+    HttpResponseError,
+    ResourceExistsError,
+    ResourceModifiedError,
+    ResourceNotFoundError,
+)
+from azure.data.tables import TableClient, TableServiceClient
+
+from scheduler_lib.config import TABLES, Settings
+from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+
+SEPARATOR = "|"
+
+
+def collection_key(subscription_id: str, resource_group: str, collection: str) -> str:
+    """PartitionKey of a collection's jobs: `sub|rg|collection`, lower-cased."""
+    return SEPARATOR.join((subscription_id, resource_group, collection)).lower()
+
+
+def job_key(subscription_id: str, resource_group: str, collection: str, job: str) -> str:
+    """A job's identity across tables (due index RowKey, history PartitionKey)."""
+    return SEPARATOR.join((subscription_id, resource_group, collection, job)).lower()
+
+
+def split_job_key(key: str) -> tuple[str, str, str, str]:
+    """Inverse of `job_key` (lower-cased parts)."""
+    sub, rg, coll, job = key.split(SEPARATOR, 3)
+    return sub, rg, coll, job
+
+
+def prefix_range(prefix: str) -> str:
+    """OData filter selecting RowKeys that start with `prefix` (a range scan, not a table scan)."""
+    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    return f"RowKey ge '{_quote(prefix)}' and RowKey lt '{_quote(upper)}'"
+
+
+def _quote(value: str) -> str:
+    return value.replace("'", "''")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON for a string column."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def as_datetime(value: Any) -> datetime | None:
+    """Table storage returns its own datetime subclass; callers want a plain aware datetime."""
+    if value is None:
+        return None
+    return datetime.fromisoformat(value.isoformat()) if isinstance(value, datetime) else None
+
+
+class TableStore:
+    """Clients for the scheduler's tables in one storage account.
+
+    Built once per worker from `Settings`: a connection string (Azurite, or an account key)
+    or, in Azure, the account name and the managed identity through DefaultAzureCredential.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._clients: dict[str, TableClient] = {}
+
+    @cached_property
+    def service(self) -> TableServiceClient:
+        settings = self.settings
+        if settings.storage_connection_string:
+            return TableServiceClient.from_connection_string(settings.storage_connection_string)
+        from azure.identity import DefaultAzureCredential
+
+        credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
+        endpoint = f"https://{settings.storage_account_name}.table.core.windows.net"
+        return TableServiceClient(endpoint=endpoint, credential=credential)
+
+    def table(self, logical: str) -> TableClient:
+        """The client of one of `config.TABLES`, by its logical name."""
+        client = self._clients.get(logical)
+        if client is None:
+            client = self.service.get_table_client(self.settings.table_name(logical))
+            self._clients[logical] = client
+        return client
+
+    def ensure_tables(self) -> None:
+        """Create any missing table (idempotent; cheap enough for worker start-up)."""
+        for logical in TABLES:
+            with suppress(ResourceExistsError):
+                self.service.create_table(self.settings.table_name(logical))
+
+
+def etag_kwargs(etag: str | None) -> dict[str, Any]:
+    """Keyword arguments for an update that must not overwrite someone else's change."""
+    if etag is None:
+        return {}
+    return {"etag": etag, "match_condition": MatchConditions.IfNotModified}
+
+
+@contextmanager
+def storage_errors(what: str) -> Iterator[None]:
+    """Translate azure-core's storage errors into the scheduler's own (with ARM codes)."""
+    try:
+        yield
+    except ResourceNotFoundError as exc:
+        raise NotFoundError(f"{what} was not found.") from exc
+    except ResourceModifiedError as exc:
+        raise PreconditionFailedError(f"{what} was changed by another request.") from exc
+    except ResourceExistsError as exc:
+        raise ConflictError(f"{what} already exists.") from exc
+    except HttpResponseError as exc:
+        if exc.status_code == 412:
+            raise PreconditionFailedError(f"{what} was changed by another request.") from exc
+        raise
