@@ -13,7 +13,6 @@ dispatcher, the executor) can never silently overwrite each other.
 
 from __future__ import annotations
 
-import base64
 import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -25,7 +24,9 @@ from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
     collection_key,
+    decode_token,
     dumps,
+    encode_token,
     etag_kwargs,
     job_key,
     storage_errors,
@@ -166,10 +167,10 @@ def list_jobs(
     pages = (
         store.table(TABLE)
         .query_entities(query, parameters=parameters, results_per_page=page_size)
-        .by_page(continuation_token=_decode_token(continuation))
+        .by_page(continuation_token=decode_token(continuation))
     )
     records = [_from_entity(e) for e in next(pages, [])]
-    return records, _encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+    return records, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
 
 
 def count_jobs(store: TableStore, collection_key_: str) -> int:
@@ -206,21 +207,3 @@ def delete_job(store: TableStore, record: JobRecord, *, etag: str | None = None)
         store.table(TABLE).delete_entity(
             record.collection_key, record.name.lower(), **etag_kwargs(etag)
         )
-
-
-def _encode_token(token: Any) -> str | None:
-    if not token:
-        return None
-    return base64.urlsafe_b64encode(dumps(token).encode()).decode().rstrip("=")
-
-
-def _decode_token(token: str | None) -> Any:
-    if not token:
-        return None
-    padded = token + "=" * (-len(token) % 4)
-    try:
-        return json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, UnicodeDecodeError):
-        from scheduler_lib.errors import ValidationError
-
-        raise ValidationError("$skiptoken", "is not a token this API issued") from None

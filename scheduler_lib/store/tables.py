@@ -7,6 +7,7 @@ kept in a property. Keys join names with `|`, which no ARM name in this API may 
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -24,7 +25,12 @@ from azure.core.exceptions import (
 from azure.data.tables import TableClient, TableServiceClient
 
 from scheduler_lib.config import TABLES, Settings
-from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+from scheduler_lib.errors import (
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    ValidationError,
+)
 
 SEPARATOR = "|"
 
@@ -126,3 +132,21 @@ def storage_errors(what: str) -> Iterator[None]:
         if exc.status_code == 412:
             raise PreconditionFailedError(f"{what} was changed by another request.") from exc
         raise
+
+
+def encode_token(token: Any) -> str | None:
+    """An opaque, URL-safe paging token from the SDK's continuation token."""
+    if not token:
+        return None
+    return base64.urlsafe_b64encode(dumps(token).encode()).decode().rstrip("=")
+
+
+def decode_token(token: str | None) -> Any:
+    """Inverse of `encode_token`; a token this API did not issue is a 400, not a 500."""
+    if not token:
+        return None
+    padded = token + "=" * (-len(token) % 4)
+    try:
+        return json.loads(base64.urlsafe_b64decode(padded.encode()))
+    except (ValueError, UnicodeDecodeError):
+        raise ValidationError("$skiptoken", "is not a token this API issued") from None

@@ -1,6 +1,7 @@
 """The due index answers minute ranges from real Table storage (Azurite)."""
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from scheduler_lib.store.due_index import add_due, due_rows, minute_key, remove_due
 from scheduler_lib.store.tables import TableStore
@@ -9,7 +10,7 @@ T0 = datetime(2026, 3, 4, 9, 0, 30, tzinfo=UTC)
 
 
 def test_minute_key_is_utc() -> None:
-    local = T0.astimezone(__import__("zoneinfo").ZoneInfo("America/New_York"))
+    local = T0.astimezone(ZoneInfo("America/New_York"))
     assert minute_key(local) == "202603040900"
 
 

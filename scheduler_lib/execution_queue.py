@@ -1,0 +1,117 @@
+"""The execution queue: the Storage queue between the dispatcher and the executor.
+
+The only module that imports azure-storage-queue for the scheduler's own queue (Storage-
+queue *actions* have their own adapter). Messages are base64-encoded because that is what
+the Functions queue trigger decodes by default. A message is sent with a visibility delay
+so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
+so longer waits go through the due index instead (`MAX_DELAY`).
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cached_property
+
+from azure.core.exceptions import ResourceExistsError
+from azure.storage.queue import (
+    BinaryBase64DecodePolicy,
+    BinaryBase64EncodePolicy,
+    QueueClient,
+    QueueServiceClient,
+)
+
+from scheduler_lib.config import Settings
+from scheduler_lib.messages import ExecutionMessage
+
+#: The longest visibility delay Storage queues accept, less a margin for clock skew.
+MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class ReceivedMessage:
+    """A message taken from the queue, as the queue trigger would hand it over."""
+
+    id: str
+    pop_receipt: str
+    dequeue_count: int
+    body: str
+
+
+class ExecutionQueue:
+    """Send to, and (for the local host) receive from, the execution queue."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @cached_property
+    def _service(self) -> QueueServiceClient:
+        settings = self.settings
+        if settings.storage_connection_string:
+            return QueueServiceClient.from_connection_string(settings.storage_connection_string)
+        from azure.identity import DefaultAzureCredential
+
+        credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
+        url = f"https://{settings.storage_account_name}.queue.core.windows.net"
+        return QueueServiceClient(account_url=url, credential=credential)
+
+    def _client(self, name: str) -> QueueClient:
+        return self._service.get_queue_client(
+            name,
+            message_encode_policy=BinaryBase64EncodePolicy(),
+            message_decode_policy=BinaryBase64DecodePolicy(),
+        )
+
+    @cached_property
+    def client(self) -> QueueClient:
+        return self._client(self.settings.execution_queue_name)
+
+    @cached_property
+    def poison(self) -> QueueClient:
+        return self._client(self.settings.poison_queue_name)
+
+    def ensure(self) -> None:
+        """Create the queue and its poison queue if missing (idempotent)."""
+        for client in (self.client, self.poison):
+            with suppress(ResourceExistsError):
+                client.create_queue()
+
+    def send(self, message: ExecutionMessage, *, visible_at: datetime, now: datetime) -> None:
+        """Send `message` so that it becomes visible at `visible_at` (never earlier).
+
+        Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
+        in the due index by the caller instead.
+        """
+        delay = visible_at - now
+        if delay > MAX_DELAY:
+            raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
+        seconds = max(0, math.ceil(delay.total_seconds()))
+        self.client.send_message(
+            message.to_json().encode(),
+            visibility_timeout=seconds or None,
+            time_to_live=-1,
+        )
+
+    def receive(
+        self, *, max_messages: int = 16, visibility_timeout: int = 300
+    ) -> list[ReceivedMessage]:
+        """Take up to `max_messages` visible messages, hidden for `visibility_timeout` s."""
+        received = self.client.receive_messages(
+            messages_per_page=min(max_messages, 32),
+            max_messages=max_messages,
+            visibility_timeout=visibility_timeout,
+        )
+        return [
+            ReceivedMessage(m.id, m.pop_receipt, m.dequeue_count, bytes(m.content).decode())
+            for m in received
+        ]
+
+    def delete(self, message: ReceivedMessage) -> None:
+        self.client.delete_message(message.id, message.pop_receipt)
+
+    def move_to_poison(self, message: ReceivedMessage) -> None:
+        """What the Functions host does after `maxDequeueCount` failed attempts."""
+        self.poison.send_message(message.body.encode(), time_to_live=-1)
+        self.delete(message)

@@ -1,0 +1,76 @@
+"""The execution message: what the dispatcher (and `POST .../run`) hands the executor.
+
+One message per (job, occurrence, action, attempt). It carries no part of the job
+definition, so a job changed or deleted after dispatch is read fresh by the executor, and
+no secret ever sits in a queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from scheduler_lib.errors import ValidationError
+
+MAIN_ACTION = "MainAction"
+ERROR_ACTION = "ErrorAction"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class ExecutionMessage:
+    """One attempt of one action of one occurrence of one job."""
+
+    job_key: str
+    occurrence: datetime  # the expected execution time (aware UTC)
+    execution_tag: str  # unique per occurrence, the same across its retries
+    occurrence_number: int = 0  # 1-based number of a scheduled occurrence; 0 for a manual run
+    action: str = MAIN_ACTION
+    attempt: int = 0  # retries of this action so far (0 = first try)
+    manual: bool = False
+
+    @classmethod
+    def scheduled(
+        cls, job_key: str, occurrence: datetime, occurrence_number: int
+    ) -> ExecutionMessage:
+        """A scheduled occurrence. Its tag is derived from the job and the occurrence, so a
+        tick that runs twice produces the same message and the executor can tell."""
+        occurrence = occurrence.astimezone(UTC)
+        digest = hashlib.sha256(f"{job_key}|{occurrence.isoformat()}".encode()).hexdigest()
+        return cls(job_key, occurrence, digest[:32], occurrence_number)
+
+    @classmethod
+    def manual_run(cls, job_key: str, *, now: datetime) -> ExecutionMessage:
+        """`POST .../run`: execute now, outside the schedule, with a fresh tag."""
+        return cls(job_key, now.astimezone(UTC), uuid.uuid4().hex, 0, manual=True)
+
+    def next_attempt(self) -> ExecutionMessage:
+        return replace(self, attempt=self.attempt + 1)
+
+    def error_action(self) -> ExecutionMessage:
+        return replace(self, action=ERROR_ACTION, attempt=0)
+
+    def to_json(self) -> str:
+        body: dict[str, Any] = asdict(self)
+        body["occurrence"] = self.occurrence.isoformat()
+        body["v"] = VERSION
+        return json.dumps(body, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> ExecutionMessage:
+        """Parse a message; anything malformed is a ValidationError (the caller poisons it)."""
+        try:
+            body = json.loads(text)
+            if body.pop("v", None) != VERSION:
+                raise ValueError("unknown message version")
+            body["occurrence"] = datetime.fromisoformat(body["occurrence"]).astimezone(UTC)
+            message = cls(**body)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValidationError("message", f"not an execution message: {exc}") from exc
+        if message.action not in (MAIN_ACTION, ERROR_ACTION):
+            raise ValidationError("message.action", f"unknown action {message.action!r}")
+        return message

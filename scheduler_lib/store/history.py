@@ -1,0 +1,155 @@
+"""Job history in Table storage: one entity per attempt of an action.
+
+`JobHistory`: PartitionKey = job key, RowKey = inverted start time plus a random suffix,
+so a partition reads newest first (what the history API returns) and two attempts that
+start in the same microsecond never collide.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from azure.data.tables import TableTransactionError
+
+from scheduler_lib.store.tables import TableStore, as_datetime, decode_token, encode_token
+
+TABLE = "JobHistory"
+_MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
+_BATCH = 100  # Table storage's limit of operations per transaction
+STATUSES = ("Completed", "Failed", "Postponed")
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One attempt (or one postponement) as the history API reports it."""
+
+    job_key: str
+    start_time: datetime
+    end_time: datetime
+    expected_execution_time: datetime
+    action_name: str  # MainAction | ErrorAction
+    status: str  # Completed | Failed | Postponed
+    message: str
+    retry_count: int = 0
+    repeat_count: int = 0  # the occurrence number
+    history_id: str | None = None
+
+    def to_properties(self) -> dict[str, Any]:
+        """The `properties` of a JobHistoryDefinition on the wire."""
+        return {
+            "startTime": _iso(self.start_time),
+            "endTime": _iso(self.end_time),
+            "expectedExecutionTime": _iso(self.expected_execution_time),
+            "actionName": self.action_name,
+            "status": self.status,
+            "message": self.message,
+            "retryCount": self.retry_count,
+            "repeatCount": self.repeat_count,
+        }
+
+
+def _iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _row_key(start: datetime) -> str:
+    micros = int(start.timestamp() * 1_000_000)
+    return f"{_MAX_MICROS - micros:017d}-{uuid.uuid4().hex[:8]}"
+
+
+def _from_entity(entity: Any) -> HistoryEntry:
+    return HistoryEntry(
+        job_key=entity["PartitionKey"],
+        start_time=as_datetime(entity["StartTime"]),  # type: ignore[arg-type]
+        end_time=as_datetime(entity["EndTime"]),  # type: ignore[arg-type]
+        expected_execution_time=as_datetime(entity["ExpectedExecutionTime"]),  # type: ignore[arg-type]
+        action_name=entity["ActionName"],
+        status=entity["Status"],
+        message=entity.get("Message", ""),
+        retry_count=int(entity.get("RetryCount", 0)),
+        repeat_count=int(entity.get("RepeatCount", 0)),
+        history_id=entity["RowKey"],
+    )
+
+
+def add_history(store: TableStore, entry: HistoryEntry) -> HistoryEntry:
+    """Append an entry and return it with its id."""
+    row = _row_key(entry.start_time)
+    store.table(TABLE).create_entity(
+        {
+            "PartitionKey": entry.job_key,
+            "RowKey": row,
+            "StartTime": entry.start_time,
+            "EndTime": entry.end_time,
+            "ExpectedExecutionTime": entry.expected_execution_time,
+            "ActionName": entry.action_name,
+            "Status": entry.status,
+            "Message": entry.message,
+            "RetryCount": entry.retry_count,
+            "RepeatCount": entry.repeat_count,
+        }
+    )
+    return replace(entry, history_id=row)
+
+
+def list_history(
+    store: TableStore,
+    job_key: str,
+    *,
+    status: str | None = None,
+    page_size: int = 100,
+    continuation: str | None = None,
+) -> tuple[list[HistoryEntry], str | None]:
+    """One page of a job's history, newest first, and the token of the next page."""
+    query = "PartitionKey eq @pk"
+    parameters: dict[str, Any] = {"pk": job_key}
+    if status is not None:
+        query += " and Status eq @status"
+        parameters["status"] = status
+    pages = (
+        store.table(TABLE)
+        .query_entities(query, parameters=parameters, results_per_page=page_size)
+        .by_page(continuation_token=decode_token(continuation))
+    )
+    entries = [_from_entity(e) for e in next(pages, [])]
+    return entries, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+
+
+def _keys(store: TableStore, job_key: str) -> Iterator[tuple[str, datetime | None]]:
+    entities = store.table(TABLE).query_entities(
+        "PartitionKey eq @pk", parameters={"pk": job_key}, select=["RowKey", "StartTime"]
+    )
+    for entity in entities:
+        yield entity["RowKey"], as_datetime(entity.get("StartTime"))
+
+
+def _delete_rows(store: TableStore, job_key: str, rows: list[str]) -> int:
+    table = store.table(TABLE)
+    for i in range(0, len(rows), _BATCH):
+        batch = [("delete", {"PartitionKey": job_key, "RowKey": r}) for r in rows[i : i + _BATCH]]
+        try:
+            table.submit_transaction(batch)
+        except TableTransactionError:
+            # A row deleted meanwhile fails the whole batch; fall back to one by one.
+            for _, entity in batch:
+                table.delete_entity(entity["PartitionKey"], entity["RowKey"])
+    return len(rows)
+
+
+def delete_history(store: TableStore, job_key: str) -> int:
+    """Delete every entry of a job (when the job is deleted); returns how many."""
+    return _delete_rows(store, job_key, [row for row, _ in _keys(store, job_key)])
+
+
+def prune_history(store: TableStore, job_key: str, *, keep: int, older_than: datetime) -> int:
+    """Keep at most the newest `keep` entries and none that started before `older_than`."""
+    doomed = [
+        row
+        for index, (row, start) in enumerate(_keys(store, job_key))
+        if index >= keep or (start is not None and start < older_than)
+    ]
+    return _delete_rows(store, job_key, doomed)

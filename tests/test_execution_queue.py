@@ -1,0 +1,59 @@
+"""The execution queue against a real Azurite queue: delay, encoding, poison."""
+
+import base64
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from scheduler_lib.config import Settings
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.messages import ExecutionMessage
+
+T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def queue(settings: Settings) -> ExecutionQueue:
+    queue = ExecutionQueue(settings)
+    queue.ensure()
+    return queue
+
+
+def test_message_is_base64_as_the_functions_trigger_expects(queue: ExecutionQueue) -> None:
+    message = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
+    queue.send(message, visible_at=T0, now=T0)
+    raw = list(queue.client._client.messages.dequeue(number_of_messages=1))
+    assert base64.b64decode(raw[0].message_text).decode() == message.to_json()
+
+
+def test_round_trip_and_delete(queue: ExecutionQueue) -> None:
+    message = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
+    queue.send(message, visible_at=T0 - timedelta(seconds=5), now=T0)
+    [received] = queue.receive(max_messages=5, visibility_timeout=30)
+    assert ExecutionMessage.from_json(received.body) == message
+    assert received.dequeue_count == 1
+    queue.delete(received)
+    assert queue.receive(max_messages=5) == []
+
+
+def test_delay_hides_the_message_until_its_second(queue: ExecutionQueue) -> None:
+    message = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
+    queue.send(message, visible_at=T0 + timedelta(minutes=10), now=T0)
+    assert queue.receive(max_messages=5) == []
+    props = queue.client.get_queue_properties()
+    assert props.approximate_message_count == 1
+
+
+def test_delay_beyond_seven_days_is_refused(queue: ExecutionQueue) -> None:
+    message = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
+    with pytest.raises(ValueError, match="due index"):
+        queue.send(message, visible_at=T0 + timedelta(days=7), now=T0)
+
+
+def test_poison_moves_the_message(queue: ExecutionQueue) -> None:
+    queue.send(ExecutionMessage.manual_run("k", now=T0), visible_at=T0, now=T0)
+    [received] = queue.receive()
+    queue.move_to_poison(received)
+    assert queue.receive() == []
+    [poisoned] = list(queue.poison.receive_messages())
+    assert ExecutionMessage.from_json(bytes(poisoned.content).decode()).job_key == "k"
