@@ -4,6 +4,7 @@ import base64
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from azure.storage.queue import QueueClient
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution_queue import ExecutionQueue
@@ -19,11 +20,16 @@ def queue(settings: Settings) -> ExecutionQueue:
     return queue
 
 
-def test_message_is_base64_as_the_functions_trigger_expects(queue: ExecutionQueue) -> None:
+def test_message_is_base64_as_the_functions_trigger_expects(
+    queue: ExecutionQueue, settings: Settings
+) -> None:
     message = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
     queue.send(message, visible_at=T0, now=T0)
-    raw = list(queue.client._client.messages.dequeue(number_of_messages=1))
-    assert base64.b64decode(raw[0].message_text).decode() == message.to_json()
+    raw = QueueClient.from_connection_string(
+        settings.storage_connection_string, settings.execution_queue_name
+    )
+    [received] = list(raw.receive_messages())
+    assert base64.b64decode(received.content).decode() == message.to_json()
 
 
 def test_round_trip_and_delete(queue: ExecutionQueue) -> None:
