@@ -25,10 +25,16 @@ MINUTE_FORMAT = "%Y%m%d%H%M"
 
 @dataclass(frozen=True)
 class DueRow:
-    """One job's occurrence due in one minute."""
+    """One job's occurrence due in one minute, or a parked execution message.
+
+    A parked message (`payload` set) is a retry whose delay exceeds what a Storage queue
+    accepts: the dispatcher sends `payload` as it is when its minute comes.
+    """
 
     job_key: str
     due: datetime
+    payload: str | None = None
+    row_key: str = ""
 
     @property
     def minute(self) -> str:
@@ -46,13 +52,30 @@ def add_due(store: TableStore, job_key: str, due: datetime) -> DueRow:
         {"PartitionKey": minute_key(due), "RowKey": job_key, "Due": due.astimezone(UTC)},
         mode=UpdateMode.REPLACE,
     )
-    return DueRow(job_key, due)
+    return DueRow(job_key, due, row_key=job_key)
 
 
-def remove_due(store: TableStore, job_key: str, due: datetime) -> None:
-    """Drop a row; a row already gone is fine (another tick or the API removed it)."""
+def park_message(store: TableStore, job_key: str, tag: str, payload: str, due: datetime) -> DueRow:
+    """Park an execution message until `due` (idempotent per job and tag)."""
+    row_key = f"{job_key}|{tag}"
+    store.table(TABLE).upsert_entity(
+        {
+            "PartitionKey": minute_key(due),
+            "RowKey": row_key,
+            "JobKey": job_key,
+            "Due": due.astimezone(UTC),
+            "Payload": payload,
+        },
+        mode=UpdateMode.REPLACE,
+    )
+    return DueRow(job_key, due, payload, row_key)
+
+
+def remove_due(store: TableStore, row_key: str, due: datetime) -> None:
+    """Drop a row (`DueRow.row_key`, which is the job key for an occurrence row); a row
+    already gone is fine (another tick or the API removed it)."""
     with suppress(ResourceNotFoundError):
-        store.table(TABLE).delete_entity(minute_key(due), job_key)
+        store.table(TABLE).delete_entity(minute_key(due), row_key)
 
 
 def due_rows(store: TableStore, *, start: datetime, through: datetime) -> Iterator[DueRow]:
@@ -65,4 +88,5 @@ def due_rows(store: TableStore, *, start: datetime, through: datetime) -> Iterat
     for entity in entities:
         due = as_datetime(entity.get("Due"))
         if due is not None:
-            yield DueRow(entity["RowKey"], due)
+            job_key = entity.get("JobKey") or entity["RowKey"]
+            yield DueRow(job_key, due, entity.get("Payload"), entity["RowKey"])
