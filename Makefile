@@ -25,7 +25,7 @@ $(NODE_STAMP): package.json package-lock.json
 
 ## Run the scheduler on this machine (Azurite + the local Functions host).
 run: setup
-	$(PY) -m scheduler_lib.devhost.launch
+	$(PY) -m scheduler_lib.local_run
 
 ## The whole suite: starts its own Azurite on free ports, stops it at the end.
 test: setup

@@ -111,6 +111,12 @@ class ExecutionQueue:
     def delete(self, message: ReceivedMessage) -> None:
         self.client.delete_message(message.id, message.pop_receipt)
 
+    def release(self, message: ReceivedMessage, *, delay_seconds: int) -> None:
+        """Make a message that failed visible again after `delay_seconds`."""
+        self.client.update_message(
+            message.id, message.pop_receipt, visibility_timeout=delay_seconds
+        )
+
     def move_to_poison(self, message: ReceivedMessage) -> None:
         """What the Functions host does after `maxDequeueCount` failed attempts."""
         self.poison.send_message(message.body.encode(), time_to_live=-1)

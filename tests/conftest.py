@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from scheduler_lib.azurite import Azurite, start_azurite
 from scheduler_lib.config import Settings
-from tests.support.azurite import Azurite, start_azurite
 
 
 @pytest.fixture(scope="session")

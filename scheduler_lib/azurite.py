@@ -1,9 +1,9 @@
-"""Start and stop a real Azurite (the npm package pinned in package.json) on free ports.
+"""Start and stop Azurite, the Azure Storage emulator (npm package pinned in package.json).
 
-The suite never mocks storage: every storage test talks to this process. It runs with
-in-memory persistence so that a test run leaves nothing behind, and with
-`--skipApiVersionCheck` because the Python storage SDKs send API versions newer than the
-3.35 line of Azurite (the last that supports Node 20) knows.
+Used by the test suite (in-memory, on free ports, so a run leaves nothing behind) and by
+`make run` (data kept under `.azurite/`, on the default ports, so jobs survive a restart).
+It runs with `--skipApiVersionCheck` because the Python storage SDKs send API versions
+newer than the 3.35 line of Azurite (the last that supports Node 20) knows.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 AZURITE_BIN = ROOT / "node_modules" / ".bin" / "azurite"
 
 
@@ -28,12 +28,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts connections on `port`."""
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex((host, port)) == 0
+
+
 def _wait_for_port(port: int, deadline: float) -> None:
     while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            sock.settimeout(0.2)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
+        if port_open(port):
+            return
         time.sleep(0.05)
     raise TimeoutError(f"Azurite did not open port {port}")
 
@@ -73,17 +78,24 @@ class Azurite:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_azurite() -> Azurite:
-    """Start Azurite on free ports and wait until all three services accept connections."""
+def start_azurite(
+    *, location: Path | None = None, ports: tuple[int, int, int] | None = None
+) -> Azurite:
+    """Start Azurite and wait until all three services accept connections.
+
+    Without `location` the data lives in memory; without `ports` it takes free ones
+    (blob, queue, table).
+    """
     if not AZURITE_BIN.exists():
-        raise RuntimeError(f"{AZURITE_BIN} is missing: run `npm ci` (make test does it)")
-    blob, queue, table = free_port(), free_port(), free_port()
+        raise RuntimeError(f"{AZURITE_BIN} is missing: run `npm ci` (make does it)")
+    blob, queue, table = ports or (free_port(), free_port(), free_port())
     workdir = tempfile.mkdtemp(prefix="azurite-")
+    storage = ["--location", str(location)] if location else ["--inMemoryPersistence"]
     process = subprocess.Popen(
         [
             str(AZURITE_BIN),
             "--silent",
-            "--inMemoryPersistence",
+            *storage,
             "--skipApiVersionCheck",
             "--disableTelemetry",
             "--loose",

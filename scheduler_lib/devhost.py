@@ -1,0 +1,158 @@
+"""The local Functions host: the three triggers of `function_app.py` in one process.
+
+The Azure Functions Core Tools cannot run everywhere (not on this project's CI), so this
+host runs the same `Runtime` methods the functions call:
+
+- the API under uvicorn at http://127.0.0.1:PORT/api (the HTTP trigger),
+- a dispatcher tick at second 0 of every minute (the timer trigger `0 * * * * *`),
+- a worker that consumes the execution queue as the queue trigger does: messages are
+  hidden while they run, deleted on success, made visible again on failure, and moved to
+  the poison queue after `MAX_DEQUEUE_COUNT` dequeues.
+
+Ctrl-C or SIGTERM stops uvicorn first, then lets the worker finish the message in hand;
+a message taken but not finished simply becomes visible again, so none is lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+
+import uvicorn
+
+from scheduler_lib.config import Settings
+from scheduler_lib.execution_queue import ReceivedMessage
+from scheduler_lib.logs import configure_logging
+from scheduler_lib.runtime import Runtime
+
+log = logging.getLogger("scheduler.devhost")
+
+MAX_DEQUEUE_COUNT = 5  # host.json queues.maxDequeueCount
+VISIBILITY_TIMEOUT = 300  # seconds a message stays hidden while it runs
+RETRY_VISIBILITY = 10  # seconds before a failed message is tried again
+BATCH_SIZE = 16  # host.json queues.batchSize
+POLL_INTERVAL = 0.5  # seconds between empty polls (the Functions host backs off up to 1 min)
+
+
+def next_minute(now: datetime) -> datetime:
+    """Second 0 of the minute after `now`: when the timer trigger fires next."""
+    return now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+
+
+def dispatcher_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Tick now, then at every minute boundary, until `stop` is set."""
+    while not stop.is_set():
+        try:
+            runtime.tick()
+        except Exception:
+            log.exception("dispatcher tick failed; the next tick resumes from the cursor")
+        now = runtime.clock()
+        stop.wait((next_minute(now) - now).total_seconds())
+
+
+def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int = BATCH_SIZE) -> None:
+    """Consume the execution queue until `stop` is set, as the queue trigger does: up to
+    `concurrency` messages run at once (host.json `batchSize`), each on its own thread, so
+    one slow HTTP target does not hold up the others."""
+    slots = threading.Semaphore(concurrency)
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="executor") as pool:
+        while not stop.is_set():
+            free = _acquire_free(slots, concurrency)
+            try:
+                messages = runtime.queue.receive(
+                    max_messages=free, visibility_timeout=VISIBILITY_TIMEOUT
+                )
+            except Exception:
+                log.exception("receiving from the execution queue failed")
+                messages = []
+            for _ in range(free - len(messages)):
+                slots.release()
+            for message in messages:
+                pool.submit(_run_and_release, runtime, message, slots)
+            if not messages:
+                stop.wait(POLL_INTERVAL)
+
+
+def _acquire_free(slots: threading.Semaphore, limit: int) -> int:
+    """Wait for at least one free slot, then take every free one (up to `limit`)."""
+    slots.acquire()
+    taken = 1
+    while taken < limit and slots.acquire(blocking=False):
+        taken += 1
+    return taken
+
+
+def _run_and_release(
+    runtime: Runtime, message: ReceivedMessage, slots: threading.Semaphore
+) -> None:
+    try:
+        process_message(runtime, message)
+    finally:
+        slots.release()
+
+
+def process_message(runtime: Runtime, message: ReceivedMessage) -> None:
+    """Run one message; delete it, release it for another try, or poison it."""
+    queue = runtime.queue
+    try:
+        runtime.execute(message.body, message_id=message.id, dequeue_count=message.dequeue_count)
+    except Exception:
+        if message.dequeue_count >= MAX_DEQUEUE_COUNT:
+            log.exception("message %s failed %d times: poisoned", message.id, MAX_DEQUEUE_COUNT)
+            queue.move_to_poison(message)
+        else:
+            log.exception("message %s failed; it will be retried", message.id)
+            queue.release(message, delay_seconds=RETRY_VISIBILITY)
+        return
+    queue.delete(message)
+
+
+def serve(
+    settings: Settings,
+    *,
+    port: int = 7071,
+    host: str = "127.0.0.1",
+    on_started: Callable[[], None] | None = None,
+) -> None:
+    """Run the API, the dispatcher and the worker until interrupted."""
+    runtime = Runtime(settings)
+    runtime.ensure_storage()
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=dispatcher_loop, args=(runtime, stop), name="dispatcher"),
+        threading.Thread(target=worker_loop, args=(runtime, stop), name="worker"),
+    ]
+    config = uvicorn.Config(runtime.api, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    for thread in threads:
+        thread.start()
+    log.info("API listening on http://%s:%d/api", host, port)
+    if on_started:
+        on_started()
+    try:
+        server.run()  # returns on Ctrl-C / SIGTERM (uvicorn installs the handlers)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        log.info("stopped")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m scheduler_lib.devhost", description="Run the scheduler locally."
+    )
+    parser.add_argument("--port", type=int, default=7071)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    configure_logging(settings)
+    serve(settings, port=args.port, host=args.host)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""The composition root shared by `function_app.py` and the local host.
+
+It builds the long-lived clients once per worker (settings, table store, execution queue),
+makes sure the tables and queues exist, and exposes one method per trigger. Both hosts
+call exactly these methods, so what runs locally is what runs in Azure.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from scheduler_lib.config import Settings
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.store.tables import TableStore
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+log = logging.getLogger("scheduler")
+
+
+def utc_now() -> datetime:
+    """The clock. Only entry points call it; the library is handed `now`."""
+    return datetime.now(UTC)
+
+
+class Runtime:
+    """One worker's scheduler: clients, and the work each trigger does."""
+
+    def __init__(self, settings: Settings, *, clock: Callable[[], datetime] = utc_now) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.store = TableStore(settings)
+        self.queue = ExecutionQueue(settings)
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def ensure_storage(self) -> None:
+        """Create tables and queues once per worker (idempotent, so racing workers are fine)."""
+        if self._ready:
+            return
+        with self._lock:
+            if not self._ready:
+                self.store.ensure_tables()
+                self.queue.ensure()
+                self._ready = True
+
+    @cached_property
+    def api(self) -> FastAPI:
+        """The HTTP API (FastAPI), built on first use."""
+        from scheduler_lib.api import create_app
+
+        return create_app(self.settings, clock=self.clock)
+
+    def tick(self) -> Any:
+        """One dispatcher tick at the current time (the timer trigger)."""
+        from scheduler_lib.dispatch import run_tick
+
+        self.ensure_storage()
+        report = run_tick(self.store, self.queue, self.settings, now=self.clock())
+        log.info("dispatcher tick: %s", report)
+        return report
+
+    def execute(self, body: str, *, message_id: str, dequeue_count: int) -> Any:
+        """Execute one message from the execution queue (the queue trigger)."""
+        from scheduler_lib.execute import handle_message
+
+        self.ensure_storage()
+        return handle_message(
+            body,
+            message_id=message_id,
+            dequeue_count=dequeue_count,
+            store=self.store,
+            queue=self.queue,
+            settings=self.settings,
+            clock=self.clock,
+        )
+
+    def housekeeping(self) -> Any:
+        """Prune history and delete long-ended jobs (the daily timer)."""
+        from scheduler_lib.housekeeping import run_housekeeping
+
+        self.ensure_storage()
+        report = run_housekeeping(self.store, now=self.clock())
+        log.info("housekeeping: %s", report)
+        return report
