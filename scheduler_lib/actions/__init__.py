@@ -1,0 +1,125 @@
+"""One attempt of a job's action: the interface the executor codes against, and dispatch.
+
+`run_action` performs exactly one attempt of the action object it is given (the main action or
+the errorAction); retries and the errorAction are the caller's business, so that every attempt
+shows up in the job history like it did in Azure Scheduler.
+
+A failing *target* never raises: refused connections, timeouts, non-2xx answers, rejected SAS
+tokens or an unreadable pfx all become `ActionOutcome(succeeded=False, message=...)`, because
+the caller's answer to each of them is the same (record it, retry per the retry policy).
+Every outcome message passes through a `Redactor` built from the action's secrets, so a target
+that echoes our credentials back cannot put them into the history.
+
+Executor modules are imported on first use: each is the only importer of its SDK, and an HTTP
+job should not pay for importing the Service Bus SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from scheduler_lib.actions.redaction import Redactor
+from scheduler_lib.config import Settings
+from scheduler_lib.errors import ValidationError
+
+__all__ = [
+    "ACTION_TIMEOUT_SECONDS",
+    "ADAPTERS",
+    "BODY_LIMIT",
+    "ActionOutcome",
+    "ExecutionContext",
+    "require",
+    "run_action",
+]
+
+#: How much of a target's answer (response body) the history keeps, as Azure Scheduler did.
+BODY_LIMIT = 2048
+
+#: How long one attempt may wait for its target. Azure Scheduler raised its HTTP timeout from
+#: 30 to 60 seconds in October 2016; the same bound applies to queue and Service Bus sends.
+ACTION_TIMEOUT_SECONDS = 60.0
+
+#: Adapters `run_action` accepts, each passed only to the executors that take it:
+#: `timeout` (seconds, all executors), `verify` (True or a CA bundle path, HTTP),
+#: `token_cache` (an `oauth.TokenCache`, HTTP), `sender_factory` (Service Bus).
+ADAPTERS = frozenset({"timeout", "verify", "token_cache", "sender_factory"})
+
+#: action type -> (executor module, the name history messages start with, as Azure's did)
+_EXECUTORS = {
+    "Http": ("http", "Http"),
+    "Https": ("http", "Http"),
+    "StorageQueue": ("storage_queue", "StorageQueue"),
+    "ServiceBusQueue": ("service_bus", "ServiceBusQueue"),
+    "ServiceBusTopic": ("service_bus", "ServiceBusTopic"),
+}
+
+
+@dataclass(frozen=True)
+class ExecutionContext:
+    """Which occurrence of which job an attempt belongs to (sent to HTTP targets as headers)."""
+
+    job_id: str
+    job_collection_id: str
+    expected_execution_time: datetime
+    execution_tag: str
+    retry_count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.expected_execution_time.utcoffset() is None:
+            raise ValueError("expected_execution_time must be timezone-aware")
+
+    @property
+    def expected_execution_time_iso(self) -> str:
+        """The occurrence as ISO 8601 UTC with a `Z`, the form Azure Scheduler sent."""
+        text = self.expected_execution_time.astimezone(UTC).isoformat()
+        return text.removesuffix("+00:00") + "Z"
+
+
+@dataclass(frozen=True)
+class ActionOutcome:
+    """The result of one attempt. `message` goes into the job history, so it never holds a
+    secret; `status_code` is the target's status when it answered at all."""
+
+    succeeded: bool
+    message: str
+    status_code: int | None = None
+
+
+def require(obj: Mapping[str, Any], key: str, path: str) -> Any:
+    """`obj[key]`, or a ValidationError naming `path.key` when it is missing or empty.
+
+    Actions arrive validated; this turns a stored action that is not (an older definition, a
+    bug upstream) into a history entry that says which field is wrong instead of a KeyError.
+    """
+    value = obj.get(key) if isinstance(obj, Mapping) else None
+    if value is None or value == "":
+        raise ValidationError(f"{path}.{key}", "is required")
+    return value
+
+
+def run_action(
+    action: Mapping[str, Any], context: ExecutionContext, settings: Settings, **adapters: Any
+) -> ActionOutcome:
+    """Perform one attempt of `action` and say how it went; see the module docstring."""
+    unknown = set(adapters) - ADAPTERS
+    if unknown:
+        raise TypeError(f"unknown adapters: {sorted(unknown)}; known: {sorted(ADAPTERS)}")
+    redactor = Redactor.from_action(action)
+    action_type = action.get("type")
+    if action_type not in _EXECUTORS:
+        return ActionOutcome(False, f"action.type: unsupported action type {action_type!r}")
+    module_name, label = _EXECUTORS[action_type]
+    execute = importlib.import_module(f"{__name__}.{module_name}").execute
+    accepted = inspect.signature(execute).parameters
+    offered = {**adapters, "redactor": redactor}  # executors that add derived secrets take it
+    kwargs = {name: value for name, value in offered.items() if name in accepted}
+    try:
+        outcome: ActionOutcome = execute(action, context, settings, **kwargs)
+    except ValidationError as exc:
+        outcome = ActionOutcome(False, f"{label} Action - {exc.message}")
+    return ActionOutcome(outcome.succeeded, redactor(outcome.message), outcome.status_code)

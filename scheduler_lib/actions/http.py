@@ -1,0 +1,206 @@
+"""The Http and Https actions: one request with `requests`, judged by its status code.
+
+Choices, and why:
+- Redirects are not followed. The job's `uri` is the contract: following a 3xx could send the
+  body and the job's credentials (user headers, the client certificate) to another host, and
+  would turn a POST into a GET that drops the body, then record the success of a request the
+  user never configured. A 3xx is therefore not a success; its `Location` is in the history
+  message, so the fix (update the uri) is obvious.
+- `trust_env` is off: requests would otherwise read proxies, CA bundles and `.netrc`
+  credentials from the environment, and library code takes its settings from `Settings` only.
+- A new Session per attempt: a pooled connection, which may carry one job's client
+  certificate, is never reused for another job.
+- Only the first 2048 bytes of the body are read (streamed), since that is all the history
+  keeps; a target that answers with a large file costs nothing more.
+- The status line decides: if the body cannot be read after it, the attempt still counts as
+  the target's answer, and the message says the body was unreadable.
+- The timeout is requests' per-socket-operation timeout (connect, then each read), so a target
+  that trickles bytes can take longer than `timeout` in total; reading at most 2048 bytes
+  keeps that to a few reads.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+import uuid
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from requests.structures import CaseInsensitiveDict
+
+from scheduler_lib.actions import (
+    ACTION_TIMEOUT_SECONDS,
+    BODY_LIMIT,
+    ActionOutcome,
+    ExecutionContext,
+    require,
+)
+from scheduler_lib.actions.client_certificate import client_ssl_context, load_pfx
+from scheduler_lib.actions.oauth import (
+    DEFAULT_TOKEN_CACHE,
+    TokenCache,
+    TokenError,
+    acquire_token,
+)
+from scheduler_lib.actions.redaction import MASK, Redactor
+from scheduler_lib.config import Settings
+from scheduler_lib.errors import ValidationError
+
+USER_AGENT = "azure-scheduler-functions (Azure Scheduler compatible)"
+REQUEST_PATH = "action.request"
+#: Response headers whose values are never written to the history.
+HIDDEN_HEADERS = frozenset({"authorization", "proxy-authorization"})
+
+
+def execute(
+    action: Mapping[str, Any],
+    context: ExecutionContext,
+    settings: Settings,
+    *,
+    redactor: Redactor,
+    timeout: float = ACTION_TIMEOUT_SECONDS,
+    verify: bool | str = True,
+    token_cache: TokenCache = DEFAULT_TOKEN_CACHE,
+) -> ActionOutcome:
+    """Send the action's request once. `verify` is True (system CAs) or a CA bundle path."""
+    request = require(action, "request", "action")
+    uri = require(request, "uri", REQUEST_PATH)
+    method = require(request, "method", REQUEST_PATH).upper()
+    host = urlsplit(uri).hostname or uri
+    # The user may replace the User-Agent, never the identifying headers.
+    headers = CaseInsensitiveDict({"User-Agent": USER_AGENT})
+    headers.update(request.get("headers") or {})
+    headers.update(_identifying_headers(context))
+    body = request.get("body")
+
+    with requests.Session() as session:
+        session.trust_env = False
+        session.verify = verify
+        try:
+            _authenticate(session, headers, request.get("authentication"), settings, redactor,
+                          token_cache=token_cache, timeout=timeout)
+        except TokenError as exc:
+            return ActionOutcome(False, f"Http Action - {exc.message}", exc.status_code)
+        try:
+            response = session.request(
+                method,
+                uri,
+                headers=headers,
+                data=body.encode() if body is not None else None,
+                timeout=timeout,
+                allow_redirects=False,
+                stream=True,
+            )
+        except requests.Timeout:
+            return ActionOutcome(
+                False,
+                f"Http Action - Request to host '{host}' failed: "
+                f"the host did not answer within {timeout:g} seconds",
+            )
+        except requests.RequestException as exc:
+            return ActionOutcome(
+                False, f"Http Action - Request to host '{host}' failed: {_describe(exc)}"
+            )
+        with response:
+            text = _first_bytes_of_body(response)
+    code = response.status_code
+    shown = "\r\n".join(
+        f"{name}: {MASK if name.lower() in HIDDEN_HEADERS else value}"
+        for name, value in response.headers.items()
+    )
+    message = (
+        f"Http Action - Response from host '{host}': '{code}' "
+        f"Response Headers: {shown} Body: {text}"
+    )
+    return ActionOutcome(200 <= code < 300, message, code)
+
+
+def _identifying_headers(context: ExecutionContext) -> dict[str, str]:
+    """What Azure Scheduler told targets about the call, so they can de-duplicate retries and
+    at-least-once repeats (same execution tag) and tell attempts apart (client request id)."""
+    return {
+        "x-ms-scheduler-jobid": context.job_id,
+        "x-ms-scheduler-jobcollectionid": context.job_collection_id,
+        "x-ms-scheduler-expected-execution-time": context.expected_execution_time_iso,
+        "x-ms-execution-tag": context.execution_tag,
+        "x-ms-client-request-id": str(uuid.uuid4()),
+    }
+
+
+def _authenticate(
+    session: requests.Session,
+    headers: CaseInsensitiveDict[str],
+    authentication: Mapping[str, Any] | None,
+    settings: Settings,
+    redactor: Redactor,
+    *,
+    token_cache: TokenCache,
+    timeout: float,
+) -> None:
+    """Apply the request's authentication to `session`/`headers`, registering derived secrets
+    (the Basic credential, the access token) with the redactor."""
+    kind = (authentication or {}).get("type")
+    if kind in (None, "NotSpecified"):
+        return
+    path = f"{REQUEST_PATH}.authentication"
+    if kind == "Basic":
+        username = require(authentication, "username", path)
+        password = authentication.get("password") or ""
+        credential = base64.b64encode(f"{username}:{password}".encode()).decode()
+        redactor.add(credential)
+        headers["Authorization"] = f"Basic {credential}"
+    elif kind == "ActiveDirectoryOAuth":
+        token = acquire_token(session, settings.oauth_authority, authentication,
+                              cache=token_cache, timeout=timeout)
+        redactor.add(token)
+        headers["Authorization"] = f"Bearer {token}"
+    elif kind == "ClientCertificate":
+        client = load_pfx(require(authentication, "pfx", path), authentication.get("password"),
+                          field=f"{path}.pfx")
+        cafile = session.verify if isinstance(session.verify, str) else None
+        adapter = _ContextAdapter(client_ssl_context(client, cafile))
+        session.mount("https://", adapter)
+    else:
+        raise ValidationError(f"{path}.type", f"unsupported authentication type {kind!r}")
+
+
+class _ContextAdapter(HTTPAdapter):
+    """An adapter whose connections use a given SSLContext (holding the client key)."""
+
+    def __init__(self, ssl_context: Any) -> None:
+        self._ssl_context = ssl_context
+        super().__init__(max_retries=0)
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["ssl_context"] = self._ssl_context
+        super().init_poolmanager(*args, **kwargs)
+
+
+def _describe(exc: requests.RequestException) -> str:
+    """The root cause of a requests error, without urllib3's retry wrapping
+    ("Max retries exceeded with url ... Caused by ...")."""
+    cause: BaseException = exc
+    if exc.args and isinstance(exc.args[0], BaseException):
+        cause = exc.args[0]
+    cause = getattr(cause, "reason", None) or cause
+    return f"{type(cause).__name__}: {cause}"
+
+
+def _first_bytes_of_body(response: requests.Response) -> str:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        for chunk in response.iter_content(BODY_LIMIT):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= BODY_LIMIT:
+                break
+    except requests.RequestException as exc:
+        return f"<the body could not be read: {type(exc).__name__}>"
+    data = b"".join(chunks)[:BODY_LIMIT]
+    # Drop a multi-byte character cut in half by the limit instead of showing U+FFFD for it.
+    return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=False)

@@ -1,0 +1,167 @@
+"""The ServiceBusQueue and ServiceBusTopic actions: one message through azure-servicebus.
+
+Authentication is the job's SharedAccessKey (`sasKeyName` + `sasKey`) or, with no `sasKey`,
+`DefaultAzureCredential`: in Azure the app's managed identity (with
+`AzureWebJobsStorage__clientId` as the user-assigned identity, if set) holds a Service Bus
+Data Sender role, so no key needs to live in the job.
+
+Both `NetMessaging` (SBMP, which Microsoft retired) and `AMQP` are sent over AMQP, the only
+protocol the SDK speaks. `forcePersistence` and `viaPartitionKey` have no AMQP equivalent;
+when set they are named in the outcome message rather than dropped in silence.
+
+The sender comes from `sender_factory` (default `open_sender`) so tests can stop at the
+`ServiceBusSender.send_messages` boundary: no Service Bus emulator runs in this project's tests.
+The SDK's own retries are off; the job's retryPolicy retries, and each attempt is recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from azure.core.credentials import AzureNamedKeyCredential, TokenCredential
+from azure.core.exceptions import AzureError
+from azure.identity import DefaultAzureCredential
+from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusSender, TransportType
+
+from scheduler_lib.actions import ACTION_TIMEOUT_SECONDS, ActionOutcome, ExecutionContext, require
+from scheduler_lib.actions.durations import parse_time_to_live
+from scheduler_lib.config import Settings
+from scheduler_lib.errors import ValidationError
+
+#: brokeredMessageProperties that map one-to-one onto ServiceBusMessage keyword arguments.
+_PLAIN_PROPERTIES = {
+    "contentType": "content_type",
+    "correlationId": "correlation_id",
+    "label": "subject",
+    "messageId": "message_id",
+    "partitionKey": "partition_key",
+    "replyTo": "reply_to",
+    "replyToSessionId": "reply_to_session_id",
+    "sessionId": "session_id",
+    "to": "to",
+}
+_UNSUPPORTED_PROPERTIES = ("forcePersistence", "viaPartitionKey")
+
+
+@dataclass(frozen=True)
+class ServiceBusTarget:
+    """Where one message goes and with which credential; what a sender factory receives."""
+
+    fully_qualified_namespace: str
+    entity_kind: Literal["queue", "topic"]
+    entity_name: str
+    credential: AzureNamedKeyCredential | TokenCredential
+    transport_type: TransportType = TransportType.Amqp
+
+
+SenderFactory = Callable[[ServiceBusTarget], AbstractContextManager[ServiceBusSender]]
+
+
+@contextmanager
+def open_sender(target: ServiceBusTarget) -> Iterator[ServiceBusSender]:
+    """A sender for `target`. The sender is not entered (that would connect before sending);
+    closing the client closes it."""
+    with ServiceBusClient(
+        target.fully_qualified_namespace,
+        target.credential,
+        transport_type=target.transport_type,
+        retry_total=0,
+    ) as client:
+        if target.entity_kind == "queue":
+            yield client.get_queue_sender(queue_name=target.entity_name)
+        else:
+            yield client.get_topic_sender(topic_name=target.entity_name)
+
+
+def execute(
+    action: Mapping[str, Any],
+    context: ExecutionContext,
+    settings: Settings,
+    *,
+    timeout: float = ACTION_TIMEOUT_SECONDS,
+    sender_factory: SenderFactory = open_sender,
+) -> ActionOutcome:
+    """Send the action's Service Bus message once."""
+    action_type = action["type"]
+    if action_type == "ServiceBusQueue":
+        path = "action.serviceBusQueueMessage"
+        body = require(action, "serviceBusQueueMessage", "action")
+        kind: Literal["queue", "topic"] = "queue"
+        entity = require(body, "queueName", path)
+    else:
+        path = "action.serviceBusTopicMessage"
+        body = require(action, "serviceBusTopicMessage", "action")
+        kind = "topic"
+        entity = require(body, "topicPath", path)
+    namespace = f"{require(body, 'namespace', path)}.{settings.servicebus_endpoint_suffix}"
+    target = ServiceBusTarget(namespace, kind, entity, _credential(body, path, settings))
+    message = build_message(body, path)
+    where = f"{kind} '{entity}' in namespace '{namespace}'"
+    try:
+        with sender_factory(target) as sender:
+            sender.send_messages(message, timeout=timeout)
+    except (AzureError, ValueError, OSError) as exc:
+        return ActionOutcome(
+            False, f"{action_type} Action - Sending to {where} failed: {type(exc).__name__}: {exc}"
+        )
+    unapplied = [
+        name for name in _UNSUPPORTED_PROPERTIES
+        if (body.get("brokeredMessageProperties") or {}).get(name) not in (None, "", False)
+    ]
+    note = (
+        f" (not applied, no AMQP equivalent: {', '.join(unapplied)})" if unapplied else ""
+    )
+    return ActionOutcome(True, f"{action_type} Action - Message sent to {where}{note}")
+
+
+def build_message(body: Mapping[str, Any], path: str) -> ServiceBusMessage:
+    """The ServiceBusMessage for a ServiceBusMessage definition (`path` names it in errors)."""
+    props = body.get("brokeredMessageProperties") or {}
+    props_path = f"{path}.brokeredMessageProperties"
+    kwargs: dict[str, Any] = {
+        arg: props[name] for name, arg in _PLAIN_PROPERTIES.items() if props.get(name)
+    }
+    if props.get("timeToLive"):
+        kwargs["time_to_live"] = parse_time_to_live(
+            props["timeToLive"], field=f"{props_path}.timeToLive"
+        )
+    if props.get("scheduledEnqueueTimeUtc"):
+        kwargs["scheduled_enqueue_time_utc"] = _utc(
+            props["scheduledEnqueueTimeUtc"], f"{props_path}.scheduledEnqueueTimeUtc"
+        )
+    custom = body.get("customMessageProperties")
+    try:
+        return ServiceBusMessage(
+            body.get("message") or "", application_properties=dict(custom or {}) or None, **kwargs
+        )
+    except (TypeError, ValueError) as exc:  # e.g. a partitionKey that differs from sessionId
+        raise ValidationError(props_path, str(exc)) from None
+
+
+def _utc(value: str, field: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValidationError(field, f"{value!r} is not an ISO 8601 date-time") from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _credential(
+    body: Mapping[str, Any], path: str, settings: Settings
+) -> AzureNamedKeyCredential | TokenCredential:
+    auth = body.get("authentication") or {}
+    if not auth.get("sasKey"):
+        return _default_credential(settings.storage_client_id)
+    name = require(auth, "sasKeyName", f"{path}.authentication")
+    return AzureNamedKeyCredential(name, auth["sasKey"])
+
+
+@functools.lru_cache(maxsize=4)
+def _default_credential(client_id: str | None) -> DefaultAzureCredential:
+    """One credential per identity for the process, so its token cache survives executions."""
+    return DefaultAzureCredential(managed_identity_client_id=client_id)

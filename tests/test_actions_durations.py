@@ -1,0 +1,49 @@
+"""Service Bus timeToLive parsing: ISO 8601 durations and .NET TimeSpan strings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from scheduler_lib.actions.durations import parse_time_to_live
+from scheduler_lib.errors import ValidationError
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("PT10M", timedelta(minutes=10), id="iso-minutes"),
+        pytest.param("P1DT2H", timedelta(days=1, hours=2), id="iso-days-hours"),
+        pytest.param("PT0.5S", timedelta(milliseconds=500), id="iso-fraction"),
+        pytest.param("00:05:00", timedelta(minutes=5), id="timespan"),
+        pytest.param("01:30", timedelta(hours=1, minutes=30), id="timespan-no-seconds"),
+        pytest.param("14.00:00:00", timedelta(days=14), id="timespan-days"),
+        pytest.param("1.02:03:04.5000000", timedelta(days=1, hours=2, minutes=3, seconds=4.5),
+                     id="timespan-seven-digit-fraction"),
+        pytest.param("00:00:00.001", timedelta(milliseconds=1), id="timespan-short-fraction"),
+        pytest.param("3", timedelta(days=3), id="bare-days"),
+        pytest.param(" PT1H ", timedelta(hours=1), id="surrounding-space"),
+    ],
+)
+def test_parses(text: str, expected: timedelta) -> None:
+    assert parse_time_to_live(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        pytest.param("soon", "neither", id="words"),
+        pytest.param("P1M", "not years or months", id="iso-months"),
+        pytest.param("PT0S", "positive", id="zero"),
+        pytest.param("0", "positive", id="zero-days"),
+        pytest.param("00:60:00", "not a valid TimeSpan", id="sixty-minutes"),
+        pytest.param("24:00:00", "not a valid TimeSpan", id="twenty-four-hours"),
+        pytest.param("-00:05:00", "neither", id="negative-timespan"),
+        pytest.param("-PT5M", "positive", id="negative-iso"),
+    ],
+)
+def test_rejects(text: str, reason: str) -> None:
+    with pytest.raises(ValidationError, match=reason) as info:
+        parse_time_to_live(text, field="action.x.timeToLive")
+    assert info.value.field == "action.x.timeToLive"
