@@ -111,7 +111,14 @@ class Settings:
             ) from exc
         if not isinstance(grace_period, timedelta):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "use days, hours, minutes or seconds")
-        keys = tuple(k.strip() for k in env.get("SCHEDULER_API_KEYS", "").split(",") if k.strip())
+        raw_keys = env.get("SCHEDULER_API_KEYS", "")
+        if raw_keys.lstrip().startswith("@Microsoft.KeyVault("):
+            # App Service leaves the reference text in place when it cannot resolve it;
+            # accepting that text as a key would let anyone who reads the template in.
+            raise ValidationError(
+                "SCHEDULER_API_KEYS", "the Key Vault reference did not resolve; check the identity"
+            )
+        keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
         return cls(
             storage_connection_string=conn,
             storage_account_name=account,

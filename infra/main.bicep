@@ -1,0 +1,322 @@
+// Azure Scheduler replacement on Azure Functions (Flex Consumption, Python 3.11).
+//
+// Structure follows the Azure-Samples Flex Consumption quickstarts
+// (functions-quickstart-python-http-azd, fastapi-on-azure-functions): a user-assigned identity,
+// an FC1 plan, an identity-only storage account holding the deployment package container, and
+// Application Insights with local auth disabled. On top of that this template creates what the
+// scheduler itself uses: its tables and queues, a Key Vault holding the API keys, and an
+// optional Service Bus namespace.
+//
+// tests/test_infra.py checks this file against scheduler_lib/config.py: every app setting the
+// code reads is set here (or explicitly allow-listed there), every table and queue exists, and the
+// Python version matches pyproject.toml.
+targetScope = 'subscription'
+
+@minLength(1)
+@maxLength(64)
+@description('Name of the azd environment; used to derive a unique token for resource names.')
+param environmentName string
+
+@minLength(1)
+@description('Region for every resource. Restricted to regions that offer Flex Consumption.')
+@allowed([
+  'australiaeast'
+  'australiasoutheast'
+  'brazilsouth'
+  'canadacentral'
+  'centralindia'
+  'centralus'
+  'eastasia'
+  'eastus'
+  'eastus2'
+  'francecentral'
+  'germanywestcentral'
+  'italynorth'
+  'japaneast'
+  'koreacentral'
+  'northcentralus'
+  'northeurope'
+  'norwayeast'
+  'southafricanorth'
+  'southcentralus'
+  'southeastasia'
+  'southindia'
+  'spaincentral'
+  'swedencentral'
+  'uaenorth'
+  'uksouth'
+  'ukwest'
+  'westcentralus'
+  'westeurope'
+  'westus'
+  'westus2'
+  'westus3'
+])
+@metadata({
+  azd: {
+    type: 'location'
+  }
+})
+param location string
+
+@description('Object id of the person or pipeline running azd; gets data-plane roles for debugging and Key Vault secret rotation. Leave empty to grant nothing.')
+param principalId string = ''
+
+@secure()
+@minLength(12)
+@description('Comma-separated API keys accepted as `Authorization: Bearer <key>`. azd reads the current Key Vault secret (or generates one on the first run), so re-provisioning keeps rotated keys.')
+param schedulerApiKeys string
+
+@description('Create a Service Bus namespace (Standard) that Service Bus actions can target with the app identity.')
+param deployServiceBus bool = false
+
+@description('ISO 8601 duration a missed occurrence may still run late (SCHEDULER_GRACE_PERIOD).')
+param gracePeriod string = 'PT5M'
+
+@description('DNS suffix of Service Bus namespaces; change only for sovereign clouds.')
+param serviceBusEndpointSuffix string = 'servicebus.windows.net'
+
+@allowed([
+  512
+  2048
+  4096
+])
+@description('Memory of each Flex Consumption instance (MB); CPU scales with it.')
+param instanceMemoryMB int = 2048
+
+@minValue(40)
+@maxValue(1000)
+@description('Upper bound on Flex Consumption scale-out; caps the cost of a runaway queue.')
+param maximumInstanceCount int = 40
+
+@minValue(0)
+@description('Always-ready instances for the HTTP API (removes cold starts; billed even when idle).')
+param alwaysReadyHttpInstances int = 0
+
+@description('Storage redundancy of the account holding jobs, history and queues.')
+@allowed([
+  'Standard_LRS'
+  'Standard_ZRS'
+  'Standard_GRS'
+])
+param storageSkuName string = 'Standard_LRS'
+
+// Optional name overrides (empty = derived from the environment).
+param resourceGroupName string = ''
+param functionAppName string = ''
+param storageAccountName string = ''
+param keyVaultName string = ''
+
+var resourceToken = toLower(uniqueString(subscription().id, environmentName, location))
+var tags = {
+  'azd-env-name': environmentName
+}
+var apiName = !empty(functionAppName) ? functionAppName : 'func-api-${resourceToken}'
+var deploymentStorageContainerName = 'app-package-${take(apiName, 32)}-${take(toLower(uniqueString(apiName, resourceToken)), 7)}'
+var vaultName = !empty(keyVaultName) ? keyVaultName : 'kv-${resourceToken}'
+var apiKeysSecretName = 'scheduler-api-keys'
+// Entra ID authority for ActiveDirectoryOAuth actions, without the trailing slash
+// ('https://login.microsoftonline.com' in the public cloud).
+var loginEndpoint = environment().authentication.loginEndpoint
+var oauthAuthority = endsWith(loginEndpoint, '/') ? substring(loginEndpoint, 0, length(loginEndpoint) - 1) : loginEndpoint
+
+// The Python version of pyproject.toml `requires-python` (checked by tests/test_infra.py).
+var pythonVersion = '3.11'
+
+// Storage the code uses (scheduler_lib/config.py): in Azure SCHEDULER_STORAGE_PREFIX is empty,
+// so the stored names are the logical names. The Functions runtime moves a message to the
+// `-poison` queue after host.json maxDequeueCount failed attempts.
+var tableNames = [
+  'JobCollections'
+  'Jobs'
+  'JobDueIndex'
+  'JobHistory'
+  'SchedulerState'
+]
+var executionQueueName = 'scheduler-executions'
+var queueNames = [
+  executionQueueName
+  '${executionQueueName}-poison'
+]
+
+resource rg 'Microsoft.Resources/resourceGroups@2021-04-01' = {
+  name: !empty(resourceGroupName) ? resourceGroupName : 'rg-${environmentName}'
+  location: location
+  tags: tags
+}
+
+// The one identity of the app: storage (host + data), Key Vault references, App Insights
+// ingestion, Service Bus sends and the deployment package all authenticate with it.
+module apiIdentity 'br/public:avm/res/managed-identity/user-assigned-identity:0.4.1' = {
+  name: 'apiUserAssignedIdentity'
+  scope: rg
+  params: {
+    name: 'id-api-${resourceToken}'
+    location: location
+    tags: tags
+  }
+}
+
+module appServicePlan 'br/public:avm/res/web/serverfarm:0.1.1' = {
+  name: 'appserviceplan'
+  scope: rg
+  params: {
+    name: 'plan-${resourceToken}'
+    sku: {
+      name: 'FC1'
+      tier: 'FlexConsumption'
+    }
+    reserved: true
+    location: location
+    tags: tags
+  }
+}
+
+// Identity-only storage: AzureWebJobsStorage (host locks, timer state, deployment package),
+// the scheduler's tables and its execution queue.
+module storage 'br/public:avm/res/storage/storage-account:0.8.3' = {
+  name: 'storage'
+  scope: rg
+  params: {
+    name: !empty(storageAccountName) ? storageAccountName : 'st${resourceToken}'
+    skuName: storageSkuName
+    allowBlobPublicAccess: false
+    allowSharedKeyAccess: false
+    dnsEndpointType: 'Standard'
+    publicNetworkAccess: 'Enabled'
+    networkAcls: {
+      defaultAction: 'Allow'
+      bypass: 'AzureServices'
+    }
+    blobServices: {
+      containers: [
+        {
+          name: deploymentStorageContainerName
+        }
+      ]
+    }
+    minimumTlsVersion: 'TLS1_2'
+    location: location
+    tags: tags
+  }
+}
+
+module storageData './app/storage-data.bicep' = {
+  name: 'storageData'
+  scope: rg
+  params: {
+    storageAccountName: storage.outputs.name
+    tableNames: tableNames
+    queueNames: queueNames
+  }
+}
+
+module logAnalytics 'br/public:avm/res/operational-insights/workspace:0.7.0' = {
+  name: '${uniqueString(deployment().name, location)}-loganalytics'
+  scope: rg
+  params: {
+    name: 'log-${resourceToken}'
+    location: location
+    tags: tags
+    dataRetention: 30
+  }
+}
+
+module monitoring 'br/public:avm/res/insights/component:0.4.1' = {
+  name: '${uniqueString(deployment().name, location)}-appinsights'
+  scope: rg
+  params: {
+    name: 'appi-${resourceToken}'
+    location: location
+    tags: tags
+    workspaceResourceId: logAnalytics.outputs.resourceId
+    disableLocalAuth: true
+  }
+}
+
+module keyVault './app/keyvault.bicep' = {
+  name: 'keyvault'
+  scope: rg
+  params: {
+    name: vaultName
+    location: location
+    tags: tags
+    apiKeysSecretName: apiKeysSecretName
+    apiKeys: schedulerApiKeys
+  }
+}
+
+module serviceBus './app/servicebus.bicep' = if (deployServiceBus) {
+  name: 'servicebus'
+  scope: rg
+  params: {
+    name: 'sb-${resourceToken}'
+    location: location
+    tags: tags
+    senderPrincipalId: apiIdentity.outputs.principalId
+  }
+}
+
+module rbac './app/rbac.bicep' = {
+  name: 'rbacAssignments'
+  scope: rg
+  params: {
+    storageAccountName: storage.outputs.name
+    appInsightsName: monitoring.outputs.name
+    keyVaultName: keyVault.outputs.name
+    managedIdentityPrincipalId: apiIdentity.outputs.principalId
+    userIdentityPrincipalId: principalId
+  }
+}
+
+module api './app/api.bicep' = {
+  name: 'api'
+  scope: rg
+  params: {
+    name: apiName
+    location: location
+    tags: tags
+    applicationInsightsName: monitoring.outputs.name
+    appServicePlanId: appServicePlan.outputs.resourceId
+    runtimeName: 'python'
+    runtimeVersion: pythonVersion
+    storageAccountName: storage.outputs.name
+    deploymentStorageContainerName: deploymentStorageContainerName
+    identityId: apiIdentity.outputs.resourceId
+    identityClientId: apiIdentity.outputs.clientId
+    instanceMemoryMB: instanceMemoryMB
+    maximumInstanceCount: maximumInstanceCount
+    alwaysReadyHttpInstances: alwaysReadyHttpInstances
+    // Settings of scheduler_lib/config.py APP_SETTINGS; the identity-based storage and
+    // Application Insights settings are added by app/api.bicep.
+    appSettings: {
+      SCHEDULER_API_KEYS: '@Microsoft.KeyVault(SecretUri=${keyVault.outputs.apiKeysSecretUri})'
+      SCHEDULER_EXECUTION_QUEUE: executionQueueName
+      SCHEDULER_GRACE_PERIOD: gracePeriod
+      SCHEDULER_STORAGE_QUEUE_ENDPOINT: 'https://{account}.queue.${environment().suffixes.storage}'
+      SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX: serviceBusEndpointSuffix
+      SCHEDULER_OAUTH_AUTHORITY: oauthAuthority
+    }
+  }
+  // The app starts polling its queue and resolving its Key Vault reference as soon as it
+  // exists: create the queue and the role assignments first.
+  dependsOn: [
+    rbac
+    storageData
+  ]
+}
+
+output AZURE_LOCATION string = location
+output AZURE_TENANT_ID string = tenant().tenantId
+output AZURE_RESOURCE_GROUP string = rg.name
+output AZURE_FUNCTION_NAME string = api.outputs.SERVICE_API_NAME
+output SERVICE_API_NAME string = api.outputs.SERVICE_API_NAME
+@description('Base URL of the Scheduler REST API: give it to SchedulerManagementClient as base_url.')
+output SCHEDULER_API_BASE_URL string = 'https://${api.outputs.SERVICE_API_HOSTNAME}/api'
+// Read by main.parameters.json (secretOrRandomPassword) on the next provision.
+output AZURE_KEY_VAULT_NAME string = keyVault.outputs.name
+output AZURE_KEY_VAULT_ENDPOINT string = keyVault.outputs.uri
+output SCHEDULER_API_KEYS_SECRET_NAME string = apiKeysSecretName
+output AZURE_STORAGE_ACCOUNT_NAME string = storage.outputs.name
+output AZURE_USER_ASSIGNED_IDENTITY_CLIENT_ID string = apiIdentity.outputs.clientId
+output SERVICE_BUS_NAMESPACE string = deployServiceBus ? serviceBus!.outputs.name : ''

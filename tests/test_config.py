@@ -1,0 +1,53 @@
+"""Settings from app settings: defaults, identity mode, and refusals of unsafe values."""
+
+from datetime import timedelta
+
+import pytest
+
+from scheduler_lib.config import AZURITE_CONNECTION_STRING, Settings
+from scheduler_lib.errors import ValidationError
+
+
+def test_defaults_point_at_local_azurite() -> None:
+    settings = Settings.from_env({})
+    assert settings.storage_connection_string == AZURITE_CONNECTION_STRING
+    assert settings.execution_queue_name == "scheduler-executions"
+    assert settings.poison_queue_name == "scheduler-executions-poison"
+    assert settings.grace_period == timedelta(minutes=5)
+    assert settings.api_keys == ()
+
+
+def test_identity_mode_has_no_connection_string() -> None:
+    settings = Settings.from_env(
+        {"AzureWebJobsStorage__accountName": "acct", "AzureWebJobsStorage__clientId": "cid"}
+    )
+    assert settings.storage_connection_string is None
+    assert (settings.storage_account_name, settings.storage_client_id) == ("acct", "cid")
+
+
+def test_prefix_applies_to_tables_and_queue() -> None:
+    settings = Settings.from_env(
+        {"SCHEDULER_STORAGE_PREFIX": "staging1", "SCHEDULER_API_KEYS": " a , b ,,"}
+    )
+    assert settings.table_name("Jobs") == "staging1Jobs"
+    assert settings.execution_queue_name == "staging1-scheduler-executions"
+    assert settings.api_keys == ("a", "b")
+
+
+@pytest.mark.parametrize(
+    ("env", "field"),
+    [
+        (
+            {"SCHEDULER_API_KEYS": "@Microsoft.KeyVault(SecretUri=https://v/secrets/k)"},
+            "SCHEDULER_API_KEYS",
+        ),
+        ({"SCHEDULER_GRACE_PERIOD": "five minutes"}, "SCHEDULER_GRACE_PERIOD"),
+        ({"SCHEDULER_GRACE_PERIOD": "P1M"}, "SCHEDULER_GRACE_PERIOD"),
+        ({"SCHEDULER_STORAGE_PREFIX": "Bad-Prefix"}, "SCHEDULER_STORAGE_PREFIX"),
+    ],
+    ids=["unresolved-key-vault-reference", "grace-not-iso", "grace-in-months", "bad-prefix"],
+)
+def test_unsafe_or_malformed_settings_are_refused(env: dict[str, str], field: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        Settings.from_env(env)
+    assert err.value.field == field
