@@ -36,6 +36,8 @@ APP_SETTINGS: dict[str, str] = {
     "AzureWebJobsStorage": "storage connection string (Azurite locally)",
     "AzureWebJobsStorage__accountName": "storage account name for identity-based access",
     "AzureWebJobsStorage__clientId": "client id of the user-assigned identity",
+    "AzureWebJobsStorage__tableServiceUri": "table endpoint for identity-based access",
+    "AzureWebJobsStorage__queueServiceUri": "queue endpoint for identity-based access",
     "SCHEDULER_API_KEYS": "comma-separated API keys accepted as `Authorization: Bearer`",
     "SCHEDULER_STORAGE_PREFIX": "prefix of every table and queue name (lowercase letters/digits)",
     "SCHEDULER_EXECUTION_QUEUE": "name of the execution queue the executor function listens on",
@@ -60,6 +62,8 @@ class Settings:
     storage_connection_string: str | None = AZURITE_CONNECTION_STRING
     storage_account_name: str | None = None
     storage_client_id: str | None = None
+    storage_table_uri: str | None = None
+    storage_queue_uri: str | None = None
     api_keys: tuple[str, ...] = ()
     storage_prefix: str = ""
     execution_queue_name: str = ""
@@ -88,6 +92,20 @@ class Settings:
         if logical not in TABLES:
             raise KeyError(logical)
         return f"{self.storage_prefix}{logical}"
+
+    @property
+    def table_endpoint(self) -> str:
+        """Table service URL for identity-based access (public cloud unless configured)."""
+        return (
+            self.storage_table_uri or f"https://{self.storage_account_name}.table.core.windows.net"
+        )
+
+    @property
+    def queue_endpoint(self) -> str:
+        """Queue service URL for identity-based access (public cloud unless configured)."""
+        return (
+            self.storage_queue_uri or f"https://{self.storage_account_name}.queue.core.windows.net"
+        )
 
     @property
     def poison_queue_name(self) -> str:
@@ -123,6 +141,8 @@ class Settings:
             storage_connection_string=conn,
             storage_account_name=account,
             storage_client_id=env.get("AzureWebJobsStorage__clientId") or None,
+            storage_table_uri=env.get("AzureWebJobsStorage__tableServiceUri") or None,
+            storage_queue_uri=env.get("AzureWebJobsStorage__queueServiceUri") or None,
             api_keys=keys,
             storage_prefix=env.get("SCHEDULER_STORAGE_PREFIX", ""),
             execution_queue_name=env.get("SCHEDULER_EXECUTION_QUEUE", ""),

@@ -54,8 +54,7 @@ class ExecutionQueue:
         from azure.identity import DefaultAzureCredential
 
         credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-        url = f"https://{settings.storage_account_name}.queue.core.windows.net"
-        return QueueServiceClient(account_url=url, credential=credential)
+        return QueueServiceClient(account_url=settings.queue_endpoint, credential=credential)
 
     def _client(self, name: str) -> QueueClient:
         return self._service.get_queue_client(

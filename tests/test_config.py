@@ -23,6 +23,16 @@ def test_identity_mode_has_no_connection_string() -> None:
     )
     assert settings.storage_connection_string is None
     assert (settings.storage_account_name, settings.storage_client_id) == ("acct", "cid")
+    assert settings.table_endpoint == "https://acct.table.core.windows.net"
+    sovereign = Settings.from_env(
+        {
+            "AzureWebJobsStorage__accountName": "acct",
+            "AzureWebJobsStorage__tableServiceUri": "https://acct.table.core.chinacloudapi.cn",
+            "AzureWebJobsStorage__queueServiceUri": "https://acct.queue.core.chinacloudapi.cn",
+        }
+    )
+    assert sovereign.table_endpoint == "https://acct.table.core.chinacloudapi.cn"
+    assert sovereign.queue_endpoint == "https://acct.queue.core.chinacloudapi.cn"
 
 
 def test_prefix_applies_to_tables_and_queue() -> None:

@@ -92,8 +92,7 @@ class TableStore:
         from azure.identity import DefaultAzureCredential
 
         credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-        endpoint = f"https://{settings.storage_account_name}.table.core.windows.net"
-        return TableServiceClient(endpoint=endpoint, credential=credential)
+        return TableServiceClient(endpoint=settings.table_endpoint, credential=credential)
 
     def table(self, logical: str) -> TableClient:
         """The client of one of `config.TABLES`, by its logical name."""
