@@ -14,6 +14,7 @@ dispatcher, the executor) can never silently overwrite each other.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -171,6 +172,13 @@ def list_jobs(
     )
     records = [_from_entity(e) for e in next(pages, [])]
     return records, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+
+
+def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
+    """Every job in the account, partition by partition. A full scan: only for daily
+    housekeeping, never for the per-minute dispatcher."""
+    for entity in store.table(TABLE).list_entities():
+        yield _from_entity(entity)
 
 
 def count_jobs(store: TableStore, collection_key_: str) -> int:
