@@ -1,0 +1,117 @@
+"""Builds the FastAPI app: routers, the ARM error mapping, the OpenAPI page.
+
+Every error leaves as an ARM body `{"error": {"code", "message", "target"?}}`: the
+scheduler's own errors with their status, FastAPI's and Starlette's (unknown route, wrong
+method, a query parameter FastAPI rejected) as the matching ARM code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from scheduler_lib.api import collection_routes, job_routes, list_routes, preview_routes
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.docs import schemas
+from scheduler_lib.api.middleware import ArmMiddleware
+from scheduler_lib.api.paths import PREFIX
+from scheduler_lib.config import Settings
+from scheduler_lib.errors import SchedulerError, ValidationError
+
+_HTTP_CODES = {404: "NotFound", 405: "MethodNotAllowed", 415: "UnsupportedMediaType"}
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def create_app(settings: Settings, *, clock: Callable[[], datetime] = utc_now) -> FastAPI:
+    """The Azure Scheduler-compatible API over the storage `settings` point at."""
+    app = FastAPI(
+        title="Azure Scheduler-compatible API",
+        version="2016-03-01",
+        description=(
+            "The Azure Scheduler 2016-03-01 REST API (drop-in for the `azure-mgmt-scheduler` "
+            "SDK: set its `base_url` to `https://<app>/api`). Every route except /api/health "
+            "requires `Authorization: Bearer <key>`."
+        ),
+        docs_url=PREFIX + "/docs",
+        redoc_url=None,
+        openapi_url=PREFIX + "/openapi.json",
+    )
+    app.state.context = ApiContext(settings=settings, clock=clock)
+    for module in (collection_routes, job_routes, list_routes, preview_routes):
+        app.include_router(module.router)
+    _add_health(app)
+    _add_error_handlers(app)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.add_middleware(ArmMiddleware, api_keys=settings.api_keys)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(SchedulerError)
+    async def scheduler_error(request: Request, exc: SchedulerError) -> JSONResponse:
+        return JSONResponse(exc.to_arm(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        field = ".".join(str(part) for part in first.get("loc", ())[1:]) or "request"
+        error = ValidationError(field, str(first.get("msg", "is invalid")))
+        return JSONResponse(error.to_arm(), status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "BadRequest" if exc.status_code < 500 else "Error")
+        message = f"No such route: {request.method} {request.url.path}"
+        if exc.status_code != 404:
+            message = str(exc.detail)
+        return JSONResponse(
+            {"error": {"code": code, "message": message}},
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
+
+
+def _add_health(app: FastAPI) -> None:
+    @app.get(PREFIX + "/health", tags=["Health"], summary="Storage reachability (no auth)")
+    async def health(request: Request) -> JSONResponse:
+        context: ApiContext = request.app.state.context
+
+        def probe() -> bool:
+            try:
+                next(
+                    iter(context.store.table("JobCollections").list_entities(results_per_page=1)),
+                    None,
+                )
+            except (
+                Exception
+            ):  # any failure means "not reachable"; the detail is logged by azure-core
+                return False
+            return True
+
+        ok = await run_in_threadpool(probe)
+        body = {"status": "ok" if ok else "unhealthy", "storage": ok}
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema is None:
+        document = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        components = document.setdefault("components", {})
+        components.setdefault("schemas", {}).update(schemas())
+        components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+        document["security"] = [{"bearer": []}]
+        app.openapi_schema = document
+    return app.openapi_schema

@@ -1,0 +1,190 @@
+"""Routes of the job collection operations (JobCollections_* in the 2016-03-01 spec)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from scheduler_lib.api import collection_service as service
+from scheduler_lib.api import paths
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.docs import API_VERSION_QUERY, body_doc, responses
+from scheduler_lib.api.paging import page_body
+from scheduler_lib.api.requests import (
+    check_api_version,
+    empty_response,
+    if_match,
+    json_response,
+    read_json,
+)
+from scheduler_lib.model.collections import collection_to_wire
+
+router = APIRouter(tags=["Job collections"])
+
+
+def _ctx(request: Request) -> ApiContext:
+    check_api_version(request)
+    return request.app.state.context
+
+
+@router.get(
+    paths.COLLECTIONS_IN_SUBSCRIPTION,
+    operation_id="JobCollections_ListBySubscription",
+    summary="List the job collections of a subscription",
+    responses=responses(200, schema="JobCollectionListResult"),
+)
+async def list_by_subscription(
+    request: Request, subscriptionId: str, api_version: API_VERSION_QUERY = None
+) -> Response:
+    ctx = _ctx(request)
+    records = await run_in_threadpool(service.list_collections, ctx, subscriptionId, None)
+    return json_response(page_body([collection_to_wire(r) for r in records], None))
+
+
+@router.get(
+    paths.COLLECTIONS,
+    operation_id="JobCollections_ListByResourceGroup",
+    summary="List the job collections of a resource group",
+    responses=responses(200, schema="JobCollectionListResult"),
+)
+async def list_by_resource_group(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    ctx = _ctx(request)
+    records = await run_in_threadpool(
+        service.list_collections, ctx, subscriptionId, resourceGroupName
+    )
+    return json_response(page_body([collection_to_wire(r) for r in records], None))
+
+
+@router.get(
+    paths.COLLECTION,
+    operation_id="JobCollections_Get",
+    summary="Get a job collection",
+    responses=responses(200, 404, schema="JobCollectionDefinition"),
+)
+async def get(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    ctx = _ctx(request)
+    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
+    record = await run_in_threadpool(service.get_collection, ctx, name)
+    return json_response(collection_to_wire(record), etag=record.etag)
+
+
+@router.put(
+    paths.COLLECTION,
+    operation_id="JobCollections_CreateOrUpdate",
+    summary="Create or replace a job collection",
+    description="201 when created, 200 when replaced. `If-Match` makes it conditional.",
+    responses=responses(200, 201, 400, 409, 412, schema="JobCollectionDefinition"),
+    openapi_extra=body_doc("JobCollectionDefinition"),
+)
+async def create_or_update(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    ctx = _ctx(request)
+    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
+    body = await read_json(request)
+    record, created = await run_in_threadpool(
+        lambda: service.put_collection(ctx, name, body, client_etag=if_match(request))
+    )
+    return json_response(collection_to_wire(record), 201 if created else 200, etag=record.etag)
+
+
+@router.patch(
+    paths.COLLECTION,
+    operation_id="JobCollections_Patch",
+    summary="Change parts of a job collection",
+    responses=responses(200, 400, 404, 409, 412, schema="JobCollectionDefinition"),
+    openapi_extra=body_doc("JobCollectionDefinition"),
+)
+async def patch(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    ctx = _ctx(request)
+    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
+    body = await read_json(request)
+    record = await run_in_threadpool(
+        lambda: service.patch_collection(ctx, name, body, client_etag=if_match(request))
+    )
+    return json_response(collection_to_wire(record), etag=record.etag)
+
+
+@router.delete(
+    paths.COLLECTION,
+    operation_id="JobCollections_Delete",
+    summary="Delete a job collection and all its jobs",
+    description="Synchronous: answers 200 once everything is deleted.",
+    responses=responses(200, 404, 412),
+)
+async def delete(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    ctx = _ctx(request)
+    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
+    await run_in_threadpool(
+        lambda: service.delete_collection(ctx, name, client_etag=if_match(request))
+    )
+    return empty_response(200)
+
+
+async def _set_state(request: Request, name: service.CollectionName, state: str) -> Response:
+    ctx = _ctx(request)
+    record = await run_in_threadpool(
+        lambda: service.set_state(ctx, name, state, client_etag=if_match(request))
+    )
+    return empty_response(200, etag=record.etag)
+
+
+@router.post(
+    paths.COLLECTION + "/enable",
+    operation_id="JobCollections_Enable",
+    summary="Enable a job collection (its jobs run again)",
+    responses=responses(200, 404, 412),
+)
+async def enable(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
+    return await _set_state(request, name, "Enabled")
+
+
+@router.post(
+    paths.COLLECTION + "/disable",
+    operation_id="JobCollections_Disable",
+    summary="Disable a job collection (none of its jobs run until it is enabled)",
+    responses=responses(200, 404, 412),
+)
+async def disable(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+) -> Response:
+    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
+    return await _set_state(request, name, "Disabled")

@@ -1,0 +1,183 @@
+"""Job collection operations behind the routes.
+
+Deleting a collection deletes its jobs (with their history and due-index rows) first, then
+the collection, synchronously: the SDK's poller accepts the 200 as done. Changing a
+collection's SKU or quota is refused (409) when its existing jobs would break the new limits,
+because the rule must hold for every job, not only for the next one created.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from scheduler_lib.api.concurrency import conditional_write, retrying
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.job_service import purge
+from scheduler_lib.api.requests import check_if_match
+from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
+from scheduler_lib.model import arm, collections, quotas
+from scheduler_lib.store import collections as collection_store
+from scheduler_lib.store import jobs as job_store
+from scheduler_lib.store.collections import CollectionRecord
+from scheduler_lib.store.jobs import JobRecord
+
+
+@dataclass(frozen=True)
+class CollectionName:
+    subscription_id: str
+    resource_group: str
+    collection: str
+
+    def check(self) -> None:
+        arm.check_names(self.subscription_id, self.resource_group, self.collection)
+
+
+def get_collection(ctx: ApiContext, name: CollectionName) -> CollectionRecord:
+    name.check()
+    return collection_store.get_collection(
+        ctx.store, name.subscription_id, name.resource_group, name.collection
+    )
+
+
+def _find(ctx: ApiContext, name: CollectionName) -> CollectionRecord | None:
+    try:
+        return get_collection(ctx, name)
+    except NotFoundError:
+        return None
+
+
+def list_collections(
+    ctx: ApiContext, subscription_id: str, resource_group: str | None
+) -> list[CollectionRecord]:
+    arm.check_names(subscription_id, resource_group or "rg")
+    return collection_store.list_collections(ctx.store, subscription_id, resource_group)
+
+
+def put_collection(
+    ctx: ApiContext, name: CollectionName, body: Any, *, client_etag: str | None
+) -> tuple[CollectionRecord, bool]:
+    """Create or replace a collection; (record, created)."""
+    name.check()
+    location, tags, properties = collections.normalize_body(body)
+    complete = collections.complete(properties)
+
+    def attempt() -> tuple[CollectionRecord, bool]:
+        existing = _find(ctx, name)
+        if existing is None and client_etag is not None:
+            raise PreconditionFailedError(
+                f"Job collection '{name.collection}' does not exist (If-Match was given)."
+            )
+        record = CollectionRecord(
+            subscription_id=existing.subscription_id if existing else name.subscription_id,
+            resource_group=existing.resource_group if existing else name.resource_group,
+            name=existing.name if existing else name.collection,
+            location=location,
+            tags=tags or {},
+            properties=complete,
+        )
+        return _write(ctx, existing, record, client_etag), existing is None
+
+    return retrying(attempt)
+
+
+def patch_collection(
+    ctx: ApiContext, name: CollectionName, body: Any, *, client_etag: str | None
+) -> CollectionRecord:
+    """Change the given parts of a collection (quota merged field by field)."""
+    name.check()
+    location, tags, properties = collections.normalize_body(body)
+
+    def attempt() -> CollectionRecord:
+        existing = get_collection(ctx, name)
+        merged = collections.complete(collections.merge(existing.properties, properties))
+        record = replace(
+            existing,
+            location=location if location is not None else existing.location,
+            tags=tags if tags is not None else existing.tags,
+            properties=merged,
+        )
+        return _write(ctx, existing, record, client_etag)
+
+    return retrying(attempt)
+
+
+def set_state(
+    ctx: ApiContext, name: CollectionName, state: str, *, client_etag: str | None
+) -> CollectionRecord:
+    """Enable or disable a collection (the dispatcher skips the jobs of a disabled one)."""
+    name.check()
+
+    def attempt() -> CollectionRecord:
+        existing = get_collection(ctx, name)
+        record = replace(existing, properties={**existing.properties, "state": state})
+        return _write(ctx, existing, record, client_etag)
+
+    return retrying(attempt)
+
+
+def _write(
+    ctx: ApiContext,
+    existing: CollectionRecord | None,
+    record: CollectionRecord,
+    client_etag: str | None,
+) -> CollectionRecord:
+    what = f"Job collection '{record.name}'"
+    if existing is not None:
+        check_if_match(client_etag, existing.etag, what)
+        _check_existing_jobs(ctx, record)
+    with conditional_write(client_etag, what):
+        return collection_store.put_collection(
+            ctx.store,
+            record,
+            etag=existing.etag if existing else None,
+            create_only=existing is None,
+        )
+
+
+def _check_existing_jobs(ctx: ApiContext, record: CollectionRecord) -> None:
+    limits = quotas.effective_limits(record.properties)
+    count = job_store.count_jobs(ctx.store, record.key)
+    if count > limits.max_job_count:
+        raise QuotaExceededError(
+            f"The job collection holds {count} jobs; the new SKU or quota allows "
+            f"{limits.max_job_count}. Delete jobs first."
+        )
+    if record.properties["sku"]["name"] == "Free":
+        for job in _all_jobs(ctx, record):
+            quotas.check_sku_features("Free", job.definition)
+
+
+def _all_jobs(ctx: ApiContext, record: CollectionRecord) -> list[JobRecord]:
+    found: list[JobRecord] = []
+    token = None
+    while True:
+        page, token = job_store.list_jobs(
+            ctx.store,
+            record.subscription_id,
+            record.resource_group,
+            record.name,
+            page_size=1000,
+            continuation=token,
+        )
+        found += page
+        if token is None:
+            return found
+
+
+def delete_collection(ctx: ApiContext, name: CollectionName, *, client_etag: str | None) -> None:
+    """Delete a collection with all its jobs."""
+    existing = get_collection(ctx, name)
+    check_if_match(client_etag, existing.etag, f"Job collection '{existing.name}'")
+    for job in _all_jobs(ctx, existing):
+        try:
+            job_store.delete_job(ctx.store, job)
+        except NotFoundError:
+            continue
+        purge(ctx, job)
+    try:
+        collection_store.delete_collection(ctx.store, existing, etag=existing.etag)
+    except PreconditionFailedError:
+        if client_etag is not None:
+            raise
+        collection_store.delete_collection(ctx.store, existing)

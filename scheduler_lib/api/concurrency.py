@@ -1,0 +1,48 @@
+"""Optimistic concurrency for the API's read-modify-write operations.
+
+Every write follows a read and is conditioned on the ETag that read returned. When the
+client sent `If-Match`, it pinned that version, so losing a race is its 412. Without it, the
+operation is simply run again from the read: concurrent PATCHes of different fields then all
+land, none silently overwriting another.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from scheduler_lib.errors import ConflictError, PreconditionFailedError
+
+ATTEMPTS = 12
+T = TypeVar("T")
+
+
+class LostRace(Exception):
+    """Another request wrote between our read and our conditional write."""
+
+
+def retrying(attempt: Callable[[], T]) -> T:
+    """Run a read-modify-write `attempt` again while it loses races, with a short random
+    back-off so that writers contending for one entity spread out instead of colliding
+    again (bounded: a 409 asking to retry after `ATTEMPTS`)."""
+    for number in range(ATTEMPTS):
+        try:
+            return attempt()
+        except LostRace:
+            time.sleep(random.uniform(0, min(0.1, 0.002 * 2**number)))
+    raise ConflictError("The resource is being changed by other requests; retry.")
+
+
+@contextmanager
+def conditional_write(client_etag: str | None, what: str) -> Iterator[None]:
+    """A storage write conditioned on the ETag we read: losing the race is the client's 412
+    when it sent If-Match (it pinned that version), otherwise a `LostRace` to retry."""
+    try:
+        yield
+    except (PreconditionFailedError, ConflictError) as exc:
+        if client_etag is not None:
+            raise PreconditionFailedError(f"{what} was changed by another request.") from exc
+        raise LostRace from exc

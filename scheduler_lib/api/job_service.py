@@ -1,0 +1,239 @@
+"""Job operations behind the routes: validation, quotas, scheduling, concurrency.
+
+Every write is a read-modify-write conditioned on the ETag that was read (see
+`concurrency`), so concurrent PATCHes of different fields all land (none is lost).
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from itertools import islice
+from typing import Any
+
+from scheduler_lib.actions.client_certificate import describe_certificate
+from scheduler_lib.api.concurrency import conditional_write, retrying
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.requests import check_if_match
+from scheduler_lib.errors import (
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    ValidationError,
+)
+from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.model import arm, jobs, quotas, secrets, timing
+from scheduler_lib.recurrence import Schedule, parse_schedule
+from scheduler_lib.store import collections as collection_store
+from scheduler_lib.store import jobs as job_store
+from scheduler_lib.store.due_index import add_due, remove_due
+from scheduler_lib.store.history import delete_history
+from scheduler_lib.store.jobs import JobRecord
+
+FINAL_STATES = ("Completed", "Faulted")
+
+
+@dataclass(frozen=True)
+class JobName:
+    subscription_id: str
+    resource_group: str
+    collection: str
+    job: str
+
+    def check(self) -> None:
+        arm.check_names(self.subscription_id, self.resource_group, self.collection, self.job)
+
+
+def get_job(ctx: ApiContext, name: JobName) -> JobRecord:
+    name.check()
+    return job_store.get_job(
+        ctx.store, name.subscription_id, name.resource_group, name.collection, name.job
+    )
+
+
+def _find(ctx: ApiContext, name: JobName) -> JobRecord | None:
+    try:
+        return get_job(ctx, name)
+    except NotFoundError:
+        return None
+
+
+def put_job(
+    ctx: ApiContext, name: JobName, body: Any, *, client_etag: str | None, now: datetime
+) -> tuple[JobRecord, bool]:
+    """Create or replace a job; (record, created)."""
+    name.check()
+    properties = jobs.split_body(body)
+
+    def attempt() -> tuple[JobRecord, bool]:
+        existing = _find(ctx, name)
+        return _save(ctx, name, properties, existing, client_etag=client_etag, now=now)
+
+    return retrying(attempt)
+
+
+def patch_job(
+    ctx: ApiContext, name: JobName, body: Any, *, client_etag: str | None, now: datetime
+) -> JobRecord:
+    """Merge-patch a job's properties (see `jobs.merge_patch`)."""
+    name.check()
+    patch = jobs.split_body(body)
+
+    def attempt() -> JobRecord:
+        existing = get_job(ctx, name)
+        _check_writable(existing, client_etag)
+        # Merge onto the *redacted* stored form: a secret then only survives through
+        # `secrets.carry_over`, whose identity rule holds for PATCH as for PUT.
+        base = {**secrets.redact(existing.definition), "state": existing.state}
+        merged = jobs.merge_patch(base, patch)
+        return _save(ctx, name, merged, existing, client_etag=client_etag, now=now)[0]
+
+    return retrying(attempt)
+
+
+def _check_writable(existing: JobRecord, client_etag: str | None) -> None:
+    check_if_match(client_etag, existing.etag, f"Job '{existing.name}'")
+    if existing.state in FINAL_STATES:
+        raise ConflictError(
+            f"Job '{existing.name}' is {existing.state}: it can only be deleted, not changed."
+        )
+
+
+def _save(
+    ctx: ApiContext,
+    name: JobName,
+    properties: Any,
+    existing: JobRecord | None,
+    *,
+    client_etag: str | None,
+    now: datetime,
+) -> tuple[JobRecord, bool]:
+    if existing is None and client_etag is not None:
+        raise PreconditionFailedError(f"Job '{name.job}' does not exist (If-Match was given).")
+    if existing is not None:
+        _check_writable(existing, client_etag)
+    collection = collection_store.get_collection(
+        ctx.store, name.subscription_id, name.resource_group, name.collection
+    )
+    definition, state = jobs.normalize_properties(properties)
+    if existing is not None:
+        secrets.carry_over(definition["action"], existing.definition.get("action"))
+    secrets.finalize(definition["action"], describe_certificate)
+    jobs.check_size(definition)
+    sku = collection.properties.get("sku", {}).get("name", "Standard")
+    quotas.check_sku_features(sku, definition)
+    limits = quotas.effective_limits(collection.properties)
+    if existing is None:
+        quotas.check_job_count(limits, job_store.count_jobs(ctx.store, collection.key))
+
+    same_timing = existing is not None and _timing(existing.definition) == _timing(definition)
+    created_time = existing.created_time if same_timing and existing else now
+    schedule = _schedule(definition, created_time)
+    quotas.check_job_recurrence(limits, definition, _sample(schedule))
+    bookkeeping = dict(existing.bookkeeping) if same_timing and existing else {"occurrences": 0}
+    if not same_timing or existing is None:
+        next_time = schedule.first()
+    elif existing.state == "Disabled" and state == "Enabled":
+        next_time = resume(schedule, bookkeeping, now)
+    else:
+        next_time = existing.next_execution_time
+    if next_time is None:
+        state = "Completed"
+
+    base = existing or JobRecord(
+        subscription_id=name.subscription_id,
+        resource_group=name.resource_group,
+        collection_name=collection.name,
+        name=name.job,
+        definition={},
+        created_time=now,
+    )
+    record = replace(
+        base,
+        definition=definition,
+        created_time=created_time,
+        state=state,
+        next_execution_time=next_time,
+        bookkeeping=bookkeeping,
+    )
+    with conditional_write(client_etag, f"Job '{name.job}'"):
+        saved = job_store.put_job(
+            ctx.store,
+            record,
+            etag=existing.etag if existing else None,
+            create_only=existing is None,
+        )
+    _reindex(ctx, existing, saved)
+    return saved, existing is None
+
+
+def _timing(definition: dict[str, Any]) -> tuple[Any, Any]:
+    return definition.get("startTime"), definition.get("recurrence")
+
+
+def _schedule(definition: dict[str, Any], created_time: datetime) -> Schedule:
+    try:
+        return parse_schedule(definition, now=created_time)
+    except ValidationError as exc:
+        raise timing.prefixed(exc) from None
+
+
+def _sample(schedule: Schedule) -> list[datetime]:
+    """The first `quotas.SAMPLE` executions, or fewer when the calendar ends first (a
+    schedule near year 9999 overflows `datetime`; that is its end, not a server error)."""
+    sample: list[datetime] = []
+    with suppress(OverflowError, ValueError):
+        for execution in islice(schedule.executions(), quotas.SAMPLE):
+            sample.append(execution)
+    return sample
+
+
+def resume(schedule: Schedule, bookkeeping: dict[str, Any], now: datetime) -> datetime | None:
+    """The next execution of a job enabled again at `now`: the first one at or after now
+    (occurrences missed while it was disabled are not run), None when `count` is used up."""
+    if schedule.count is not None and bookkeeping.get("occurrences", 0) >= schedule.count:
+        return None
+    first = schedule.first()
+    if first is None or first >= now:
+        return first
+    return schedule.next_after(now - timedelta(microseconds=1))
+
+
+def _reindex(ctx: ApiContext, old: JobRecord | None, new: JobRecord) -> None:
+    """Write the due-index row the dispatcher finds the job by; drop the previous one (a
+    stale row is harmless, but dropping it saves the dispatcher a read)."""
+    if new.state == "Enabled" and new.next_execution_time is not None:
+        add_due(ctx.store, new.key, new.next_execution_time)
+    previous = old.next_execution_time if old else None
+    if previous is not None and (new.state != "Enabled" or previous != new.next_execution_time):
+        remove_due(ctx.store, new.key, previous)
+
+
+def delete_job(ctx: ApiContext, name: JobName, *, client_etag: str | None) -> None:
+    """Delete a job, its history and its due-index row."""
+
+    def attempt() -> JobRecord:
+        existing = get_job(ctx, name)
+        check_if_match(client_etag, existing.etag, f"Job '{existing.name}'")
+        with conditional_write(client_etag, f"Job '{existing.name}'"):
+            job_store.delete_job(ctx.store, existing, etag=existing.etag)
+        return existing
+
+    record = retrying(attempt)
+    purge(ctx, record)
+
+
+def purge(ctx: ApiContext, record: JobRecord) -> None:
+    """What a deleted job leaves behind: its history and its due-index row."""
+    delete_history(ctx.store, record.key)
+    if record.next_execution_time is not None:
+        remove_due(ctx.store, record.key, record.next_execution_time)
+
+
+def run_job(ctx: ApiContext, name: JobName, *, now: datetime) -> JobRecord:
+    """Queue a manual execution now, outside the schedule; the executor runs it."""
+    record = get_job(ctx, name)
+    message = ExecutionMessage.manual_run(record.key, now=now)
+    ctx.queue.send(message, visible_at=now, now=now)
+    return record

@@ -1,0 +1,130 @@
+"""Routes of the paged lists: a collection's jobs (Jobs_List) and a job's history."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from scheduler_lib.api import job_service, paths
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.docs import API_VERSION_QUERY, responses
+from scheduler_lib.api.odata import parse_options
+from scheduler_lib.api.paging import next_link, page_body, read_page
+from scheduler_lib.api.requests import check_api_version, json_response
+from scheduler_lib.model import arm
+from scheduler_lib.model.jobs import JOB_STATES, job_to_wire
+from scheduler_lib.store import jobs as job_store
+from scheduler_lib.store.history import STATUSES, HistoryEntry, list_history
+from scheduler_lib.store.jobs import JobRecord
+
+router = APIRouter(tags=["Jobs"])
+
+TOP = Annotated[str | None, Query(alias="$top", description="page size, 1..100 (default 100)")]
+SKIP = Annotated[str | None, Query(alias="$skip", description="rows to skip first")]
+FILTER = Annotated[str | None, Query(alias="$filter", description="e.g. state eq 'Enabled'")]
+SKIPTOKEN = Annotated[str | None, Query(alias="$skiptoken", description="from nextLink")]
+
+
+def _ctx(request: Request) -> ApiContext:
+    check_api_version(request)
+    return request.app.state.context
+
+
+@router.get(
+    paths.JOBS,
+    operation_id="Jobs_List",
+    summary="List the jobs of a job collection",
+    description="`$filter`: `state eq 'Enabled'` (quoted or not, any case).",
+    responses=responses(200, 404, schema="JobListResult"),
+)
+async def list_jobs(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    api_version: API_VERSION_QUERY = None,
+    top: TOP = None,
+    skip: SKIP = None,
+    filter_text: FILTER = None,
+    skiptoken: SKIPTOKEN = None,
+) -> Response:
+    ctx = _ctx(request)
+    options = parse_options(top, skip, filter_text, field="state", values=JOB_STATES)
+
+    def work() -> tuple[list[JobRecord], str | None]:
+        arm.check_names(subscriptionId, resourceGroupName, jobCollectionName)
+        from scheduler_lib.store.collections import get_collection
+
+        get_collection(ctx.store, subscriptionId, resourceGroupName, jobCollectionName)
+
+        def fetch(size: int, token: str | None) -> tuple[list[JobRecord], str | None]:
+            return job_store.list_jobs(
+                ctx.store,
+                subscriptionId,
+                resourceGroupName,
+                jobCollectionName,
+                state=options.filter_value,
+                page_size=size,
+                continuation=token,
+            )
+
+        return read_page(fetch, position=skiptoken, skip=options.skip, top=options.top)
+
+    records, position = await run_in_threadpool(work)
+    link = next_link(request, position, **{"$top": top, "$filter": filter_text})
+    return json_response(page_body([job_to_wire(r) for r in records], link))
+
+
+@router.get(
+    paths.JOB + "/history",
+    operation_id="Jobs_ListJobHistory",
+    summary="List a job's history, newest first",
+    description="`$filter`: `status eq Failed` (Completed, Failed, Postponed; quoted or not).",
+    responses=responses(200, 404, schema="JobHistoryListResult"),
+)
+async def list_job_history(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    jobName: str,
+    api_version: API_VERSION_QUERY = None,
+    top: TOP = None,
+    skip: SKIP = None,
+    filter_text: FILTER = None,
+    skiptoken: SKIPTOKEN = None,
+) -> Response:
+    ctx = _ctx(request)
+    options = parse_options(top, skip, filter_text, field="status", values=STATUSES)
+    name = job_service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
+
+    def work() -> tuple[JobRecord, list[HistoryEntry], str | None]:
+        job = job_service.get_job(ctx, name)
+
+        def fetch(size: int, token: str | None) -> tuple[list[HistoryEntry], str | None]:
+            return list_history(
+                ctx.store,
+                job.key,
+                status=options.filter_value,
+                page_size=size,
+                continuation=token,
+            )
+
+        entries, position = read_page(fetch, position=skiptoken, skip=options.skip, top=options.top)
+        return job, entries, position
+
+    job, entries, position = await run_in_threadpool(work)
+    link = next_link(request, position, **{"$top": top, "$filter": filter_text})
+    return json_response(page_body([_history_to_wire(job, e) for e in entries], link))
+
+
+def _history_to_wire(job: JobRecord, entry: HistoryEntry) -> dict[str, Any]:
+    job_id = arm.job_id(job.subscription_id, job.resource_group, job.collection_name, job.name)
+    return {
+        "id": f"{job_id}/history/{entry.history_id}",
+        "type": arm.HISTORY_TYPE,
+        "name": f"{job.collection_name}/{job.name}/{entry.history_id}",
+        "properties": entry.to_properties(),
+    }

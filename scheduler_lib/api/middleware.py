@@ -1,0 +1,85 @@
+"""The ASGI layer around every route: request id, ARM path case, authentication, and the
+last line of defence that turns any unexpected exception into an ARM 500 body.
+
+It is a plain ASGI middleware (not Starlette's BaseHTTPMiddleware) so that the 401 and 500
+answers it writes carry `x-ms-request-id` like every other response.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from scheduler_lib.api.paths import PREFIX, canonical_path
+from scheduler_lib.errors import AuthenticationError, SchedulerError
+
+log = logging.getLogger(__name__)
+PUBLIC_PATHS = frozenset({PREFIX + "/health"})
+
+
+def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
+    """`Authorization: Bearer <key>` with one of `keys`. Every key is compared (in constant
+    time each), so the answer's timing does not reveal which key came close."""
+    if not header or not keys:
+        return False
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return False
+    presented = token.strip().encode()
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(presented, key.encode())
+    return matched
+
+
+class ArmMiddleware:
+    def __init__(self, app: ASGIApp, *, api_keys: tuple[str, ...]) -> None:
+        self.app = app
+        self.api_keys = api_keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = str(uuid.uuid4())
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        extra = [(b"x-ms-request-id", request_id.encode())]
+        client_id = headers.get("x-ms-client-request-id")
+        if client_id and len(client_id) <= 200 and client_id.isprintable():
+            extra.append((b"x-ms-client-request-id", client_id.encode("latin-1")))
+        started = False
+
+        async def send_with_ids(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        scope = {**scope, "path": canonical_path(scope["path"])}
+        if scope["path"] not in PUBLIC_PATHS and not authorized(
+            headers.get("authorization"), self.api_keys
+        ):
+            error = AuthenticationError("Send 'Authorization: Bearer <key>' with a valid API key.")
+            await _send_error(send_with_ids, error, www_authenticate=True)
+            return
+        try:
+            await self.app(scope, receive, send_with_ids)
+        except Exception:
+            log.exception("unhandled error in %s %s", scope.get("method"), scope["path"])
+            if not started:
+                await _send_error(send_with_ids, SchedulerError("An internal error occurred."))
+
+
+async def _send_error(send: Any, error: SchedulerError, *, www_authenticate: bool = False) -> None:
+    body = json.dumps(error.to_arm()).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if www_authenticate:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,78 @@
+"""Reading requests and writing responses: JSON bodies, ETags, `If-Match`, api-version.
+
+Bodies are parsed here rather than by FastAPI so that every failure is a 400 ARM error
+naming what is wrong (FastAPI would answer 422 with its own shape).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+
+from scheduler_lib.errors import PreconditionFailedError, ValidationError
+
+API_VERSION = "2016-03-01"
+#: The largest request body read at all (a job is limited to 16 KB of JSON; this leaves
+#: room for whitespace and the resource envelope).
+MAX_BODY_BYTES = 64 * 1024
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+async def read_json(request: Request) -> Any:
+    """The request body as JSON, or a ValidationError (400) saying why not."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+        raise ValidationError("body", f"is larger than {MAX_BODY_BYTES} bytes")
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise ValidationError("body", f"is larger than {MAX_BODY_BYTES} bytes")
+    if not raw.strip():
+        raise ValidationError("body", "is required (a JSON object)")
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+    except UnicodeDecodeError:
+        raise ValidationError("body", "is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(
+            "body", f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError("body", f"is not valid JSON ({exc})") from None
+
+
+def check_api_version(request: Request) -> None:
+    """The SDK always sends api-version=2016-03-01; absent is accepted too."""
+    version = request.query_params.get("api-version")
+    if version is not None and version != API_VERSION:
+        raise ValidationError("api-version", f"must be {API_VERSION} (the only version served)")
+
+
+def if_match(request: Request) -> str | None:
+    return request.headers.get("if-match")
+
+
+def check_if_match(expected: str | None, actual: str | None, what: str) -> None:
+    """412 when the client's `If-Match` names another version than the stored one."""
+    if expected is None or expected.strip() == "*":
+        return
+    candidates = [tag.strip() for tag in expected.split(",")]
+    if actual is None or actual not in candidates:
+        raise PreconditionFailedError(
+            f"{what} has changed (If-Match does not match its current ETag)."
+        )
+
+
+def json_response(body: Any, status: int = 200, *, etag: str | None = None) -> JSONResponse:
+    headers = {"ETag": etag} if etag else None
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def empty_response(status: int = 200, *, etag: str | None = None) -> Response:
+    headers = {"ETag": etag} if etag else None
+    return Response(status_code=status, headers=headers)

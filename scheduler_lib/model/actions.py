@@ -1,0 +1,258 @@
+"""Job actions on the wire: validation into the canonical stored form, and redaction.
+
+The stored form is what the executor reads: canonical key names, PascalCase enums, the
+retry policy's defaults filled in (Fixed, PT30S, 4 retries, as Azure Scheduler documented)
+and, for a client certificate, its thumbprint, subject and expiry derived from the pfx.
+Only the sub-object that matches `type` may be present: a `queueMessage` on an Http action
+would be silently ignored, so it is refused instead.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import wire
+
+ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
+AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
+HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
+RETRY_TYPES = ("None", "Fixed")
+TRANSPORT_TYPES = ("NotSpecified", "NetMessaging", "AMQP")
+SB_AUTH_TYPES = ("NotSpecified", "SharedAccessKey")
+
+CERT_DERIVED = ("certificateThumbprint", "certificateSubjectName", "certificateExpirationDate")
+_PAYLOAD = {
+    "Http": "request",
+    "Https": "request",
+    "StorageQueue": "queueMessage",
+    "ServiceBusQueue": "serviceBusQueueMessage",
+    "ServiceBusTopic": "serviceBusTopicMessage",
+}
+_PAYLOADS = ("request", "queueMessage", "serviceBusQueueMessage", "serviceBusTopicMessage")
+_BROKERED = (
+    "contentType",
+    "correlationId",
+    "forcePersistence",
+    "label",
+    "messageId",
+    "partitionKey",
+    "replyTo",
+    "replyToSessionId",
+    "scheduledEnqueueTimeUtc",
+    "sessionId",
+    "timeToLive",
+    "to",
+    "viaPartitionKey",
+)
+DEFAULT_RETRY = {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 4}
+MAX_BODY = 8192
+
+
+def normalize_action(value: Any, path: str, *, error_action: bool = False) -> dict[str, Any]:
+    """The canonical stored form of `action` (or of `action.errorAction`)."""
+    allowed = ["type", *_PAYLOADS, "retryPolicy"] + ([] if error_action else ["errorAction"])
+    source = wire.keys(value, path, allowed)
+    if "type" not in source:
+        raise ValidationError(wire.join(path, "type"), "is required")
+    kind = wire.enum(source["type"], wire.join(path, "type"), ACTION_TYPES)
+    payload = _PAYLOAD[kind]
+    for other in _PAYLOADS:
+        if other != payload and source.get(other) is not None:
+            raise ValidationError(wire.join(path, other), f"does not apply to a {kind} action")
+    if source.get(payload) is None:
+        raise ValidationError(wire.join(path, payload), f"is required for a {kind} action")
+    action: dict[str, Any] = {"type": kind}
+    where = wire.join(path, payload)
+    if payload == "request":
+        action[payload] = _request(source[payload], where, https_only=kind == "Https")
+    elif payload == "queueMessage":
+        action[payload] = _queue_message(source[payload], where)
+    else:
+        action[payload] = _service_bus(source[payload], where, topic=kind == "ServiceBusTopic")
+    action["retryPolicy"] = _retry_policy(source.get("retryPolicy"), wire.join(path, "retryPolicy"))
+    if source.get("errorAction") is not None:
+        action["errorAction"] = normalize_action(
+            source["errorAction"], wire.join(path, "errorAction"), error_action=True
+        )
+    return action
+
+
+def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
+    source = wire.keys(value, path, ("uri", "method", "body", "headers", "authentication"))
+    for name in ("uri", "method"):
+        if source.get(name) is None:
+            raise ValidationError(wire.join(path, name), "is required")
+    uri = wire.string(source["uri"], wire.join(path, "uri"), max_length=2048)
+    parts = urlsplit(uri)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ValidationError(wire.join(path, "uri"), "must be an absolute http(s) URL")
+    if https_only and parts.scheme.lower() != "https":
+        raise ValidationError(wire.join(path, "uri"), "must be an https URL for an Https action")
+    request: dict[str, Any] = {
+        "uri": uri,
+        "method": wire.enum(
+            source["method"].upper() if isinstance(source["method"], str) else None,
+            wire.join(path, "method"),
+            HTTP_METHODS,
+        ),
+    }
+    if source.get("body") is not None:
+        request["body"] = wire.string(
+            source["body"], wire.join(path, "body"), max_length=MAX_BODY, empty=True
+        )
+    if source.get("headers") is not None:
+        request["headers"] = wire.string_map(source["headers"], wire.join(path, "headers"))
+    if source.get("authentication") is not None:
+        auth = _authentication(source["authentication"], wire.join(path, "authentication"))
+        if auth is not None:
+            request["authentication"] = auth
+    return request
+
+
+def _authentication(value: Any, path: str) -> dict[str, Any] | None:
+    source = wire.obj(value, path)
+    type_key = next((k for k in source if k.lower() == "type"), None)
+    if type_key is None:
+        raise ValidationError(wire.join(path, "type"), "is required")
+    kind = wire.enum(source[type_key], wire.join(path, "type"), AUTH_TYPES)
+    fields = {
+        "NotSpecified": (),
+        "Basic": ("username", "password"),
+        "ActiveDirectoryOAuth": ("tenant", "audience", "clientId", "secret"),
+        "ClientCertificate": ("pfx", "password", *CERT_DERIVED),
+    }[kind]
+    source = wire.keys(source, path, ("type", *fields))
+    if kind == "NotSpecified":
+        return None
+    auth: dict[str, Any] = {"type": kind}
+    for name in fields:
+        if name in CERT_DERIVED:
+            continue  # read-only: derived from the pfx below; a round-tripped value is ignored
+        if source.get(name) is not None:
+            auth[name] = wire.string(source[name], wire.join(path, name), empty=name == "password")
+    return auth
+
+
+def _queue_message(value: Any, path: str) -> dict[str, Any]:
+    source = wire.keys(value, path, ("storageAccount", "queueName", "sasToken", "message"))
+    message: dict[str, Any] = {}
+    for name in ("storageAccount", "queueName", "sasToken"):
+        if source.get(name) is not None:
+            message[name] = wire.string(source[name], wire.join(path, name), max_length=2048)
+    for name in ("storageAccount", "queueName"):
+        if name not in message:
+            raise ValidationError(wire.join(path, name), "is required")
+    if source.get("message") is not None:
+        message["message"] = wire.string(
+            source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
+        )
+    return message
+
+
+def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
+    target = "topicPath" if topic else "queueName"
+    source = wire.keys(
+        value,
+        path,
+        (
+            target,
+            "namespace",
+            "authentication",
+            "message",
+            "brokeredMessageProperties",
+            "customMessageProperties",
+            "transportType",
+        ),
+    )
+    message: dict[str, Any] = {}
+    for name in (target, "namespace"):
+        if source.get(name) is None:
+            raise ValidationError(wire.join(path, name), "is required")
+        message[name] = wire.string(source[name], wire.join(path, name), max_length=260)
+    if source.get("message") is not None:
+        message["message"] = wire.string(
+            source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
+        )
+    if source.get("transportType") is not None:
+        message["transportType"] = wire.enum(
+            source["transportType"], wire.join(path, "transportType"), TRANSPORT_TYPES
+        )
+    if source.get("customMessageProperties") is not None:
+        message["customMessageProperties"] = wire.string_map(
+            source["customMessageProperties"], wire.join(path, "customMessageProperties")
+        )
+    if source.get("brokeredMessageProperties") is not None:
+        message["brokeredMessageProperties"] = _brokered(
+            source["brokeredMessageProperties"], wire.join(path, "brokeredMessageProperties")
+        )
+    auth_path = wire.join(path, "authentication")
+    auth_keys = ("type", "sasKeyName", "sasKey")
+    auth = wire.keys(source.get("authentication") or {}, auth_path, auth_keys)
+    if auth:
+        normalized: dict[str, Any] = {
+            "type": wire.enum(
+                auth.get("type", "SharedAccessKey"), wire.join(auth_path, "type"), SB_AUTH_TYPES
+            )
+        }
+        for name in ("sasKeyName", "sasKey"):
+            if auth.get(name) is not None:
+                normalized[name] = wire.string(auth[name], wire.join(auth_path, name))
+        message["authentication"] = normalized
+    return message
+
+
+def _brokered(value: Any, path: str) -> dict[str, Any]:
+    source = wire.keys(value, path, _BROKERED)
+    result: dict[str, Any] = {}
+    for name, item in source.items():
+        if item is None:
+            continue
+        where = wire.join(path, name)
+        if name == "forcePersistence":
+            result[name] = wire.boolean(item, where)
+        elif name == "timeToLive":
+            result[name] = wire.duration(item, where, low=timedelta(seconds=1))
+        elif name == "scheduledEnqueueTimeUtc":
+            result[name] = wire.datetime_string(item, where)
+        else:
+            result[name] = wire.string(item, where, max_length=256, empty=True)
+    return result
+
+
+def _retry_policy(value: Any, path: str) -> dict[str, Any]:
+    if value is None:
+        return dict(DEFAULT_RETRY)
+    source = wire.keys(value, path, ("retryType", "retryInterval", "retryCount"))
+    kind = wire.enum(source.get("retryType", "Fixed"), wire.join(path, "retryType"), RETRY_TYPES)
+    if kind == "None":
+        for name in ("retryInterval", "retryCount"):
+            if source.get(name) not in (None, 0):
+                raise ValidationError(wire.join(path, name), "does not apply to retryType None")
+        return {"retryType": "None"}
+    interval = wire.duration(
+        source.get("retryInterval", "PT30S"),
+        wire.join(path, "retryInterval"),
+        low=timedelta(seconds=15),
+    )
+    if isodate_seconds(interval) > 548 * 86400:
+        raise ValidationError(wire.join(path, "retryInterval"), "must be at most 18 months")
+    count = wire.integer(source.get("retryCount", 4), wire.join(path, "retryCount"), low=1, high=20)
+    return {"retryType": "Fixed", "retryInterval": interval, "retryCount": count}
+
+
+def isodate_seconds(duration: str) -> float:
+    import isodate
+
+    return isodate.parse_duration(duration).total_seconds()
+
+
+def uses_authentication(action: dict[str, Any]) -> bool:
+    """Whether an action (or its errorAction) authenticates outbound (not on Free)."""
+    request = action.get("request") or {}
+    if request.get("authentication"):
+        return True
+    error = action.get("errorAction")
+    return bool(error) and uses_authentication(error)

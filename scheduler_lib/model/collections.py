@@ -1,0 +1,107 @@
+"""Job collections: the request body into a record, the record into wire JSON.
+
+Only Enabled and Disabled can be requested (`Suspended` and `Deleted` are states the
+platform sets). The SKU defaults to Standard, the state to Enabled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import arm, quotas, wire
+from scheduler_lib.store.collections import CollectionRecord
+
+BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
+STATES = ("Enabled", "Disabled", "Suspended", "Deleted")
+USER_STATES = ("Enabled", "Disabled")
+
+
+def normalize_body(body: Any) -> tuple[str | None, dict[str, str] | None, dict[str, Any]]:
+    """(location, tags, properties) of a JobCollectionDefinition; absent parts are None or
+    missing so a PATCH can tell "not given" from "given"."""
+    source = wire.keys(body, "", BODY_KEYS)
+    location = None
+    if source.get("location") is not None:
+        location = wire.string(source["location"], "location", max_length=100)
+    tags = None
+    if source.get("tags") is not None:
+        tags = wire.string_map(source["tags"], "tags", max_items=50)
+    properties: dict[str, Any] = {}
+    if source.get("properties") is not None:
+        properties = _properties(source["properties"])
+    return location, tags, properties
+
+
+def _properties(value: Any) -> dict[str, Any]:
+    source = wire.keys(value, "properties", ("sku", "state", "quota"))
+    properties: dict[str, Any] = {}
+    if source.get("sku") is not None:
+        sku = wire.keys(source["sku"], "properties.sku", ("name",))
+        if sku.get("name") is None:
+            raise ValidationError("properties.sku.name", "is required")
+        properties["sku"] = {"name": wire.enum(sku["name"], "properties.sku.name", quotas.SKUS)}
+    if source.get("state") is not None:
+        state = wire.enum(source["state"], "properties.state", STATES)
+        if state not in USER_STATES:
+            raise ValidationError("properties.state", "only Enabled or Disabled can be requested")
+        properties["state"] = state
+    if source.get("quota") is not None:
+        properties["quota"] = _quota(source["quota"])
+    return properties
+
+
+def _quota(value: Any) -> dict[str, Any]:
+    path = "properties.quota"
+    source = wire.keys(value, path, ("maxJobCount", "maxJobOccurrence", "maxRecurrence"))
+    quota: dict[str, Any] = {}
+    for name in ("maxJobCount", "maxJobOccurrence"):
+        if source.get(name) is not None:
+            quota[name] = wire.integer(source[name], f"{path}.{name}", low=1, high=1_000_000)
+    if source.get("maxRecurrence") is not None:
+        where = f"{path}.maxRecurrence"
+        recurrence = wire.keys(source["maxRecurrence"], where, ("frequency", "interval"))
+        if recurrence.get("frequency") is None:
+            raise ValidationError(f"{where}.frequency", "is required")
+        quota["maxRecurrence"] = {
+            "frequency": wire.enum(
+                recurrence["frequency"], f"{where}.frequency", quotas.MAX_RECURRENCE_FREQUENCIES
+            ),
+            "interval": wire.integer(
+                recurrence.get("interval", 1), f"{where}.interval", low=1, high=1000
+            ),
+        }
+    return quota
+
+
+def complete(properties: dict[str, Any]) -> dict[str, Any]:
+    """Stored collection properties with defaults, checked against the SKU."""
+    result = {
+        "sku": properties.get("sku") or {"name": "Standard"},
+        "state": properties.get("state", "Enabled"),
+    }
+    if properties.get("quota"):
+        result["quota"] = properties["quota"]
+    quotas.check_collection_quota(result["sku"]["name"], result.get("quota") or {})
+    return result
+
+
+def merge(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """A PATCH's properties over the stored ones (quota merged field by field)."""
+    result = {**stored, **{k: v for k, v in patch.items() if k != "quota"}}
+    if "quota" in patch:
+        result["quota"] = {**(stored.get("quota") or {}), **patch["quota"]}
+    return result
+
+
+def collection_to_wire(record: CollectionRecord) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": arm.collection_id(record.subscription_id, record.resource_group, record.name),
+        "type": arm.COLLECTION_TYPE,
+        "name": record.name,
+    }
+    if record.location:
+        body["location"] = record.location
+    body["tags"] = dict(record.tags)
+    body["properties"] = dict(record.properties)
+    return body

@@ -1,0 +1,116 @@
+"""Job definitions: the request body into the stored definition, the record into wire JSON.
+
+The stored definition is `{startTime?, recurrence?, action}` in canonical form (see
+`timing` and `actions`); `state` and `status` are columns of the job record, and `status`
+is kept by the system: on input it is accepted (the SDK round-trips it) and ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import arm, secrets, timing, wire
+from scheduler_lib.model.actions import normalize_action
+from scheduler_lib.store.jobs import JobRecord
+
+#: Azure Scheduler's limit on a job's JSON.
+MAX_JOB_BYTES = 16 * 1024
+USER_STATES = ("Enabled", "Disabled")
+JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
+BODY_KEYS = ("id", "name", "type", "properties")
+PROPERTY_KEYS = ("startTime", "action", "recurrence", "state", "status")
+
+
+def split_body(body: Any) -> dict[str, Any]:
+    """The `properties` of a JobDefinition body (`id`, `name`, `type` are read-only and
+    ignored: a client may send back what it read)."""
+    source = wire.keys(body, "", BODY_KEYS)
+    if source.get("properties") is None:
+        raise ValidationError("properties", "is required")
+    return wire.obj(source["properties"], "properties")
+
+
+def normalize_properties(value: Any, *, path: str = "properties") -> tuple[dict[str, Any], str]:
+    """(definition, requested state) from the job `properties` (a complete one: PUT, or a
+    PATCH already merged onto the stored definition). Timing is validated by the engine."""
+    source = wire.keys(value, path, PROPERTY_KEYS)
+    if source.get("action") is None:
+        raise ValidationError(wire.join(path, "action"), "is required")
+    definition: dict[str, Any] = {}
+    if source.get("startTime") is not None:
+        definition["startTime"] = wire.datetime_string(
+            source["startTime"], wire.join(path, "startTime")
+        )
+    if source.get("recurrence") is not None:
+        definition["recurrence"] = timing.normalize_recurrence(
+            source["recurrence"], wire.join(path, "recurrence")
+        )
+    definition["action"] = normalize_action(source["action"], wire.join(path, "action"))
+    timing.validate_timing(definition)
+    state = "Enabled"
+    if source.get("state") is not None:
+        where = wire.join(path, "state")
+        state = wire.enum(source["state"], where, JOB_STATES)
+        if state not in USER_STATES:
+            raise ValidationError(where, "only Enabled or Disabled can be requested")
+    return definition, state
+
+
+def check_size(definition: dict[str, Any]) -> None:
+    """Azure Scheduler's 16 KB limit on a job, measured on its stored JSON."""
+    size = len(json.dumps(definition, separators=(",", ":")).encode())
+    if size > MAX_JOB_BYTES:
+        raise ValidationError(
+            "properties", f"the job is {size} bytes of JSON; at most {MAX_JOB_BYTES} are allowed"
+        )
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch, except that a changed `type` replaces the whole object
+    (so patching an Http action into a StorageQueue one leaves no `request` behind)."""
+    if not isinstance(patch, dict):
+        return patch
+    if not isinstance(target, dict):
+        target = {}
+    new_type, old_type = patch.get("type"), target.get("type")
+    if (
+        isinstance(new_type, str)
+        and isinstance(old_type, str)
+        and new_type.lower() != old_type.lower()
+    ):
+        target = {}
+    result = dict(target)
+    for key, value in patch.items():
+        # Match keys case-insensitively so `Action` patches the stored `action`.
+        existing = next((k for k in result if k.lower() == key.lower()), key)
+        if value is None:
+            result.pop(existing, None)
+        else:
+            merged = merge_patch(result.pop(existing, None), value)
+            result[key] = merged
+    return result
+
+
+def stored_properties(record: JobRecord) -> dict[str, Any]:
+    """The stored definition with the stored state, in the shape of request `properties`
+    (secrets included: server side only, for merging)."""
+    return {**record.definition, "state": record.state}
+
+
+def job_to_wire(record: JobRecord) -> dict[str, Any]:
+    """A JobDefinition as the API returns it: no secrets, system status, ARM identity."""
+    properties = secrets.redact(record.definition)
+    if "recurrence" in properties:
+        properties["recurrence"] = timing.to_wire_recurrence(properties["recurrence"])
+    properties["state"] = record.state
+    properties["status"] = record.status
+    return {
+        "id": arm.job_id(
+            record.subscription_id, record.resource_group, record.collection_name, record.name
+        ),
+        "type": arm.JOB_TYPE,
+        "name": f"{record.collection_name}/{record.name}",
+        "properties": properties,
+    }

@@ -1,0 +1,115 @@
+"""A job's timing (`startTime`, `recurrence`) in canonical stored form.
+
+The recurrence engine (`scheduler_lib.recurrence_parse`) validates values and ranges; this
+module only makes the stored JSON canonical so the dispatcher and executor read one
+spelling: key names as the semantics document writes them (`occurrence` lower-case, though
+the SDK sends `Occurrence`), PascalCase frequencies and day names, a scalar where a list is
+expected turned into a one-element list. Dates keep the user's text, because a date-time
+without an offset is a wall-clock reading in `recurrence.timeZone`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import wire
+
+FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month", "Year")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
+SCHEDULE_KEYS = ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences", "months")
+
+
+def _canonical_enum(value: Any, choices: tuple[str, ...]) -> Any:
+    """The canonical spelling when `value` names a choice in any case; otherwise the value
+    unchanged, for the engine to reject with its own message."""
+    if isinstance(value, str):
+        for choice in choices:
+            if choice.lower() == value.strip().lower():
+                return choice
+    return value
+
+
+def _as_list(value: Any) -> Any:
+    return value if isinstance(value, list) else [value]
+
+
+def normalize_recurrence(value: Any, path: str) -> dict[str, Any]:
+    """`recurrence` with canonical keys and enum spellings (values validated elsewhere)."""
+    source = wire.keys(value, path, RECURRENCE_KEYS)
+    result: dict[str, Any] = {}
+    for key, item in source.items():
+        if item is None:
+            continue
+        if key == "frequency":
+            item = _canonical_enum(item, FREQUENCIES)
+        elif key == "schedule":
+            item = _schedule(item, wire.join(path, key))
+        elif key == "endTime":
+            item = wire.datetime_string(item, wire.join(path, key))
+        result[key] = item
+    return result
+
+
+def _schedule(value: Any, path: str) -> dict[str, Any]:
+    source = wire.keys(value, path, SCHEDULE_KEYS)
+    result: dict[str, Any] = {}
+    for key, item in source.items():
+        if item is None:
+            continue
+        item = _as_list(item)
+        if key == "weekDays":
+            item = [_canonical_enum(day, WEEKDAYS) for day in item]
+        elif key == "monthlyOccurrences":
+            item = [
+                _occurrence(entry, f"{wire.join(path, key)}[{index}]")
+                for index, entry in enumerate(item)
+            ]
+        result[key] = item
+    return result
+
+
+def _occurrence(value: Any, path: str) -> dict[str, Any]:
+    source = wire.keys(value, path, ("day", "occurrence"))
+    result: dict[str, Any] = {}
+    if source.get("day") is not None:
+        result["day"] = _canonical_enum(source["day"], WEEKDAYS)
+    if source.get("occurrence") is not None:
+        result["occurrence"] = source["occurrence"]
+    return result
+
+
+def validate_timing(properties: dict[str, Any]) -> None:
+    """Run the recurrence engine's validation; its paths are relative to the job properties,
+    the API's are relative to the body, hence the `properties.` prefix."""
+    from scheduler_lib.recurrence_parse import parse_job_timing
+
+    try:
+        parse_job_timing(properties)
+    except ValidationError as exc:
+        raise prefixed(exc) from None
+
+
+def prefixed(exc: ValidationError, prefix: str = "properties") -> ValidationError:
+    """The same error with its field path under `prefix`."""
+    if exc.field.startswith(f"{prefix}.") or exc.field == prefix:
+        return exc
+    field = f"{prefix}.{exc.field}" if exc.field else prefix
+    message = exc.message.removeprefix(f"{exc.field}: ") if exc.field else exc.message
+    return ValidationError(field, message)
+
+
+def to_wire_recurrence(recurrence: dict[str, Any]) -> dict[str, Any]:
+    """The stored recurrence as the 2016-03-01 API spells it (`Occurrence`, capital O, is
+    what the SDK reads)."""
+    result = dict(recurrence)
+    schedule = result.get("schedule")
+    if schedule and schedule.get("monthlyOccurrences"):
+        schedule = dict(schedule)
+        schedule["monthlyOccurrences"] = [
+            {("Occurrence" if k == "occurrence" else k): v for k, v in entry.items()}
+            for entry in schedule["monthlyOccurrences"]
+        ]
+        result["schedule"] = schedule
+    return result

@@ -1,0 +1,173 @@
+"""Job operations over real HTTP against Azurite: create/update, status and due index,
+state rules, delete, run."""
+
+from datetime import UTC, datetime, timedelta
+
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.store.due_index import due_rows
+from scheduler_lib.store.history import HistoryEntry, add_history, list_history
+from scheduler_lib.store.jobs import get_job, put_job
+from scheduler_lib.store.tables import job_key
+from tests.api.conftest import RG, SUB, arm_error, http_action, job_body, job_path, make_collection
+
+NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+
+
+def test_create_computes_status_and_writes_the_due_row(client, store):
+    make_collection(client)
+    body = job_body(
+        startTime="2026-03-04T10:30:00Z", recurrence={"frequency": "hour", "interval": 2}
+    )
+    created = client.put(job_path("Ping"), json=body)
+    assert created.status_code == 201 and created.headers["etag"]
+    job = created.json()
+    assert job["id"].endswith("/jobCollections/coll/jobs/Ping")
+    assert job["name"] == "coll/Ping" and job["type"] == "Microsoft.Scheduler/jobCollections/jobs"
+    assert job["properties"]["state"] == "Enabled"
+    assert job["properties"]["recurrence"] == {"frequency": "Hour", "interval": 2}
+    assert job["properties"]["status"] == {
+        "executionCount": 0,
+        "failureCount": 0,
+        "faultedCount": 0,
+        "nextExecutionTime": "2026-03-04T10:30:00Z",
+    }
+    record = get_job(store, SUB, RG, "coll", "ping")
+    assert record.created_time == NOW and record.bookkeeping == {"occurrences": 0}
+    rows = list(due_rows(store, start=NOW, through=NOW + timedelta(hours=2)))
+    assert [(r.job_key, r.due) for r in rows] == [
+        (record.key, datetime(2026, 3, 4, 10, 30, tzinfo=UTC))
+    ]
+    got = client.get(job_path("PING"))
+    assert got.status_code == 200 and got.json() == job
+    assert got.headers["etag"] == created.headers["etag"]
+
+
+def test_update_answers_200_and_reschedules_only_on_timing_change(client, store, clock):
+    make_collection(client)
+    client.put(job_path(), json=job_body(recurrence={"frequency": "Day"}))
+    clock.advance(timedelta(hours=1))
+    same_timing = client.put(
+        job_path(),
+        json=job_body(recurrence={"frequency": "Day"}, action=http_action(method="POST")),
+    )
+    assert same_timing.status_code == 200
+    assert same_timing.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:00:00Z"
+    new_timing = client.put(
+        job_path(), json=job_body(recurrence={"frequency": "Day", "interval": 2})
+    )
+    assert new_timing.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T10:00:00Z"
+    assert get_job(store, SUB, RG, "coll", "job1").created_time == NOW + timedelta(hours=1)
+
+
+def test_past_end_time_is_stored_completed_and_then_frozen(client):
+    make_collection(client)
+    body = job_body(
+        recurrence={"frequency": "Day", "endTime": "2026-01-01T00:00:00Z"},
+        startTime="2025-12-01T00:00:00Z",
+    )
+    created = client.put(job_path(), json=body)
+    assert created.status_code == 201
+    assert created.json()["properties"]["state"] == "Completed"
+    assert "nextExecutionTime" not in created.json()["properties"]["status"]
+    assert arm_error(client.put(job_path(), json=job_body()), 409)["code"] == "Conflict"
+    arm_error(client.patch(job_path(), json={"properties": {"state": "Enabled"}}), 409)
+    assert client.delete(job_path()).status_code == 200
+
+
+def test_faulted_jobs_cannot_change(client, store):
+    from dataclasses import replace
+
+    make_collection(client)
+    client.put(job_path(), json=job_body())
+    record = get_job(store, SUB, RG, "coll", "job1")
+    put_job(store, replace(record, state="Faulted"))
+    arm_error(client.patch(job_path(), json={"properties": {"state": "Disabled"}}), 409)
+
+
+def test_disable_then_enable_resumes_from_now(client, clock):
+    make_collection(client)
+    body = job_body(startTime="2026-03-04T09:00:00Z", recurrence={"frequency": "Hour"})
+    client.put(job_path(), json=body)
+    disabled = client.patch(job_path(), json={"properties": {"state": "disabled"}})
+    assert disabled.status_code == 200 and disabled.json()["properties"]["state"] == "Disabled"
+    clock.advance(timedelta(hours=5, minutes=10))
+    enabled = client.patch(job_path(), json={"properties": {"state": "Enabled"}})
+    assert enabled.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T15:00:00Z"
+
+
+def test_one_time_job_without_start_time_runs_now(client):
+    make_collection(client)
+    created = client.put(job_path(), json=job_body())
+    assert created.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:00:00Z"
+
+
+def test_job_needs_its_collection(client):
+    error = arm_error(client.put(job_path(collection="missing"), json=job_body()), 404)
+    assert "missing" in error["message"]
+
+
+def test_patch_merges_into_the_stored_job(client):
+    make_collection(client)
+    client.put(
+        job_path(),
+        json=job_body(recurrence={"frequency": "Week", "schedule": {"weekDays": ["Monday"]}}),
+    )
+    patched = client.patch(
+        job_path(), json={"properties": {"action": {"request": {"headers": {"X-Job": "1"}}}}}
+    )
+    assert patched.status_code == 200
+    request = patched.json()["properties"]["action"]["request"]
+    assert request == {"uri": "http://example.com/ping", "method": "GET", "headers": {"X-Job": "1"}}
+    assert patched.json()["properties"]["recurrence"]["schedule"] == {"weekDays": ["Monday"]}
+    arm_error(client.patch(job_path("nope"), json={"properties": {}}), 404)
+
+
+def test_delete_answers_200_and_removes_history_and_due_row(client, store):
+    make_collection(client)
+    client.put(job_path(), json=job_body(startTime="2026-03-04T09:30:00Z"))
+    key = job_key(SUB, RG, "coll", "job1")
+    add_history(store, HistoryEntry(key, NOW, NOW, NOW, "MainAction", "Completed", "ok"))
+    deleted = client.delete(job_path())
+    assert deleted.status_code == 200
+    arm_error(client.get(job_path()), 404)
+    assert list_history(store, key)[0] == []
+    assert list(due_rows(store, start=NOW, through=NOW + timedelta(hours=1))) == []
+    arm_error(client.delete(job_path()), 404)
+
+
+def test_run_queues_a_manual_execution_and_answers_200(client, settings):
+    make_collection(client)
+    client.put(job_path(), json=job_body(startTime="2026-05-01T00:00:00Z"))
+    ran = client.post(job_path() + "/run")
+    assert ran.status_code == 200
+    received = ExecutionQueue(settings).receive(max_messages=5)
+    assert len(received) == 1
+    message = ExecutionMessage.from_json(received[0].body)
+    assert message.manual and message.job_key == job_key(SUB, RG, "coll", "job1")
+    assert message.occurrence == NOW
+    arm_error(client.post(job_path("nope") + "/run"), 404)
+
+
+def test_occurrence_in_either_case_is_stored_lower_case_and_returned_as_the_spec_spells_it(
+    client, store
+):
+    make_collection(client)
+    for name, key in (("upper", "Occurrence"), ("lower", "occurrence")):
+        schedule = {"monthlyOccurrences": [{"day": "monday", key: 1}]}
+        response = client.put(
+            job_path(name), json=job_body(recurrence={"frequency": "Month", "schedule": schedule})
+        )
+        assert response.status_code == 201, response.text
+        wire = response.json()["properties"]["recurrence"]["schedule"]["monthlyOccurrences"]
+        assert wire == [{"day": "Monday", "Occurrence": 1}]
+        stored = get_job(store, SUB, RG, "coll", name).definition["recurrence"]["schedule"]
+        assert stored["monthlyOccurrences"] == [{"day": "Monday", "occurrence": 1}]
+
+
+def test_far_future_schedules_are_stored_not_server_errors(client):
+    make_collection(client)
+    body = job_body(startTime="9999-12-31T23:00:00Z", recurrence={"frequency": "Minute"})
+    response = client.put(job_path(), json=body)
+    assert response.status_code == 201
+    assert response.json()["properties"]["status"]["nextExecutionTime"] == "9999-12-31T23:00:00Z"

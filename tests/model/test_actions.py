@@ -1,0 +1,155 @@
+"""Action validation into the canonical stored form (pure: no storage, no clock)."""
+
+import pytest
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model.actions import DEFAULT_RETRY, normalize_action, uses_authentication
+
+
+def http(**request):
+    return {
+        "type": "http",
+        "request": {"uri": "https://example.com/x", "method": "post", **request},
+    }
+
+
+def test_http_action_is_canonical_with_default_retry_policy():
+    action = normalize_action(http(body="hi", headers={"X-A": "1"}), "action")
+    assert action == {
+        "type": "Http",
+        "request": {
+            "uri": "https://example.com/x",
+            "method": "POST",
+            "body": "hi",
+            "headers": {"X-A": "1"},
+        },
+        "retryPolicy": DEFAULT_RETRY,
+    }
+
+
+def test_keys_and_enums_in_any_case():
+    action = normalize_action(
+        {
+            "Type": "STORAGEQUEUE",
+            "QueueMessage": {"storageaccount": "acct", "queueName": "q", "sasToken": "?sv=1"},
+            "retryPolicy": {"retryType": "fixed", "retryInterval": "pt1m", "retryCount": 2},
+        },
+        "action",
+    )
+    assert action["type"] == "StorageQueue"
+    assert action["queueMessage"] == {
+        "storageAccount": "acct",
+        "queueName": "q",
+        "sasToken": "?sv=1",
+    }
+    assert action["retryPolicy"] == {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}
+
+
+def test_service_bus_topic_with_brokered_properties():
+    action = normalize_action(
+        {
+            "type": "ServiceBusTopic",
+            "serviceBusTopicMessage": {
+                "topicPath": "t",
+                "namespace": "ns",
+                "transportType": "amqp",
+                "authentication": {"sasKeyName": "k", "sasKey": "s", "type": "sharedaccesskey"},
+                "brokeredMessageProperties": {"timeToLive": "PT1H", "forcePersistence": True},
+                "customMessageProperties": {"a": "b"},
+            },
+            "retryPolicy": {"retryType": "none"},
+        },
+        "action",
+    )
+    message = action["serviceBusTopicMessage"]
+    assert message["transportType"] == "AMQP"
+    assert message["authentication"]["type"] == "SharedAccessKey"
+    assert message["brokeredMessageProperties"] == {"timeToLive": "PT1H", "forcePersistence": True}
+    assert action["retryPolicy"] == {"retryType": "None"}
+
+
+def test_error_action_is_validated_and_may_not_nest():
+    action = normalize_action({**http(), "errorAction": http(method="get")}, "action")
+    assert action["errorAction"]["request"]["method"] == "GET"
+    nested = {**http(), "errorAction": {**http(), "errorAction": http()}}
+    with pytest.raises(ValidationError) as err:
+        normalize_action(nested, "action")
+    assert err.value.field == "action.errorAction.errorAction"
+
+
+@pytest.mark.parametrize(
+    ("action", "field"),
+    [
+        pytest.param({"request": {}}, "action.type", id="type-missing"),
+        pytest.param({"type": "Ftp"}, "action.type", id="type-unknown"),
+        pytest.param({"type": "Http"}, "action.request", id="request-missing"),
+        pytest.param({**http(), "queueMessage": {}}, "action.queueMessage", id="wrong-payload"),
+        pytest.param({**http(), "colour": 1}, "action.colour", id="unknown-property"),
+        pytest.param(http(uri="ftp://x"), "action.request.uri", id="uri-not-http"),
+        pytest.param(http(uri=5), "action.request.uri", id="uri-not-string"),
+        pytest.param(
+            {"type": "Https", "request": {"uri": "http://x.y", "method": "GET"}},
+            "action.request.uri",
+            id="https-action-with-http-uri",
+        ),
+        pytest.param(http(method="FETCH"), "action.request.method", id="method-unknown"),
+        pytest.param(http(headers={"a": 1}), "action.request.headers.a", id="header-not-string"),
+        pytest.param(
+            http(authentication={"type": "Kerberos"}),
+            "action.request.authentication.type",
+            id="auth-type-unknown",
+        ),
+        pytest.param(
+            http(authentication={"type": "Basic", "username": "u", "secret": "s"}),
+            "action.request.authentication.secret",
+            id="auth-property-of-another-type",
+        ),
+        pytest.param(
+            {**http(), "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT5S"}},
+            "action.retryPolicy.retryInterval",
+            id="retry-interval-below-15s",
+        ),
+        pytest.param(
+            {**http(), "retryPolicy": {"retryType": "Fixed", "retryInterval": "P1Y"}},
+            "action.retryPolicy.retryInterval",
+            id="retry-interval-in-years",
+        ),
+        pytest.param(
+            {**http(), "retryPolicy": {"retryType": "Fixed", "retryCount": 21}},
+            "action.retryPolicy.retryCount",
+            id="retry-count-above-20",
+        ),
+        pytest.param(
+            {**http(), "retryPolicy": {"retryType": "None", "retryCount": 3}},
+            "action.retryPolicy.retryCount",
+            id="retry-count-with-type-none",
+        ),
+        pytest.param(
+            {"type": "StorageQueue", "queueMessage": {"queueName": "q"}},
+            "action.queueMessage.storageAccount",
+            id="queue-account-missing",
+        ),
+        pytest.param(
+            {"type": "ServiceBusQueue", "serviceBusQueueMessage": {"namespace": "n"}},
+            "action.serviceBusQueueMessage.queueName",
+            id="service-bus-queue-missing",
+        ),
+    ],
+)
+def test_bad_actions_name_the_field(action, field):
+    with pytest.raises(ValidationError) as err:
+        normalize_action(action, "action")
+    assert err.value.field == field
+    assert err.value.status == 400
+
+
+def test_not_specified_authentication_is_dropped():
+    action = normalize_action(http(authentication={"type": "NotSpecified"}), "action")
+    assert "authentication" not in action["request"]
+    assert not uses_authentication(action)
+
+
+def test_uses_authentication_sees_the_error_action():
+    auth = {"type": "Basic", "username": "u", "password": "p"}
+    action = normalize_action({**http(), "errorAction": http(authentication=auth)}, "action")
+    assert uses_authentication(action)

@@ -1,0 +1,62 @@
+"""The strict wire readers and ARM names."""
+
+import pytest
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import arm, wire
+
+
+def test_keys_are_case_insensitive_but_not_duplicated():
+    assert wire.keys({"TYPE": 1}, "a", ("type",)) == {"type": 1}
+    with pytest.raises(ValidationError) as err:
+        wire.keys({"type": 1, "Type": 2}, "a", ("type",))
+    assert err.value.field == "a.Type"
+
+
+@pytest.mark.parametrize(
+    ("reader", "value"),
+    [
+        pytest.param(lambda v: wire.integer(v, "f"), True, id="bool-is-not-integer"),
+        pytest.param(lambda v: wire.integer(v, "f"), 1.5, id="float-is-not-integer"),
+        pytest.param(lambda v: wire.string(v, "f"), "", id="empty-string"),
+        pytest.param(lambda v: wire.duration(v, "f"), "30 seconds", id="duration-not-iso"),
+        pytest.param(lambda v: wire.datetime_string(v, "f"), "2026-13-01", id="bad-date"),
+        pytest.param(lambda v: wire.enum(v, "f", ("A",)), 1, id="enum-not-string"),
+    ],
+)
+def test_readers_reject_wrong_types(reader, value):
+    with pytest.raises(ValidationError) as err:
+        reader(value)
+    assert err.value.field == "f"
+
+
+def test_messages_never_quote_the_value():
+    with pytest.raises(ValidationError) as err:
+        wire.integer("hunter2", "password")
+    assert "hunter2" not in err.value.message
+
+
+def test_datetimes_and_durations():
+    assert wire.datetime_string(" 2026-03-04T09:00:00.000Z", "f") == "2026-03-04T09:00:00.000Z"
+    assert wire.datetime_string("2026-12-31", "f") == "2026-12-31"
+    assert wire.duration("pt90s", "f") == "PT1M30S"
+
+
+@pytest.mark.parametrize(
+    ("names", "field"),
+    [
+        pytest.param(("sub|x", "rg"), "subscriptionId", id="pipe-in-subscription"),
+        pytest.param(("sub", "rg."), "resourceGroupName", id="rg-ending-with-dot"),
+        pytest.param(("sub", "rg", "a b"), "jobCollectionName", id="space-in-collection"),
+        pytest.param(("sub", "rg", "c", "j" * 65), "jobName", id="job-name-too-long"),
+        pytest.param(("sub", "rg", "c", "-j"), "jobName", id="job-name-leading-hyphen"),
+    ],
+)
+def test_bad_arm_names(names, field):
+    with pytest.raises(ValidationError) as err:
+        arm.check_names(*names)
+    assert err.value.field == field
+
+
+def test_good_arm_names():
+    arm.check_names("00000000-0000-0000-0000-000000000000", "My_RG-(1).x", "coll_1", "job-1")
