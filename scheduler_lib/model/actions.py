@@ -72,7 +72,11 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
         action[payload] = _queue_message(source[payload], where)
     else:
         action[payload] = _service_bus(source[payload], where, topic=kind == "ServiceBusTopic")
-    action["retryPolicy"] = _retry_policy(source.get("retryPolicy"), wire.join(path, "retryPolicy"))
+    if not error_action or source.get("retryPolicy") is not None:
+        # An errorAction without a policy of its own runs under the main action's (the
+        # executor looks it up there), so no default is stored for it.
+        policy_path = wire.join(path, "retryPolicy")
+        action["retryPolicy"] = _retry_policy(source.get("retryPolicy"), policy_path)
     if source.get("errorAction") is not None:
         action["errorAction"] = normalize_action(
             source["errorAction"], wire.join(path, "errorAction"), error_action=True

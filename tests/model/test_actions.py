@@ -153,3 +153,16 @@ def test_uses_authentication_sees_the_error_action():
     auth = {"type": "Basic", "username": "u", "password": "p"}
     action = normalize_action({**http(), "errorAction": http(authentication=auth)}, "action")
     assert uses_authentication(action)
+
+
+def test_error_action_inherits_the_main_policy_unless_it_has_its_own() -> None:
+    main_policy = {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}
+    inherited = normalize_action(
+        {**http(), "retryPolicy": main_policy, "errorAction": http()}, "action"
+    )
+    assert "retryPolicy" not in inherited["errorAction"]
+    assert inherited["retryPolicy"]["retryCount"] == 2
+    own = normalize_action(
+        {**http(), "errorAction": {**http(), "retryPolicy": {"retryType": "None"}}}, "action"
+    )
+    assert own["errorAction"]["retryPolicy"] == {"retryType": "None"}
