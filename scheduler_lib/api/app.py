@@ -40,8 +40,8 @@ def create_app(settings: Settings, *, clock: Callable[[], datetime] = utc_now) -
         version="2016-03-01",
         description=(
             "The Azure Scheduler 2016-03-01 REST API (drop-in for the `azure-mgmt-scheduler` "
-            "SDK: set its `base_url` to `https://<app>/api`). Every route except /api/health "
-            "requires `Authorization: Bearer <key>`."
+            "SDK: set its `base_url` to `https://<app>/api`). Every route except /api/health and "
+            "this documentation requires `Authorization: Bearer <key>`."
         ),
         docs_url=PREFIX + "/docs",
         redoc_url=None,

@@ -19,7 +19,16 @@ from scheduler_lib.api.paths import PREFIX, canonical_path
 from scheduler_lib.errors import AuthenticationError, SchedulerError
 
 log = logging.getLogger(__name__)
-PUBLIC_PATHS = frozenset({PREFIX + "/health"})
+#: Served without a key: the health probe, and the API's documentation (it holds no data, and
+#: a browser opening the docs page cannot send a bearer key).
+PUBLIC_PATHS = frozenset(
+    {
+        PREFIX + "/health",
+        PREFIX + "/docs",
+        PREFIX + "/docs/oauth2-redirect",
+        PREFIX + "/openapi.json",
+    }
+)
 
 
 def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
