@@ -1,0 +1,74 @@
+"""Command line: `python -m scheduler_lib preview JOB.json [--count N] [--now ISO]`.
+
+An entry point, so it may read the clock: `--now` defaults to the current time. A job that
+fails validation prints one line naming the field to stderr and exits with status 2, the
+same status argparse uses for a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.preview import preview_table
+
+USAGE_ERROR = 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scheduler_lib")
+    commands = parser.add_subparsers(dest="command", required=True)
+    show = commands.add_parser("preview", help="list a job's next executions")
+    show.add_argument(
+        "job", help="job JSON file ({'properties': {...}} or the properties); - = stdin"
+    )
+    show.add_argument("--count", type=_positive, default=10, help="how many (default 10)")
+    show.add_argument(
+        "--now", type=_instant, help="evaluate as of this ISO 8601 instant (default: now; UTC)"
+    )
+    args = parser.parse_args(argv)
+    now = args.now or datetime.now(UTC)
+    try:
+        properties = _load(args.job)
+        print(preview_table(properties, now=now, count=args.count))
+    except (OSError, ValueError) as error:  # ValidationError is a ValueError
+        prefix = "invalid job" if isinstance(error, ValidationError) else args.job
+        print(f"error: {prefix}: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    return 0
+
+
+def _load(path: str) -> Any:
+    """The job's properties from a file holding a whole job or just its properties."""
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not valid JSON ({error})") from None
+    if isinstance(document, dict) and isinstance(document.get("properties"), dict):
+        return document["properties"]
+    return document
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _instant(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 date-time") from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
