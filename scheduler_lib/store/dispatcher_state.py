@@ -1,0 +1,66 @@
+"""The dispatcher's own state in the `SchedulerState` table: its cursor and its last tick.
+
+One entity, PartitionKey `dispatcher`, RowKey `state`:
+- `Cursor`: the last minute whose due-index rows were all handled. After downtime the next
+  tick reads from here, so it sees (and postpones) what was missed instead of skipping it
+  silently. Absent before the first tick.
+- `LastTickAt` / `LastTick`: when the last tick ran and its summary (JSON), for the health
+  endpoint, which calls `get_dispatcher_state`.
+
+The entity is written with a plain upsert, last writer wins: two racing ticks both handled
+every row they read, so either cursor is safe, and a cursor that moves back only makes the
+next tick re-read rows that are already gone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from azure.core.exceptions import ResourceNotFoundError
+from azure.data.tables import UpdateMode
+
+from scheduler_lib.store.tables import TableStore, as_datetime, dumps
+
+TABLE = "SchedulerState"
+PARTITION = "dispatcher"
+ROW = "state"
+
+
+@dataclass(frozen=True)
+class DispatcherState:
+    """What the dispatcher remembers between ticks; all None/empty before the first tick."""
+
+    cursor: datetime | None = None
+    last_tick_at: datetime | None = None
+    last_tick: dict[str, Any] = field(default_factory=dict)
+
+
+def get_dispatcher_state(store: TableStore) -> DispatcherState:
+    """The stored state (an empty one before the first tick). The health endpoint uses it."""
+    try:
+        entity = store.table(TABLE).get_entity(PARTITION, ROW)
+    except ResourceNotFoundError:
+        return DispatcherState()
+    return DispatcherState(
+        cursor=as_datetime(entity.get("Cursor")),
+        last_tick_at=as_datetime(entity.get("LastTickAt")),
+        last_tick=json.loads(entity.get("LastTick") or "{}"),
+    )
+
+
+def save_dispatcher_state(store: TableStore, state: DispatcherState) -> None:
+    """Store the cursor and the last tick's summary (one upsert)."""
+    entity: dict[str, Any] = {
+        "PartitionKey": PARTITION,
+        "RowKey": ROW,
+        "LastTick": dumps(state.last_tick),
+    }
+    # Table storage has no null: an absent property is how "no value" is stored.
+    if state.cursor is not None:
+        entity["Cursor"] = state.cursor
+    if state.last_tick_at is not None:
+        entity["LastTickAt"] = state.last_tick_at
+    store.table(TABLE).upsert_entity(entity, mode=UpdateMode.REPLACE)

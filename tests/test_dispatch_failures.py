@@ -1,0 +1,185 @@
+"""The dispatcher under crashes, repeats and races: no occurrence lost, none advanced past
+without its message, and every repeat sends the identical message (so the executor's
+de-duplication by execution tag can drop it). Real Azurite tables and queue throughout;
+failures are injected by `RecordingQueue`, a real ExecutionQueue subclass."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from scheduler_lib.config import Settings
+from scheduler_lib.dispatch import run_tick
+from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.store.dispatcher_state import get_dispatcher_state
+from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.store.tables import TableStore
+from tests.dispatch_support import (
+    T0,
+    RecordingQueue,
+    SimulatedCrash,
+    all_rows,
+    definition,
+    make_collection,
+    make_job,
+    reload,
+    set_job,
+)
+
+DUE = T0 + timedelta(seconds=30)
+NEXT = DUE + timedelta(hours=1)
+
+
+@pytest.fixture
+def store(settings: Settings) -> TableStore:
+    store = TableStore(settings)
+    store.ensure_tables()
+    make_collection(store)
+    return store
+
+
+def _jobs(store: TableStore, n: int) -> list[JobRecord]:
+    return [make_job(store, f"j{i:03d}", definition(DUE)) for i in range(n)]
+
+
+def _queue(settings: Settings, **kwargs: object) -> RecordingQueue:
+    queue = RecordingQueue(settings, **kwargs)  # type: ignore[arg-type]
+    queue.ensure()
+    return queue
+
+
+def _assert_each_job_dispatched_once(
+    store: TableStore, jobs: list[JobRecord], *queues: RecordingQueue
+) -> None:
+    """Every job advanced exactly once, its one occurrence sent, every copy identical."""
+    expected = {j.key: ExecutionMessage.scheduled(j.key, DUE, 1).to_json() for j in jobs}
+    bodies: dict[str, set[str]] = {}
+    for queue in queues:
+        for sent in queue.sent:
+            bodies.setdefault(sent.message.job_key, set()).add(sent.body)
+    assert bodies == {key: {body} for key, body in expected.items()}
+    for job in jobs:
+        stored = reload(store, job)
+        assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (NEXT, 1)
+    assert all_rows(store) == sorted((j.key, NEXT) for j in jobs)
+
+
+@pytest.mark.parametrize("workers", [pytest.param(1, id="sequential"), pytest.param(4, id="pool")])
+def test_queue_failing_half_way_holds_the_cursor_and_the_next_tick_finishes(
+    store: TableStore, settings: Settings, workers: int
+) -> None:
+    jobs = _jobs(store, 20)
+    failing = _queue(settings, fail_after=8)
+
+    first = run_tick(store, failing, settings, now=T0, workers=workers)
+
+    assert (first.messages_sent, first.failed) == (8, 12)
+    assert get_dispatcher_state(store).cursor == T0 - timedelta(minutes=1)  # before 09:00
+    unsent = [j for j in jobs if j.key not in {s.message.job_key for s in failing.sent}]
+    assert all(reload(store, j).next_execution_time == DUE for j in unsent)  # not advanced
+
+    healthy = _queue(settings)
+    second = run_tick(store, healthy, settings, now=T0 + timedelta(seconds=5), workers=workers)
+
+    assert (second.messages_sent, second.failed, second.rows_read) == (12, 0, 12)
+    _assert_each_job_dispatched_once(store, jobs, failing, healthy)
+
+
+def test_crash_between_send_and_advance_resends_the_identical_message(
+    store: TableStore, settings: Settings
+) -> None:
+    """The 4th send reaches the queue, then the worker dies before advancing that job."""
+    jobs = _jobs(store, 6)
+    crashing = _queue(settings, fail_after=3, failure=SimulatedCrash, crash_after_send=True)
+
+    with pytest.raises(SimulatedCrash):
+        run_tick(store, crashing, settings, now=T0, workers=1)
+
+    assert len(crashing.sent) == 4
+    victim = crashing.sent[-1].message.job_key
+    assert next(reload(store, j) for j in jobs if j.key == victim).next_execution_time == DUE
+    assert get_dispatcher_state(store).cursor is None  # the dead tick saved nothing
+
+    rerun = _queue(settings)
+    run_tick(store, rerun, settings, now=T0, workers=1)
+
+    resent = {s.message.job_key for s in rerun.sent}
+    assert victim in resent
+    assert len(resent) == 3  # the victim again, and the two never reached
+    _assert_each_job_dispatched_once(store, jobs, crashing, rerun)
+
+
+def test_crash_before_sending_loses_nothing(store: TableStore, settings: Settings) -> None:
+    jobs = _jobs(store, 6)
+    crashing = _queue(settings, fail_after=2, failure=SimulatedCrash)
+
+    with pytest.raises(SimulatedCrash):
+        run_tick(store, crashing, settings, now=T0, workers=1)
+    rerun = _queue(settings)
+    run_tick(store, rerun, settings, now=T0 + timedelta(seconds=40), workers=1)
+
+    assert len(rerun.sent) == 4
+    _assert_each_job_dispatched_once(store, jobs, crashing, rerun)
+
+
+def test_two_ticks_racing(store: TableStore, settings: Settings) -> None:
+    jobs = _jobs(store, 60)
+    queues = [_queue(settings), _queue(settings)]
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def tick(queue: RecordingQueue) -> None:
+        barrier.wait()
+        try:
+            run_tick(store, queue, settings, now=T0, workers=4)
+        except BaseException as exc:  # reported below, not lost in the thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=tick, args=(q,)) for q in queues]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    _assert_each_job_dispatched_once(store, jobs, *queues)
+
+
+def test_executor_writing_the_job_meanwhile_keeps_its_keys(
+    store: TableStore, settings: Settings
+) -> None:
+    """The executor claims the occurrence right after the send: the dispatcher's ETag write
+    fails, it re-reads and re-applies its advance without dropping the executor's claim."""
+    job = make_job(store, "j", definition(DUE))
+
+    def executor_claims(message: ExecutionMessage) -> None:
+        current = reload(store, job)
+        set_job(store, job, bookkeeping={**current.bookkeeping, "claim": message.execution_tag})
+
+    queue = _queue(settings, on_send=executor_claims)
+    report = run_tick(store, queue, settings, now=T0)
+
+    stored = reload(store, job)
+    assert stored.bookkeeping == {"occurrences": 1, "claim": queue.sent[0].message.execution_tag}
+    assert stored.next_execution_time == NEXT
+    assert report.job_entities_read == 2  # the first read and the re-read after the conflict
+    assert all_rows(store) == [(job.key, NEXT)]
+
+
+def test_job_rescheduled_during_the_tick_keeps_the_new_schedule(
+    store: TableStore, settings: Settings
+) -> None:
+    """The API moves the job right after its message went out: the dispatcher loses the
+    ETag race and must not overwrite the new schedule."""
+    job = make_job(store, "j", definition(DUE))
+    moved = T0 + timedelta(days=1)
+
+    def api_reschedules(_: ExecutionMessage) -> None:
+        set_job(store, job, definition=definition(moved), next_execution_time=moved)
+
+    run_tick(store, _queue(settings, on_send=api_reschedules), settings, now=T0)
+
+    stored = reload(store, job)
+    assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (moved, 0)
