@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -133,13 +134,22 @@ def serve(
     log.info("API listening on http://%s:%d/api", host, port)
     if on_started:
         on_started()
+    # uvicorn handles Ctrl-C/SIGTERM with a graceful shutdown, then re-raises the signal
+    # to the handler it found; these make that re-raise a no-op, so the threads below
+    # are joined and the process exits 0.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _ignore_signal)
     try:
-        server.run()  # returns on Ctrl-C / SIGTERM (uvicorn installs the handlers)
+        server.run()
     finally:
         stop.set()
         for thread in threads:
             thread.join()
         log.info("stopped")
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    log.info("received signal %d; stopping", signum)
 
 
 def main(argv: list[str] | None = None) -> None:

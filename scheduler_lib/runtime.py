@@ -12,14 +12,16 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
 
+from fastapi import FastAPI
+
+from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.dispatch import TickReport, run_tick
+from scheduler_lib.execute import ExecutionReport, handle_message
 from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.store.tables import TableStore
-
-if TYPE_CHECKING:
-    from fastapi import FastAPI
 
 log = logging.getLogger("scheduler")
 
@@ -53,23 +55,24 @@ class Runtime:
     @cached_property
     def api(self) -> FastAPI:
         """The HTTP API (FastAPI), built on first use."""
-        from scheduler_lib.api import create_app
-
         return create_app(self.settings, clock=self.clock)
 
-    def tick(self) -> Any:
+    def tick(self) -> TickReport:
         """One dispatcher tick at the current time (the timer trigger)."""
-        from scheduler_lib.dispatch import run_tick
-
         self.ensure_storage()
         report = run_tick(self.store, self.queue, self.settings, now=self.clock())
-        log.info("dispatcher tick: %s", report)
+        log.info(
+            "dispatcher tick: %d due rows, %d sent, %d postponed, %d stale, %.2fs",
+            report.rows_read,
+            report.messages_sent,
+            report.postponed,
+            report.stale_dropped,
+            report.duration,
+        )
         return report
 
-    def execute(self, body: str, *, message_id: str, dequeue_count: int) -> Any:
+    def execute(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Execute one message from the execution queue (the queue trigger)."""
-        from scheduler_lib.execute import handle_message
-
         self.ensure_storage()
         return handle_message(
             body,
@@ -81,10 +84,8 @@ class Runtime:
             clock=self.clock,
         )
 
-    def housekeeping(self) -> Any:
+    def housekeeping(self) -> HousekeepingReport:
         """Prune history and delete long-ended jobs (the daily timer)."""
-        from scheduler_lib.housekeeping import run_housekeeping
-
         self.ensure_storage()
         report = run_housekeeping(self.store, now=self.clock())
         log.info("housekeeping: %s", report)

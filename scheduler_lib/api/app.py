@@ -25,6 +25,7 @@ from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import SchedulerError, ValidationError
+from scheduler_lib.health import check_health
 
 _HTTP_CODES = {404: "NotFound", 405: "MethodNotAllowed", 415: "UnsupportedMediaType"}
 
@@ -83,25 +84,15 @@ def _add_error_handlers(app: FastAPI) -> None:
 
 
 def _add_health(app: FastAPI) -> None:
-    @app.get(PREFIX + "/health", tags=["Health"], summary="Storage reachability (no auth)")
+    @app.get(
+        PREFIX + "/health",
+        tags=["Health"],
+        summary="Storage reachability and the dispatcher's last tick (no key needed)",
+    )
     async def health(request: Request) -> JSONResponse:
         context: ApiContext = request.app.state.context
-
-        def probe() -> bool:
-            try:
-                next(
-                    iter(context.store.table("JobCollections").list_entities(results_per_page=1)),
-                    None,
-                )
-            except (
-                Exception
-            ):  # any failure means "not reachable"; the detail is logged by azure-core
-                return False
-            return True
-
-        ok = await run_in_threadpool(probe)
-        body = {"status": "ok" if ok else "unhealthy", "storage": ok}
-        return JSONResponse(body, status_code=200 if ok else 503)
+        status, body = await run_in_threadpool(check_health, context.store, now=context.clock())
+        return JSONResponse(body, status_code=status)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -1,0 +1,39 @@
+"""The Functions app: wires the three triggers to the scheduler's runtime. No logic here.
+
+- HTTP: the Azure Scheduler-compatible API (FastAPI, served through AsgiFunctionApp).
+- Timer, every minute at second 0: one dispatcher tick.
+- Queue, on the execution queue: one execution message (poisoned by the host after
+  host.json's maxDequeueCount failed attempts).
+- Timer, daily: history retention and deletion of long-ended jobs.
+"""
+
+import azure.functions as func
+
+from scheduler_lib.config import Settings
+from scheduler_lib.logs import configure_logging
+from scheduler_lib.runtime import Runtime
+
+settings = Settings.from_env()
+configure_logging(settings, console=False)
+runtime = Runtime(settings)
+
+app = func.AsgiFunctionApp(app=runtime.api, http_auth_level=func.AuthLevel.ANONYMOUS)
+
+
+@app.timer_trigger(arg_name="timer", schedule="0 * * * * *", use_monitor=True)
+def dispatcher(timer: func.TimerRequest) -> None:
+    runtime.tick()
+
+
+@app.queue_trigger(
+    arg_name="msg", queue_name="%SCHEDULER_EXECUTION_QUEUE%", connection="AzureWebJobsStorage"
+)
+def executor(msg: func.QueueMessage) -> None:
+    runtime.execute(
+        msg.get_body().decode("utf-8"), message_id=msg.id, dequeue_count=msg.dequeue_count or 1
+    )
+
+
+@app.timer_trigger(arg_name="timer", schedule="0 17 3 * * *", use_monitor=True)
+def housekeeping(timer: func.TimerRequest) -> None:
+    runtime.housekeeping()

@@ -1,0 +1,290 @@
+"""End to end: jobs created through the real API (uvicorn, real HTTP) fire through the real
+dispatcher tick and the real executor, against Azurite and a real local HTTP target.
+
+Time is driven, never slept through: the API's clock, the dispatcher's `now` and the
+executor's clock are the same hand-moved instant. The queue trigger is played by receiving
+from the ExecutionQueue and calling `handle_message` with the message's id and dequeue count.
+Service Bus actions stop at the SDK's `ServiceBusSender` boundary: no Service Bus emulator
+runs here, so the sender factory hands the executor a recording sender.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+import pytest
+from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue_sas
+
+from scheduler_lib.api import create_app
+from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY, Settings
+from scheduler_lib.dispatch import run_tick
+from scheduler_lib.execute import ExecutionReport, handle_message
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.store.tables import TableStore
+from tests.support.api_server import ManualClock, serve
+from tests.support.http_target import HttpTarget
+
+T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+SUB, RG = "5f3c2a1e-0000-4000-8000-00000000abcd", "Ops-RG"
+COLLECTION = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/Nightly"  # noqa: E501
+
+
+class System:
+    """The API, the dispatcher and the executor over one Azurite, on one driven clock."""
+
+    def __init__(self, settings: Settings, client: httpx.Client, clock: ManualClock) -> None:
+        self.settings = settings
+        self.client = client
+        self.clock = clock
+        self.store = TableStore(settings)
+        self.queue = ExecutionQueue(settings)
+        self.adapters: dict[str, Any] = {}
+
+    def put(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.client.put(path, json=body)
+        assert response.status_code in (200, 201), response.text
+        return response.json()
+
+    def get(self, path: str) -> dict[str, Any]:
+        response = self.client.get(path)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def tick_and_execute(self) -> list[ExecutionReport]:
+        """One dispatcher tick at the clock's instant, then every visible message executed."""
+        run_tick(self.store, self.queue, self.settings, now=self.clock.now)
+        return self.execute_visible()
+
+    def execute_visible(self) -> list[ExecutionReport]:
+        reports = []
+        for received in self.queue.receive(max_messages=32, visibility_timeout=60):
+            reports.append(
+                handle_message(
+                    received.body,
+                    message_id=received.id,
+                    dequeue_count=received.dequeue_count,
+                    store=self.store,
+                    queue=self.queue,
+                    settings=self.settings,
+                    clock=self.clock,
+                    action_adapters=self.adapters,
+                )
+            )
+            self.queue.delete(received)
+        return reports
+
+
+@pytest.fixture
+def system(settings: Settings) -> Iterator[System]:
+    clock = ManualClock(T0)
+    store = TableStore(settings)
+    store.ensure_tables()
+    ExecutionQueue(settings).ensure()
+    with serve(create_app(settings, clock=clock)) as server, httpx.Client(
+        base_url=server.api_url,
+        headers={"Authorization": "Bearer test-key"},
+        params={"api-version": "2016-03-01"},
+        timeout=30,
+    ) as client:
+        running = System(settings, client, clock)
+        running.put(COLLECTION, {"location": "westeurope", "properties": {}})
+        yield running
+
+
+@pytest.fixture
+def target() -> Iterator[HttpTarget]:
+    with HttpTarget() as server:
+        yield server
+
+
+def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
+    system: System, target: HttpTarget
+) -> None:
+    job_url = f"{COLLECTION}/jobs/Ping-Backend"
+    system.put(job_url, {"properties": {
+        "startTime": "2026-03-04T09:01:00Z",
+        "recurrence": {"frequency": "Hour", "interval": 1, "count": 2},
+        "action": {
+            "type": "Http",
+            "request": {
+                "uri": target.url_for("/hooks/backup?source=scheduler"),
+                "method": "PUT",
+                "headers": {"Content-Type": "application/json"},
+                "body": '{"what": "backup"}',
+                "authentication": {"type": "Basic", "username": "ops", "password": "s3cret!"},
+            },
+        },
+    }})  # fmt: skip
+
+    # Ticks land on the due instants: a tick up to a minute earlier sends the occurrence with a
+    # real visibility delay (the look-ahead), which a test would have to sleep through. For
+    # the same reason the occurrences are an hour apart, not a minute.
+    system.clock.advance(timedelta(seconds=-60))  # 08:59: nothing due yet
+    assert system.tick_and_execute() == []
+    assert target.requests == []
+
+    system.clock.advance(timedelta(minutes=2))  # 09:01
+    [first] = system.tick_and_execute()
+    assert first.disposition == "Ran"
+    [request] = target.requests
+    assert (request.method, request.path) == ("PUT", "/hooks/backup?source=scheduler")
+    assert request.json() == {"what": "backup"}
+    assert request.header("Content-Type") == "application/json"
+    assert request.header("Authorization") == "Basic " + base64.b64encode(b"ops:s3cret!").decode()
+    assert request.header("x-ms-scheduler-jobid") == job_url
+    assert request.header("x-ms-scheduler-jobcollectionid") == COLLECTION
+    assert request.header("x-ms-scheduler-expected-execution-time") == "2026-03-04T09:01:00Z"
+    assert request.header("x-ms-execution-tag") == first.execution_tag
+
+    job = system.get(job_url)["properties"]
+    assert job["state"] == "Enabled"
+    assert job["status"] == {
+        "executionCount": 1,
+        "failureCount": 0,
+        "faultedCount": 0,
+        "lastExecutionTime": "2026-03-04T09:01:00Z",
+        "nextExecutionTime": "2026-03-04T10:01:00Z",
+    }
+
+    system.clock.advance(timedelta(hours=1))  # 10:01, the second and last execution
+    [second] = system.tick_and_execute()
+    assert second.job_state == "Completed"
+    job = system.get(job_url)["properties"]
+    assert job["state"] == "Completed"
+    assert job["status"]["executionCount"] == 2 and "nextExecutionTime" not in job["status"]
+
+    history = system.get(job_url + "/history")["value"]
+    assert [h["properties"]["repeatCount"] for h in history] == [2, 1]  # newest first
+    newest = history[0]["properties"]
+    assert (newest["status"], newest["actionName"], newest["retryCount"]) == (
+        "Completed", "MainAction", 0,
+    )  # fmt: skip
+    assert newest["expectedExecutionTime"] == "2026-03-04T10:01:00Z"
+    assert "'200'" in newest["message"] and "s3cret!" not in newest["message"]
+
+    system.clock.advance(timedelta(minutes=5))
+    assert system.tick_and_execute() == [] and len(target.requests) == 2
+
+
+def test_a_failing_job_retries_runs_its_error_action_and_faults(
+    system: System, target: HttpTarget
+) -> None:
+    target.reply(500, "backend down", path="/main")
+    job_url = f"{COLLECTION}/jobs/Fragile"
+    system.put(job_url, {"properties": {
+        "action": {
+            "type": "Http",
+            "request": {"uri": target.url_for("/main"), "method": "POST", "body": "x"},
+            "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT15S", "retryCount": 1},
+            "errorAction": {
+                "type": "Http",
+                "request": {"uri": target.url_for("/alert"), "method": "POST", "body": "down"},
+            },
+        },
+    }})  # fmt: skip (no startTime, no recurrence: run once, now)
+
+    [attempt] = system.tick_and_execute()
+    assert attempt.history.status == "Failed" and attempt.follow_up is not None
+    # The retry waits in the queue, invisible for its 15 seconds: nothing to execute yet.
+    assert system.queue.client.get_queue_properties().approximate_message_count == 1
+    assert system.execute_visible() == []
+
+    # Play the retry as the trigger will once it is visible (the queue's real delay is not
+    # slept through; the retry's own message is handed over instead).
+    system.clock.advance(timedelta(seconds=15))
+    retry = handle_message(
+        attempt.follow_up.to_json(), message_id="retry-1", dequeue_count=1,
+        store=system.store, queue=system.queue, settings=system.settings, clock=system.clock,
+    )  # fmt: skip
+    assert retry.history.status == "Failed" and retry.follow_up.action == "ErrorAction"
+    [alert] = system.execute_visible()  # the errorAction is visible at once
+    assert alert.history.action_name == "ErrorAction" and alert.history.status == "Completed"
+    assert [r.path for r in target.requests] == ["/main", "/main", "/alert"]
+    assert target.requests[-1].text == "down"
+
+    job = system.get(job_url)["properties"]
+    assert job["state"] == "Faulted"
+    assert {k: job["status"][k] for k in ("executionCount", "failureCount", "faultedCount")} == {
+        "executionCount": 2, "failureCount": 2, "faultedCount": 1,
+    }  # fmt: skip
+    failed = system.client.get(job_url + "/history", params={"$filter": "status eq Failed"})
+    assert [h["properties"]["retryCount"] for h in failed.json()["value"]] == [1, 0]
+
+
+def test_run_now_executes_without_touching_the_schedule(
+    system: System, target: HttpTarget
+) -> None:
+    job_url = f"{COLLECTION}/jobs/Daily"
+    system.put(job_url, {"properties": {
+        "startTime": "2026-03-05T06:00:00Z",
+        "recurrence": {"frequency": "Day"},
+        "action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}},
+    }})  # fmt: skip
+
+    assert system.client.post(job_url + "/run").status_code == 200
+    [report] = system.execute_visible()
+
+    assert report.disposition == "Ran" and len(target.requests) == 1
+    job = system.get(job_url)["properties"]
+    assert job["state"] == "Enabled"
+    assert job["status"]["nextExecutionTime"] == "2026-03-05T06:00:00Z"
+    assert job["status"]["executionCount"] == 1
+    [entry] = system.get(job_url + "/history")["value"]
+    assert entry["properties"]["repeatCount"] == 0
+
+
+def test_a_storage_queue_job_lands_in_an_azurite_queue(system: System) -> None:
+    name = f"{system.settings.storage_prefix}-inbox"
+    inbox = QueueClient.from_connection_string(system.settings.storage_connection_string, name)
+    inbox.create_queue()
+    sas = generate_queue_sas(
+        AZURITE_ACCOUNT, name, AZURITE_KEY, permission=QueueSasPermissions(add=True),
+        expiry=datetime.now(UTC) + timedelta(hours=1),  # Azurite checks against its own clock
+    )  # fmt: skip
+    system.put(f"{COLLECTION}/jobs/Enqueue", {"properties": {"action": {
+        "type": "StorageQueue",
+        "queueMessage": {
+            "storageAccount": AZURITE_ACCOUNT, "queueName": name, "sasToken": sas,
+            "message": "rebuild the index",
+        },
+    }}})  # fmt: skip
+
+    [report] = system.tick_and_execute()
+
+    assert report.history.status == "Completed"
+    assert [m.content for m in inbox.receive_messages()] == ["rebuild the index"]
+    job = system.get(f"{COLLECTION}/jobs/Enqueue")["properties"]
+    assert job["state"] == "Completed"
+
+
+def test_a_service_bus_job_reaches_the_sender_boundary(system: System) -> None:
+    sent: list[Any] = []
+
+    class RecordingSender:
+        def send_messages(self, message: Any, timeout: float | None = None) -> None:
+            sent.append(message)
+
+    @contextmanager
+    def sender_factory(target: Any) -> Iterator[RecordingSender]:
+        assert (target.entity_kind, target.entity_name) == ("topic", "events")
+        yield RecordingSender()
+
+    system.adapters["sender_factory"] = sender_factory
+    system.put(f"{COLLECTION}/jobs/Publish", {"properties": {"action": {
+        "type": "ServiceBusTopic",
+        "serviceBusTopicMessage": {
+            "namespace": "contoso", "topicPath": "events", "transportType": "AMQP",
+            "authentication": {"type": "SharedAccessKey", "sasKeyName": "send", "sasKey": "k3y"},
+            "message": "tick",
+        },
+    }}})  # fmt: skip
+
+    [report] = system.tick_and_execute()
+
+    assert report.history.status == "Completed"
+    assert [str(m) for m in sent] == ["tick"]

@@ -1,0 +1,105 @@
+"""`function_app.py` as the Functions host sees it: indexed triggers and bindings, and each
+function invoked in-process with `azure.functions` objects against a real Azurite."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from types import ModuleType
+
+import azure.functions as func
+import pytest
+from azure.functions.queue import QueueMessage
+from azure.functions.timer import TimerRequest
+
+from scheduler_lib.azurite import Azurite
+from scheduler_lib.config import Settings
+
+BASE = "http://localhost/api/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler"
+
+
+@pytest.fixture
+def function_app(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> ModuleType:
+    """Import function_app.py with app settings pointing at this test's storage."""
+    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
+    monkeypatch.setenv("SCHEDULER_API_KEYS", "fa-key")
+    monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
+    monkeypatch.setenv("SCHEDULER_EXECUTION_QUEUE", settings.execution_queue_name)
+    sys.modules.pop("function_app", None)
+    module = importlib.import_module("function_app")
+    # The host indexes the app once; get_functions() is not meant to be called twice.
+    module.indexed = {f.get_function_name(): f for f in module.app.get_functions()}
+    return module
+
+
+class _Context(func.Context):
+    """The slice of the invocation context the ASGI middleware reads."""
+
+    invocation_id = "test-invocation"
+    function_name = "http_app_func"
+    function_directory = "."
+    trace_context = None
+    retry_context = None
+    thread_local_storage = None
+
+
+def _functions(module: ModuleType) -> dict[str, object]:
+    return module.indexed
+
+
+def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> None:
+    functions = _functions(function_app)
+    assert set(functions) == {"http_app_func", "dispatcher", "executor", "housekeeping"}
+    triggers = {
+        name: json.loads(function.get_function_json())["bindings"][0]
+        for name, function in functions.items()
+    }
+    assert triggers["http_app_func"]["type"] == "httpTrigger"
+    assert triggers["http_app_func"]["route"] == "/{*route}"
+    assert triggers["http_app_func"]["authLevel"] == "ANONYMOUS"
+    assert triggers["dispatcher"]["type"] == "timerTrigger"
+    assert triggers["dispatcher"]["schedule"] == "0 * * * * *"
+    assert triggers["housekeeping"]["type"] == "timerTrigger"
+    assert triggers["executor"]["type"] == "queueTrigger"
+    assert triggers["executor"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%"
+    assert triggers["executor"]["connection"] == "AzureWebJobsStorage"
+
+
+def _http(module: ModuleType, method: str, url: str, body: object | None = None) -> func.HttpResponse:
+    handler = _functions(module)["http_app_func"].get_user_function()
+    request = func.HttpRequest(
+        method,
+        url,
+        headers={"Authorization": "Bearer fa-key", "Content-Type": "application/json"},
+        params={"api-version": "2016-03-01"},
+        body=json.dumps(body).encode() if body is not None else b"",
+    )
+    return asyncio.run(handler(request, _Context()))
+
+
+def test_http_function_serves_the_api(function_app: ModuleType) -> None:
+    created = _http(
+        function_app,
+        "PUT",
+        f"{BASE}/jobCollections/coll1?api-version=2016-03-01",
+        {"location": "westeurope", "properties": {"sku": {"name": "Standard"}}},
+    )
+    assert created.status_code in (200, 201), created.get_body()
+    got = _http(function_app, "GET", f"{BASE}/jobCollections/coll1?api-version=2016-03-01")
+    assert got.status_code == 200
+    assert json.loads(got.get_body())["name"] == "coll1"
+    assert got.headers.get("ETag")
+
+
+def test_timer_queue_and_housekeeping_functions_run(function_app: ModuleType) -> None:
+    functions = _functions(function_app)
+    functions["dispatcher"].get_user_function()(TimerRequest())
+    functions["housekeeping"].get_user_function()(TimerRequest())
+    # A malformed message must fail loudly so the host retries and finally poisons it.
+    bad = QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
+    with pytest.raises(ValueError):
+        functions["executor"].get_user_function()(bad)

@@ -1,0 +1,53 @@
+"""The health report: storage reachability and the dispatcher's last tick, from real
+storage (Azurite) and a real dispatcher tick."""
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from scheduler_lib.config import Settings
+from scheduler_lib.dispatch import run_tick
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.health import STALE_AFTER, check_health
+from scheduler_lib.store.tables import TableStore
+
+NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+
+
+def _store(settings: Settings) -> TableStore:
+    store = TableStore(settings)
+    store.ensure_tables()
+    return store
+
+
+def test_before_any_tick_the_dispatcher_is_degraded(settings: Settings) -> None:
+    status, body = check_health(_store(settings), now=NOW)
+    assert status == 200
+    assert body["status"] == "Degraded"
+    assert body["dispatcher"]["lastTick"] is None
+
+
+def test_a_recent_tick_is_healthy_and_an_old_one_degraded(settings: Settings) -> None:
+    store = _store(settings)
+    queue = ExecutionQueue(settings)
+    queue.ensure()
+    run_tick(store, queue, settings, now=NOW)
+    status, body = check_health(store, now=NOW + timedelta(seconds=30))
+    assert (status, body["status"]) == (200, "Healthy")
+    assert body["dispatcher"]["lastTick"] == "2026-03-04T09:00:00Z"
+    assert body["dispatcher"]["secondsSinceLastTick"] == 30.0
+    assert body["dispatcher"]["lastTickSummary"]["messages_sent"] == 0
+    later = NOW + STALE_AFTER + timedelta(seconds=1)
+    assert check_health(store, now=later)[1]["status"] == "Degraded"
+
+
+def test_unreachable_storage_is_503(settings: Settings) -> None:
+    from scheduler_lib.azurite import free_port
+
+    dead = settings.storage_connection_string.replace(
+        settings.storage_connection_string.split("TableEndpoint=")[1].split(";")[0],
+        f"http://127.0.0.1:{free_port()}/devstoreaccount1",
+    )
+    store = TableStore(replace(settings, storage_connection_string=dead))
+    status, body = check_health(store, now=NOW)
+    assert status == 503
+    assert body["status"] == "Unhealthy" and body["storage"]["reachable"] is False
