@@ -107,7 +107,7 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
 ) -> None:
     job_url = f"{COLLECTION}/jobs/Ping-Backend"
     system.put(job_url, {"properties": {
-        "startTime": "2026-03-04T09:01:00Z",
+        "startTime": "2026-03-04T09:05:00Z",
         "recurrence": {"frequency": "Hour", "interval": 1, "count": 2},
         "action": {
             "type": "Http",
@@ -123,12 +123,13 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
 
     # Ticks land on the due instants: a tick up to a minute earlier sends the occurrence with a
     # real visibility delay (the look-ahead), which a test would have to sleep through. For
-    # the same reason the occurrences are an hour apart, not a minute.
-    system.clock.advance(timedelta(seconds=-60))  # 08:59: nothing due yet
+    # the same reason the job starts beyond the look-ahead of its creation (09:00, when the
+    # API would dispatch it itself) and its occurrences are an hour apart, not a minute.
+    system.clock.advance(timedelta(minutes=3))  # 09:03: nothing due yet
     assert system.tick_and_execute() == []
     assert target.requests == []
 
-    system.clock.advance(timedelta(minutes=2))  # 09:01
+    system.clock.advance(timedelta(minutes=2))  # 09:05
     [first] = system.tick_and_execute()
     assert first.disposition == "Ran"
     [request] = target.requests
@@ -138,7 +139,7 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
     assert request.header("Authorization") == "Basic " + base64.b64encode(b"ops:s3cret!").decode()
     assert request.header("x-ms-scheduler-jobid") == job_url
     assert request.header("x-ms-scheduler-jobcollectionid") == COLLECTION
-    assert request.header("x-ms-scheduler-expected-execution-time") == "2026-03-04T09:01:00Z"
+    assert request.header("x-ms-scheduler-expected-execution-time") == "2026-03-04T09:05:00Z"
     assert request.header("x-ms-execution-tag") == first.execution_tag
 
     job = system.get(job_url)["properties"]
@@ -147,11 +148,11 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
         "executionCount": 1,
         "failureCount": 0,
         "faultedCount": 0,
-        "lastExecutionTime": "2026-03-04T09:01:00Z",
-        "nextExecutionTime": "2026-03-04T10:01:00Z",
+        "lastExecutionTime": "2026-03-04T09:05:00Z",
+        "nextExecutionTime": "2026-03-04T10:05:00Z",
     }
 
-    system.clock.advance(timedelta(hours=1))  # 10:01, the second and last execution
+    system.clock.advance(timedelta(hours=1))  # 10:05, the second and last execution
     [second] = system.tick_and_execute()
     assert second.job_state == "Completed"
     job = system.get(job_url)["properties"]
@@ -164,7 +165,7 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
     assert (newest["status"], newest["actionName"], newest["retryCount"]) == (
         "Completed", "MainAction", 0,
     )  # fmt: skip
-    assert newest["expectedExecutionTime"] == "2026-03-04T10:01:00Z"
+    assert newest["expectedExecutionTime"] == "2026-03-04T10:05:00Z"
     assert "'200'" in newest["message"] and "s3cret!" not in newest["message"]
 
     system.clock.advance(timedelta(minutes=5))

@@ -6,6 +6,7 @@ Every write is a read-modify-write conditioned on the ETag that was read (see
 
 from __future__ import annotations
 
+import logging
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -16,6 +17,7 @@ from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.requests import check_if_match
+from scheduler_lib.dispatch_now import dispatch_if_due
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
@@ -30,6 +32,8 @@ from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.due_index import add_due, remove_due
 from scheduler_lib.store.history import delete_history
 from scheduler_lib.store.jobs import JobRecord
+
+log = logging.getLogger(__name__)
 
 FINAL_STATES = ("Completed", "Faulted")
 
@@ -134,11 +138,16 @@ def _save(
     bookkeeping = dict(existing.bookkeeping) if same_timing and existing else {"occurrences": 0}
     if not same_timing or existing is None:
         next_time = schedule.first()
+        nothing_left = next_time is None
     elif existing.state == "Disabled" and state == "Enabled":
         next_time = resume(schedule, bookkeeping, now)
+        nothing_left = next_time is None
     else:
+        # Unchanged timing: a job without a next execution may still have its final
+        # occurrence in flight; the executor marks it Completed or Faulted when it ends.
         next_time = existing.next_execution_time
-    if next_time is None:
+        nothing_left = False
+    if nothing_left:
         state = "Completed"
 
     base = existing or JobRecord(
@@ -165,7 +174,22 @@ def _save(
             create_only=existing is None,
         )
     _reindex(ctx, existing, saved)
-    return saved, existing is None
+    return _dispatch_if_due(ctx, saved, now=now), existing is None
+
+
+def _dispatch_if_due(ctx: ApiContext, job: JobRecord, *, now: datetime) -> JobRecord:
+    """Hand an occurrence due before the next tick to the queue now (see `dispatch_now`).
+    Its due-index row is already written, so on any failure the next tick dispatches it."""
+    try:
+        dispatched = dispatch_if_due(ctx.store, ctx.queue, ctx.settings, job, now=now)
+    except Exception:
+        log.warning(
+            "immediate dispatch failed; the next tick dispatches it",
+            exc_info=True,
+            extra={"job": job.key},
+        )
+        return job
+    return dispatched or job
 
 
 def _timing(definition: dict[str, Any]) -> tuple[Any, Any]:

@@ -51,12 +51,14 @@ def test_update_answers_200_and_reschedules_only_on_timing_change(client, store,
         job_path(),
         json=job_body(recurrence={"frequency": "Day"}, action=http_action(method="POST")),
     )
+    # The first occurrence (created at 09:00, due at once) was dispatched by the PUT itself.
     assert same_timing.status_code == 200
-    assert same_timing.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:00:00Z"
+    assert same_timing.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-05T09:00:00Z"
     new_timing = client.put(
         job_path(), json=job_body(recurrence={"frequency": "Day", "interval": 2})
     )
-    assert new_timing.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T10:00:00Z"
+    # A new schedule starts over from now (10:00): that occurrence is dispatched at once too.
+    assert new_timing.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-06T10:00:00Z"
     assert get_job(store, SUB, RG, "coll", "job1").created_time == NOW + timedelta(hours=1)
 
 
@@ -96,10 +98,26 @@ def test_disable_then_enable_resumes_from_now(client, clock):
     assert enabled.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T15:00:00Z"
 
 
-def test_one_time_job_without_start_time_runs_now(client):
+def test_one_time_job_without_start_time_runs_now(client, settings):
+    """Due before the next dispatcher tick would see it, so the PUT dispatches it itself."""
     make_collection(client)
     created = client.put(job_path(), json=job_body())
-    assert created.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:00:00Z"
+    properties = created.json()["properties"]
+    assert properties["state"] == "Enabled"  # until the executor finishes the occurrence
+    assert "nextExecutionTime" not in properties["status"]
+    assert created.headers["etag"] == client.get(job_path()).headers["etag"]
+    [received] = ExecutionQueue(settings).receive(max_messages=5)
+    message = ExecutionMessage.from_json(received.body)
+    assert (message.occurrence, message.occurrence_number, message.manual) == (NOW, 1, False)
+
+
+def test_a_job_due_after_the_next_tick_is_left_to_the_dispatcher(client, settings, store):
+    make_collection(client)
+    created = client.put(job_path(), json=job_body(startTime="2026-03-04T09:05:00Z"))
+    assert created.json()["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:05:00Z"
+    assert ExecutionQueue(settings).receive(max_messages=5) == []
+    [row] = due_rows(store, start=NOW, through=NOW + timedelta(minutes=10))
+    assert row.due == datetime(2026, 3, 4, 9, 5, tzinfo=UTC)
 
 
 def test_job_needs_its_collection(client):
