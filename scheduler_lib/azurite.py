@@ -113,6 +113,9 @@ def start_azurite(
             str(table),
         ],
         cwd=workdir,
+        # Its own session: Ctrl-C in a terminal must stop the scheduler first, not the
+        # storage it is still draining to; whoever started Azurite stops it afterwards.
+        start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
