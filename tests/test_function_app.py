@@ -69,7 +69,9 @@ def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> 
     assert triggers["executor"]["connection"] == "AzureWebJobsStorage"
 
 
-def _http(module: ModuleType, method: str, url: str, body: object | None = None) -> func.HttpResponse:
+def _http(
+    module: ModuleType, method: str, url: str, body: object | None = None
+) -> func.HttpResponse:
     handler = _functions(module)["http_app_func"].get_user_function()
     request = func.HttpRequest(
         method,
