@@ -8,10 +8,10 @@ from starlette.concurrency import run_in_threadpool
 from scheduler_lib.api import collection_service as service
 from scheduler_lib.api import paths
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.docs import API_VERSION_QUERY, body_doc, responses
+from scheduler_lib.api.dependencies import CollectionPath, Ctx
+from scheduler_lib.api.docs import body_doc, responses
 from scheduler_lib.api.paging import page_body
 from scheduler_lib.api.requests import (
-    check_api_version,
     empty_response,
     if_match,
     json_response,
@@ -22,21 +22,13 @@ from scheduler_lib.model.collections import collection_to_wire
 router = APIRouter(tags=["Job collections"])
 
 
-def _ctx(request: Request) -> ApiContext:
-    check_api_version(request)
-    return request.app.state.context
-
-
 @router.get(
     paths.COLLECTIONS_IN_SUBSCRIPTION,
     operation_id="JobCollections_ListBySubscription",
     summary="List the job collections of a subscription",
     responses=responses(200, schema="JobCollectionListResult"),
 )
-async def list_by_subscription(
-    request: Request, subscriptionId: str, api_version: API_VERSION_QUERY = None
-) -> Response:
-    ctx = _ctx(request)
+async def list_by_subscription(ctx: Ctx, subscriptionId: str) -> Response:
     records = await run_in_threadpool(service.list_collections, ctx, subscriptionId, None)
     return json_response(page_body([collection_to_wire(r) for r in records], None))
 
@@ -47,13 +39,7 @@ async def list_by_subscription(
     summary="List the job collections of a resource group",
     responses=responses(200, schema="JobCollectionListResult"),
 )
-async def list_by_resource_group(
-    request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    api_version: API_VERSION_QUERY = None,
-) -> Response:
-    ctx = _ctx(request)
+async def list_by_resource_group(ctx: Ctx, subscriptionId: str, resourceGroupName: str) -> Response:
     records = await run_in_threadpool(
         service.list_collections, ctx, subscriptionId, resourceGroupName
     )
@@ -68,13 +54,9 @@ async def list_by_resource_group(
 )
 async def get(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: CollectionPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
     record = await run_in_threadpool(service.get_collection, ctx, name)
     return json_response(collection_to_wire(record), etag=record.etag)
 
@@ -89,13 +71,9 @@ async def get(
 )
 async def create_or_update(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: CollectionPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
     body = await read_json(request)
     record, created = await run_in_threadpool(
         lambda: service.put_collection(ctx, name, body, client_etag=if_match(request))
@@ -112,13 +90,9 @@ async def create_or_update(
 )
 async def patch(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: CollectionPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
     body = await read_json(request)
     record = await run_in_threadpool(
         lambda: service.patch_collection(ctx, name, body, client_etag=if_match(request))
@@ -135,21 +109,18 @@ async def patch(
 )
 async def delete(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: CollectionPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
     await run_in_threadpool(
         lambda: service.delete_collection(ctx, name, client_etag=if_match(request))
     )
     return empty_response(200)
 
 
-async def _set_state(request: Request, name: service.CollectionName, state: str) -> Response:
-    ctx = _ctx(request)
+async def _set_state(
+    request: Request, ctx: ApiContext, name: service.CollectionName, state: str
+) -> Response:
     record = await run_in_threadpool(
         lambda: service.set_state(ctx, name, state, client_etag=if_match(request))
     )
@@ -162,15 +133,8 @@ async def _set_state(request: Request, name: service.CollectionName, state: str)
     summary="Enable a job collection (its jobs run again)",
     responses=responses(200, 404, 412),
 )
-async def enable(
-    request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
-) -> Response:
-    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
-    return await _set_state(request, name, "Enabled")
+async def enable(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
+    return await _set_state(request, ctx, name, "Enabled")
 
 
 @router.post(
@@ -179,12 +143,5 @@ async def enable(
     summary="Disable a job collection (none of its jobs run until it is enabled)",
     responses=responses(200, 404, 412),
 )
-async def disable(
-    request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
-) -> Response:
-    name = service.CollectionName(subscriptionId, resourceGroupName, jobCollectionName)
-    return await _set_state(request, name, "Disabled")
+async def disable(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
+    return await _set_state(request, ctx, name, "Disabled")

@@ -7,10 +7,9 @@ from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api import job_service as service
 from scheduler_lib.api import paths
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.docs import API_VERSION_QUERY, body_doc, responses
+from scheduler_lib.api.dependencies import Ctx, JobPath
+from scheduler_lib.api.docs import body_doc, responses
 from scheduler_lib.api.requests import (
-    check_api_version,
     empty_response,
     if_match,
     json_response,
@@ -21,11 +20,6 @@ from scheduler_lib.model.jobs import job_to_wire
 router = APIRouter(tags=["Jobs"])
 
 
-def _ctx(request: Request) -> ApiContext:
-    check_api_version(request)
-    return request.app.state.context
-
-
 @router.get(
     paths.JOB,
     operation_id="Jobs_Get",
@@ -34,14 +28,9 @@ def _ctx(request: Request) -> ApiContext:
 )
 async def get(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    jobName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: JobPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
     record = await run_in_threadpool(service.get_job, ctx, name)
     return json_response(job_to_wire(record), etag=record.etag)
 
@@ -60,14 +49,9 @@ async def get(
 )
 async def create_or_update(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    jobName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: JobPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
     body = await read_json(request)
     now = ctx.clock()
     record, created = await run_in_threadpool(
@@ -85,14 +69,9 @@ async def create_or_update(
 )
 async def patch(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    jobName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: JobPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
     body = await read_json(request)
     now = ctx.clock()
     record = await run_in_threadpool(
@@ -109,14 +88,9 @@ async def patch(
 )
 async def delete(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    jobName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: JobPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
     await run_in_threadpool(lambda: service.delete_job(ctx, name, client_etag=if_match(request)))
     return empty_response(200)
 
@@ -130,14 +104,9 @@ async def delete(
 )
 async def run(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    jobName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: JobPath,
 ) -> Response:
-    ctx = _ctx(request)
-    name = service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
     now = ctx.clock()
     record = await run_in_threadpool(lambda: service.run_job(ctx, name, now=now))
     return empty_response(200, etag=record.etag)

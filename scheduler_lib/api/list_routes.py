@@ -7,12 +7,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from scheduler_lib.api import job_service, paths
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.docs import API_VERSION_QUERY, responses
+from scheduler_lib.api import collection_service, job_service, paths
+from scheduler_lib.api.dependencies import CollectionPath, Ctx, JobPath
+from scheduler_lib.api.docs import responses
 from scheduler_lib.api.odata import parse_options
 from scheduler_lib.api.paging import next_link, page_body, read_page
-from scheduler_lib.api.requests import check_api_version, json_response
+from scheduler_lib.api.requests import json_response
 from scheduler_lib.model import arm
 from scheduler_lib.model.jobs import JOB_STATES, job_to_wire
 from scheduler_lib.store import jobs as job_store
@@ -27,11 +27,6 @@ FILTER = Annotated[str | None, Query(alias="$filter", description="e.g. state eq
 SKIPTOKEN = Annotated[str | None, Query(alias="$skiptoken", description="from nextLink")]
 
 
-def _ctx(request: Request) -> ApiContext:
-    check_api_version(request)
-    return request.app.state.context
-
-
 @router.get(
     paths.JOBS,
     operation_id="Jobs_List",
@@ -41,30 +36,24 @@ def _ctx(request: Request) -> ApiContext:
 )
 async def list_jobs(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: CollectionPath,
     top: TOP = None,
     skip: SKIP = None,
     filter_text: FILTER = None,
     skiptoken: SKIPTOKEN = None,
 ) -> Response:
-    ctx = _ctx(request)
     options = parse_options(top, skip, filter_text, field="state", values=JOB_STATES)
 
     def work() -> tuple[list[JobRecord], str | None]:
-        arm.check_names(subscriptionId, resourceGroupName, jobCollectionName)
-        from scheduler_lib.store.collections import get_collection
-
-        get_collection(ctx.store, subscriptionId, resourceGroupName, jobCollectionName)
+        collection_service.get_collection(ctx, name)  # 404 for a missing collection
 
         def fetch(size: int, token: str | None) -> tuple[list[JobRecord], str | None]:
             return job_store.list_jobs(
                 ctx.store,
-                subscriptionId,
-                resourceGroupName,
-                jobCollectionName,
+                name.subscription_id,
+                name.resource_group,
+                name.collection,
                 state=options.filter_value,
                 page_size=size,
                 continuation=token,
@@ -86,19 +75,14 @@ async def list_jobs(
 )
 async def list_job_history(
     request: Request,
-    subscriptionId: str,
-    resourceGroupName: str,
-    jobCollectionName: str,
-    jobName: str,
-    api_version: API_VERSION_QUERY = None,
+    ctx: Ctx,
+    name: JobPath,
     top: TOP = None,
     skip: SKIP = None,
     filter_text: FILTER = None,
     skiptoken: SKIPTOKEN = None,
 ) -> Response:
-    ctx = _ctx(request)
     options = parse_options(top, skip, filter_text, field="status", values=STATUSES)
-    name = job_service.JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
 
     def work() -> tuple[JobRecord, list[HistoryEntry], str | None]:
         job = job_service.get_job(ctx, name)
