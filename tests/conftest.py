@@ -13,6 +13,11 @@ import pytest
 
 from scheduler_lib.azurite import Azurite, start_azurite
 from scheduler_lib.config import Settings
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.store.tables import TableStore
+
+# The executor's fixtures (target, clock, driver) for every test module that wants them.
+pytest_plugins = ("tests.executor_harness",)
 
 
 @pytest.fixture(scope="session")
@@ -33,3 +38,19 @@ def settings(azurite: Azurite) -> Settings:
         storage_prefix="t" + uuid.uuid4().hex[:12],
         storage_queue_endpoint=azurite.queue_endpoint_template,
     )
+
+
+@pytest.fixture
+def store(settings: Settings) -> TableStore:
+    """A TableStore over the test's own (prefixed) tables in Azurite, tables created."""
+    store = TableStore(settings)
+    store.ensure_tables()
+    return store
+
+
+@pytest.fixture
+def queue(settings: Settings) -> ExecutionQueue:
+    """The test's own execution queue (and poison queue) in Azurite."""
+    queue = ExecutionQueue(settings)
+    queue.ensure()
+    return queue

@@ -45,20 +45,6 @@ class FakeClock:
 
 
 @pytest.fixture
-def store(settings: Settings) -> TableStore:
-    store = TableStore(settings)
-    store.ensure_tables()
-    return store
-
-
-@pytest.fixture
-def queue(settings: Settings) -> ExecutionQueue:
-    queue = ExecutionQueue(settings)
-    queue.ensure()
-    return queue
-
-
-@pytest.fixture
 def target() -> Iterator[HttpTarget]:
     with HttpTarget() as server:
         yield server

@@ -11,9 +11,7 @@ from scheduler_lib.lifecycle import Verdict
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.store.jobs import find_job
 from scheduler_lib.store.tables import TableStore
-from tests.executor_harness import T0, http_action, make_job, store
-
-__all__ = ["store"]  # fixtures used by name
+from tests.executor_harness import T0, http_action, make_job
 
 WORKERS = 6
 

@@ -20,13 +20,6 @@ from tests.dispatch_support import (
 
 
 @pytest.fixture
-def store(settings: Settings) -> TableStore:
-    store = TableStore(settings)
-    store.ensure_tables()
-    return store
-
-
-@pytest.fixture
 def queue(settings: Settings) -> RecordingQueue:
     queue = RecordingQueue(settings)
     queue.ensure()

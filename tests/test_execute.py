@@ -15,17 +15,10 @@ from scheduler_lib.store.jobs import delete_job
 from tests.executor_harness import (
     T0,
     Driver,
-    clock,
-    driver,
     http_action,
     make_job,
-    queue,
-    store,
-    target,
 )
 from tests.support.http_target import HttpTarget
-
-__all__ = ["clock", "driver", "queue", "store", "target"]  # fixtures used by name
 
 JOB_ID = (
     "/subscriptions/Sub-1234/resourceGroups/My-RG/providers/Microsoft.Scheduler"

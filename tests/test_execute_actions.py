@@ -16,16 +16,12 @@ from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue
 
 from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY
 from scheduler_lib.messages import ExecutionMessage
-from tests.executor_harness import T0, Driver, clock, driver, make_job, queue, store
-
-__all__ = ["clock", "driver", "queue", "store"]  # fixtures used by name
+from tests.executor_harness import T0, Driver, make_job
 
 
 def test_a_storage_queue_action_lands_in_the_azurite_queue(driver: Driver) -> None:
     name = f"{driver.settings.storage_prefix}-target"
-    consumer = QueueClient.from_connection_string(
-        driver.settings.storage_connection_string, name
-    )
+    consumer = QueueClient.from_connection_string(driver.settings.storage_connection_string, name)
     consumer.create_queue()
     sas = generate_queue_sas(
         AZURITE_ACCOUNT, name, AZURITE_KEY, permission=QueueSasPermissions(add=True),

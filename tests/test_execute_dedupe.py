@@ -15,17 +15,10 @@ from scheduler_lib.store.jobs import put_job
 from tests.executor_harness import (
     T0,
     Driver,
-    clock,
-    driver,
     http_action,
     make_job,
-    queue,
-    store,
-    target,
 )
 from tests.support.http_target import HttpTarget
-
-__all__ = ["clock", "driver", "queue", "store", "target"]  # fixtures used by name
 
 
 def test_a_duplicate_message_of_the_same_occurrence_runs_once(
@@ -136,9 +129,7 @@ def test_a_retry_arriving_while_the_previous_attempt_finishes_is_not_overwritten
     assert len(target.requests) == 1
 
 
-def test_manual_runs_are_never_duplicates_of_each_other(
-    driver: Driver, target: HttpTarget
-) -> None:
+def test_manual_runs_are_never_duplicates_of_each_other(driver: Driver, target: HttpTarget) -> None:
     job = make_job(driver.store, http_action(target.url))
     one = driver.run(ExecutionMessage.manual_run(job.key, now=T0))
     two = driver.run(ExecutionMessage.manual_run(job.key, now=T0))

@@ -13,17 +13,10 @@ from scheduler_lib.store.due_index import due_rows
 from tests.executor_harness import (
     T0,
     Driver,
-    clock,
-    driver,
     http_action,
     make_job,
-    queue,
-    store,
-    target,
 )
 from tests.support.http_target import HttpTarget
-
-__all__ = ["clock", "driver", "queue", "store", "target"]  # fixtures used by name
 
 POLICY_2X = {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}
 

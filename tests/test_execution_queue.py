@@ -13,13 +13,6 @@ from scheduler_lib.messages import ExecutionMessage
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def queue(settings: Settings) -> ExecutionQueue:
-    queue = ExecutionQueue(settings)
-    queue.ensure()
-    return queue
-
-
 def test_message_is_base64_as_the_functions_trigger_expects(
     queue: ExecutionQueue, settings: Settings
 ) -> None:

@@ -15,9 +15,7 @@ from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.retry import Delivery, RetryPolicy, deliver
 from scheduler_lib.store.due_index import due_rows
 from scheduler_lib.store.tables import TableStore
-from tests.executor_harness import T0, queue, store
-
-__all__ = ["queue", "store"]  # fixtures used by name
+from tests.executor_harness import T0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,345 @@
+"""Benchmark of the dispatcher against a local Azurite: cost follows what is due.
+
+    .venv/bin/python bench/dispatch.py [--jobs 50000] [--due 1000] [--reps 3] [--realtime ...]
+
+Stores `--jobs` hourly HTTP jobs in 50 collections, bulk-inserted with table transactions
+(100 per batch per partition; setup time is printed separately), and measures:
+
+1. Ticks with `--due` jobs due in the minute, first while only a few thousand jobs are stored
+   (the baseline), then among all of them: entities read and tick duration should not move.
+   Then the same tick with one worker thread instead of the pool.
+2. Real-time runs: jobs due in the next real minute, one per second of it in turn; the tick
+   runs at the start of the minute before (the timer trigger's look-ahead). A poller receives
+   from the execution queue every 0.2 s and records each message's lateness against its
+   occurrence. With executor threads, the real executor (`execute.handle_message`) runs each
+   action against a local HTTP server, which records each request's arrival against its
+   `x-ms-scheduler-expected-execution-time` header: the lateness of the action start. The
+   default runs are 1000 due with no executor (the messages' timing alone: the dispatcher's
+   part) and 100 due with 8 executor threads (what one 2-core executor keeps up with).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from scheduler_lib.azurite import start_azurite
+from scheduler_lib.config import Settings
+from scheduler_lib.dispatch import TickReport, run_tick
+from scheduler_lib.execute import handle_message
+from scheduler_lib.execution_queue import ExecutionQueue, ReceivedMessage
+from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.store import jobs as job_store
+from scheduler_lib.store.collections import CollectionRecord, put_collection
+from scheduler_lib.store.due_index import TABLE as DUE_TABLE
+from scheduler_lib.store.due_index import minute_key
+from scheduler_lib.store.tables import TableStore
+
+SUB, RG, COLLECTIONS = "bench-sub", "bench-rg", 50
+BATCH = 100
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------- bulk setup
+
+
+def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str) -> float:
+    """Insert one hourly job per entry of `dues` (and its due-index row) with transactions;
+    returns the seconds it took."""
+    started = time.monotonic()
+    created = utc_now() - timedelta(minutes=1)
+    by_partition: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for offset, due in enumerate(dues):
+        number = first + offset
+        record = job_store.JobRecord(
+            SUB,
+            RG,
+            f"c{number % COLLECTIONS:02d}",
+            f"job{number:06d}",
+            definition={
+                "startTime": iso(due),
+                "recurrence": {"frequency": "Hour", "interval": 1},
+                "action": {
+                    "type": "Http",
+                    "request": {"method": "POST", "uri": url, "body": "bench"},
+                    "retryPolicy": {"retryType": "None"},
+                },
+            },
+            created_time=created,
+            next_execution_time=due,
+            bookkeeping={"occurrences": 0},
+        )
+        # jobs._to_entity is private: the store has no batch insert (asked the lead for one).
+        entity = job_store._to_entity(record)
+        by_partition.setdefault((job_store.TABLE, entity["PartitionKey"]), []).append(entity)
+        index_row = {"PartitionKey": minute_key(due), "RowKey": record.key, "Due": due}
+        by_partition.setdefault((DUE_TABLE, index_row["PartitionKey"]), []).append(index_row)
+    for (table, _), entities in by_partition.items():
+        client = store.table(table)
+        for i in range(0, len(entities), BATCH):
+            client.submit_transaction([("upsert", e) for e in entities[i : i + BATCH]])
+    return time.monotonic() - started
+
+
+# ---------------------------------------------------------------- real-time run
+
+
+@dataclass
+class Arrivals:
+    """What the HTTP target saw: (arrival, expected) per request."""
+
+    lock: threading.Lock
+    items: list[tuple[datetime, datetime]]
+
+
+def start_target(arrivals: Arrivals) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            arrived = utc_now()
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            expected = self.headers.get("x-ms-scheduler-expected-execution-time", "")
+            with arrivals.lock:
+                arrivals.items.append((arrived, datetime.fromisoformat(expected)))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def executor(
+    settings: Settings, stop: threading.Event, received: list[float], workers: int
+) -> None:
+    """What the queue trigger does: one poller receives batches (0.2 s between empty polls,
+    as a host backs off) and `workers` threads run `handle_message`, then delete. The poller
+    takes every visible message at once (hidden for 5 minutes while it waits), so the time
+    it receives a message is when the message became visible, whatever the backlog."""
+    work: Queue[ReceivedMessage] = Queue()
+
+    def poll() -> None:
+        queue = ExecutionQueue(settings)
+        while not stop.is_set():
+            messages = queue.receive(max_messages=32, visibility_timeout=300)
+            now = utc_now()
+            for message in messages:
+                occurrence = ExecutionMessage.from_json(message.body).occurrence
+                received.append((now - occurrence).total_seconds())
+                work.put(message)
+            if not messages:
+                time.sleep(0.2)
+
+    def run() -> None:
+        store, queue = TableStore(settings), ExecutionQueue(settings)
+        while not stop.is_set():
+            try:
+                message = work.get(timeout=0.2)
+            except Empty:
+                continue
+            if not workers:  # a run timing the messages alone: just delete them
+                queue.delete(message)
+                continue
+            handle_message(
+                message.body,
+                message_id=message.id,
+                dequeue_count=message.dequeue_count,
+                store=store,
+                queue=queue,
+                settings=settings,
+                clock=utc_now,
+            )
+            queue.delete(message)
+
+    threads = [threading.Thread(target=poll)] + [
+        threading.Thread(target=run) for _ in range(workers or 2)
+    ]
+    for thread in threads:
+        thread.start()
+    stop.wait()
+    for thread in threads:
+        thread.join()
+
+
+def real_time_run(
+    store: TableStore,
+    settings: Settings,
+    arrivals: Arrivals,
+    due: int,
+    first: int,
+    executors: int,
+    url: str,
+) -> tuple[TickReport, list[float], list[float], float]:
+    """Jobs due in the next real minute; tick at the start of the minute before it."""
+    now = utc_now()
+    minute = now.replace(second=0, microsecond=0) + timedelta(minutes=3)
+    dues = [minute + timedelta(seconds=i % 60) for i in range(due)]
+    setup = bulk_insert(store, dues, first=first, url=url)
+    tick_at = minute - timedelta(minutes=1)
+    if utc_now() > tick_at:
+        raise SystemExit("setup of the real-time run took too long; rerun")
+    stop, received = threading.Event(), []
+    host = threading.Thread(target=executor, args=(settings, stop, received, executors))
+    host.start()
+    time.sleep(max(0.0, (tick_at - utc_now()).total_seconds()))
+    report = run_tick(store, ExecutionQueue(settings), settings, now=utc_now())
+    deadline = minute + timedelta(minutes=3)
+    while utc_now() < deadline:
+        with arrivals.lock:
+            if len(arrivals.items if executors else received) >= due:
+                break
+        time.sleep(0.2)
+    stop.set()
+    host.join()
+    with arrivals.lock:
+        starts = [(arrived - expected).total_seconds() for arrived, expected in arrivals.items]
+        arrivals.items.clear()
+    return report, starts, received, setup
+
+
+# ---------------------------------------------------------------- report
+
+
+def progress(text: str) -> None:
+    print(f"[{utc_now():%H:%M:%S}] {text}", file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def timed_ticks(
+    store: TableStore, settings: Settings, minutes: list[datetime], workers: int
+) -> list[TickReport]:
+    """One tick per minute, each at 30 s before it (the minute is the look-ahead)."""
+    queue = ExecutionQueue(settings)
+    return [
+        run_tick(store, queue, settings, now=m - timedelta(seconds=30), workers=workers)
+        for m in minutes
+    ]
+
+
+def row(label: str, stored: int, reports: list[TickReport], base: float | None) -> str:
+    duration = statistics.median(r.duration for r in reports)
+    reads = statistics.median(r.entities_read for r in reports)
+    due = statistics.median(r.messages_sent for r in reports)
+    ratio = f"{duration / base:5.2f}" if base else " 1.00"
+    r = reports[0]
+    return (
+        f"| {label:<34} | {stored:>6} | {due:>5.0f} | {r.rows_read:>5} | {r.job_entities_read:>5} "
+        f"| {r.collection_entities_read:>4} | {reads:>6.0f} | {reads / max(due, 1):5.2f} "
+        f"| {duration:6.2f} | {ratio} |"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jobs", type=int, default=50_000)
+    parser.add_argument("--due", type=int, default=1000)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--realtime",
+        default="1000:0,100:8",
+        help="real-time runs as due:executor-threads (0: no executor, the poller only "
+        "receives and deletes, to time the messages alone)",
+    )
+    args = parser.parse_args(argv)
+
+    azurite = start_azurite()
+    arrivals = Arrivals(threading.Lock(), [])
+    server = start_target(arrivals)
+    url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    try:
+        settings = Settings(storage_connection_string=azurite.connection_string)
+        quiet = Settings(  # baseline ticks send here, so no executor consumes them
+            storage_connection_string=azurite.connection_string,
+            execution_queue_name="bench-unconsumed",
+        )
+        store = TableStore(settings)
+        store.ensure_tables()
+        for settings_ in (settings, quiet):
+            ExecutionQueue(settings_).ensure()
+        for c in range(COLLECTIONS):
+            put_collection(store, CollectionRecord(SUB, RG, f"c{c:02d}", "local"))
+
+        far = utc_now().replace(second=0, microsecond=0) + timedelta(days=2)
+        groups = [far + timedelta(minutes=7 * g) for g in range(2 * args.reps + 1)]
+        small = [g + timedelta(seconds=i % 60) for g in groups for i in range(args.due)]
+        setup = bulk_insert(store, small, first=0, url=url)
+        stored = len(small)
+        progress("baseline ticks")
+        base = timed_ticks(store, quiet, groups[: args.reps], workers=8)
+
+        progress("bulk insert of the other jobs")
+        filler = args.jobs - stored - args.due
+        filler_dues = [far + timedelta(days=1, minutes=i // 1000) for i in range(filler)]
+        setup += bulk_insert(store, filler_dues, first=stored, url=url)
+        stored += filler
+        progress("ticks among all jobs")
+        big = timed_ticks(store, quiet, groups[args.reps : 2 * args.reps], workers=8)
+        seq = timed_ticks(store, quiet, groups[2 * args.reps :], workers=1)
+
+        runs = []
+        for spec in args.realtime.split(","):
+            count, threads = (int(n) for n in spec.split(":"))
+            progress(f"real-time run of {count} with {threads} executor threads")
+            runs.append(
+                (count, stored, *real_time_run(
+                    store, settings, arrivals, count, stored, threads, url
+                ))
+            )  # fmt: skip
+            stored += count
+    finally:
+        server.shutdown()
+        azurite.stop()
+
+    base_duration = statistics.median(r.duration for r in base)
+    print(f"setup: {len(small) + filler} jobs in {setup:.1f} s (table transactions)")
+    print()
+    print(
+        "| tick (median of reps)              | stored |   due |  rows |  jobs "
+        "| coll | reads | reads/due | tick s | vs base |"
+    )
+    print("|" + "---|" * 10)
+    print(row("baseline: pool of 8, few stored", len(small), base, None))
+    print(row("pool of 8, all stored", len(small) + filler, big, base_duration))
+    print(row("one worker, all stored", len(small) + filler, seq, base_duration))
+    for count, before, report, *_ in runs:
+        print(row(f"real-time tick, {count} due", before + count, [report], base_duration))
+    print()
+    print("| real-time run: lateness (s)       |   count |   p50 |   p99 |   max |")
+    print("|---|---|---|---|---|")
+    for count, _, _, starts, received, _ in runs:
+        for label, values in (("action start", starts), ("message received", received)):
+            if values:
+                print(
+                    f"| {count:>4} due: {label:<22} | {len(values):>7} "
+                    f"| {percentile(values, 0.5):5.2f} | {percentile(values, 0.99):5.2f} "
+                    f"| {max(values):5.2f} |"
+                )
+
+
+if __name__ == "__main__":
+    main()
