@@ -13,7 +13,7 @@ from typing import Any
 
 from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_service import purge
+from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
 from scheduler_lib.model import arm, collections, quotas
@@ -127,12 +127,15 @@ def _write(
         check_if_match(client_etag, existing.etag, what)
         _check_existing_jobs(ctx, record)
     with conditional_write(client_etag, what):
-        return collection_store.put_collection(
+        saved = collection_store.put_collection(
             ctx.store,
             record,
             etag=existing.etag if existing else None,
             create_only=existing is None,
         )
+    if existing is not None and not existing.enabled and saved.enabled:
+        resume_jobs(ctx, saved, now=ctx.clock())
+    return saved
 
 
 def _check_existing_jobs(ctx: ApiContext, record: CollectionRecord) -> None:

@@ -29,6 +29,7 @@ from scheduler_lib.model import arm, jobs, quotas, secrets, timing
 from scheduler_lib.recurrence import Schedule, parse_schedule
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.store.collections import CollectionRecord
 from scheduler_lib.store.due_index import add_due, remove_due
 from scheduler_lib.store.history import delete_history
 from scheduler_lib.store.jobs import JobRecord
@@ -222,6 +223,51 @@ def resume(schedule: Schedule, bookkeeping: dict[str, Any], now: datetime) -> da
     if first is None or first >= now:
         return first
     return schedule.next_after(now - timedelta(microseconds=1))
+
+
+def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime) -> int:
+    """Reschedule the Enabled jobs of a collection that was just enabled again.
+
+    While it was disabled, ticks dropped its jobs' due-index rows (a row of a disabled
+    collection is stale), so each job gets its next execution from `now` — occurrences
+    missed meanwhile are not run, as for a job enabled again — a new row, and an immediate
+    dispatch when that is due before the next tick. Returns how many jobs it rescheduled."""
+    resumed, token = 0, None
+    while True:
+        page, token = job_store.list_jobs(
+            ctx.store,
+            collection.subscription_id,
+            collection.resource_group,
+            collection.name,
+            state="Enabled",
+            continuation=token,
+        )
+        for job in page:
+            resumed += _resume_job(ctx, job, now=now)
+        if token is None:
+            return resumed
+
+
+def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
+    while job.state == "Enabled":
+        next_time = resume(_schedule(job.definition, job.created_time), job.bookkeeping, now)
+        updated = replace(
+            job,
+            next_execution_time=next_time,
+            state="Completed" if next_time is None else job.state,
+        )
+        try:
+            saved = job_store.put_job(ctx.store, updated, etag=job.etag)
+        except PreconditionFailedError:
+            fresh = job_store.find_job(ctx.store, job.key)
+            if fresh is None:
+                return 0
+            job = fresh
+            continue
+        _reindex(ctx, job, saved)
+        _dispatch_if_due(ctx, saved, now=now)
+        return 1
+    return 0
 
 
 def _reindex(ctx: ApiContext, old: JobRecord | None, new: JobRecord) -> None:

@@ -1,6 +1,12 @@
 """Job collection operations over real HTTP against Azurite."""
 
+from datetime import timedelta
+
+from scheduler_lib.dispatch import run_tick
+from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.store.due_index import due_rows
 from scheduler_lib.store.jobs import get_job
+from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import (
     COLLECTIONS,
     RG,
@@ -143,3 +149,28 @@ def test_downgrade_refused_while_jobs_would_break_it(client):
         client.patch(collection_path(), json={"properties": {"sku": {"name": "Free"}}}), 409
     )
     assert "authentication" in error["message"]
+
+
+def test_jobs_run_again_after_their_collection_is_enabled(client, clock, settings):
+    """While the collection is disabled a tick drops the job's due row; enabling the
+    collection must reschedule the job from now (missed occurrences are not run)."""
+    store, queue = TableStore(settings), ExecutionQueue(settings)
+    make_collection(client)
+    client.put(
+        job_path(),
+        json=job_body(startTime="2026-03-04T09:10:00Z", recurrence={"frequency": "Hour"}),
+    )
+    client.post(collection_path() + "/disable")
+    clock.advance(timedelta(minutes=10))  # 09:10: due, but the collection is disabled
+    report = run_tick(store, queue, settings, now=clock())
+    assert (report.messages_sent, report.stale_dropped) == (0, 1)
+    window = {"start": clock() - timedelta(days=1), "through": clock() + timedelta(days=1)}
+    assert list(due_rows(store, **window)) == []
+
+    clock.advance(timedelta(minutes=20))  # 09:30
+    assert client.post(collection_path() + "/enable").status_code == 200
+    job = client.get(job_path()).json()["properties"]
+    assert job["status"]["nextExecutionTime"] == "2026-03-04T10:10:00Z"
+    assert [row.due.isoformat() for row in due_rows(store, **window)] == [
+        "2026-03-04T10:10:00+00:00"
+    ]
