@@ -158,10 +158,11 @@ def _dispatch_rows(
             if isinstance(outcome, Counts):
                 counts.add(outcome)
             else:
+                first = min(task_rows, key=lambda r: r.due)
                 logger.error(
-                    "Dispatching %s failed; its minute is read again next tick",
-                    task_rows[0].row_key,
+                    "dispatching failed; its minute is read again next tick",
                     exc_info=outcome,
+                    extra={"job": first.job_key, "occurrence": iso(first.due)},
                 )
                 failed_minutes.append(min(r.minute for r in task_rows))
     return counts, len(collections), failed_minutes
@@ -216,7 +217,10 @@ def _send_parked(ctx: TickContext, row: DueRow) -> Counts:
     try:
         message = ExecutionMessage.from_json(row.payload or "")
     except ValidationError:
-        logger.error("Dropping unreadable parked message %s", row.row_key)
+        logger.error(
+            "dropping an unreadable parked message",
+            extra={"job": row.job_key, "occurrence": iso(row.due)},
+        )
         counts.stale_dropped += 1
     else:
         ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())

@@ -18,6 +18,7 @@ advances past an occurrence whose message was not sent.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 from scheduler_lib.dispatch_context import (
@@ -34,6 +35,8 @@ from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.recurrence import parse_schedule
 from scheduler_lib.store.due_index import DueRow, add_due, remove_due
 from scheduler_lib.store.jobs import JobRecord
+
+log = logging.getLogger(__name__)
 
 
 def dispatch_job(ctx: TickContext, job_key: str, rows: list[DueRow]) -> Counts:
@@ -76,6 +79,10 @@ def _send(
     message = ExecutionMessage.scheduled(job.key, row.due, number)
     ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
     counts.messages_sent += 1
+    log.debug(
+        "occurrence sent",
+        extra={"job": job.key, "occurrence": iso(row.due), "tag": message.execution_tag},
+    )
 
     def advance(current: JobRecord) -> JobRecord:
         schedule = parse_schedule(current.definition, now=current.created_time)

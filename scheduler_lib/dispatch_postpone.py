@@ -17,6 +17,7 @@ stale, sees the marker and writes the entry unless the newest `Postponed` entry 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -36,6 +37,8 @@ from scheduler_lib.recurrence import Schedule, parse_schedule
 from scheduler_lib.store.due_index import DueRow, remove_due
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.jobs import JobRecord
+
+log = logging.getLogger(__name__)
 
 POSTPONED_STATUS = "Postponed"
 #: How many skipped occurrences are counted for the message (an every-minute job down for
@@ -81,6 +84,7 @@ def finish_interrupted_postponement(
 
 
 def _record(ctx: TickContext, job: JobRecord, due: datetime, message: str) -> None:
+    log.info("occurrences postponed: %s", message, extra={"job": job.key, "occurrence": iso(due)})
     add_history(
         ctx.store,
         HistoryEntry(
