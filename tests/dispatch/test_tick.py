@@ -29,21 +29,6 @@ from tests.dispatch_support import (
 )
 
 
-@pytest.fixture
-def store(settings: Settings) -> TableStore:
-    store = TableStore(settings)
-    store.ensure_tables()
-    make_collection(store)
-    return store
-
-
-@pytest.fixture
-def queue(settings: Settings) -> RecordingQueue:
-    queue = RecordingQueue(settings)
-    queue.ensure()
-    return queue
-
-
 @pytest.mark.slow
 def test_fan_out_of_1000_jobs_reads_only_what_is_due(
     store: TableStore, queue: RecordingQueue, settings: Settings

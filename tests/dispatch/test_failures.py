@@ -22,7 +22,6 @@ from tests.dispatch_support import (
     SimulatedCrash,
     all_rows,
     definition,
-    make_collection,
     make_job,
     reload,
     set_job,
@@ -30,14 +29,6 @@ from tests.dispatch_support import (
 
 DUE = T0 + timedelta(seconds=30)
 NEXT = DUE + timedelta(hours=1)
-
-
-@pytest.fixture
-def store(settings: Settings) -> TableStore:
-    store = TableStore(settings)
-    store.ensure_tables()
-    make_collection(store)
-    return store
 
 
 def _jobs(store: TableStore, n: int) -> list[JobRecord]:

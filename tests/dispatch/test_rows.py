@@ -29,21 +29,6 @@ DUE = T0 + timedelta(seconds=30)
 MOVED = T0 + timedelta(hours=5)
 
 
-@pytest.fixture
-def store(settings: Settings) -> TableStore:
-    store = TableStore(settings)
-    store.ensure_tables()
-    make_collection(store)
-    return store
-
-
-@pytest.fixture
-def queue(settings: Settings) -> RecordingQueue:
-    queue = RecordingQueue(settings)
-    queue.ensure()
-    return queue
-
-
 def _delete(store: TableStore, job: JobRecord) -> None:
     delete_job(store, job)
 

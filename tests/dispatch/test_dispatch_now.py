@@ -19,13 +19,6 @@ from tests.dispatch_support import (
 )
 
 
-@pytest.fixture
-def queue(settings: Settings) -> RecordingQueue:
-    queue = RecordingQueue(settings)
-    queue.ensure()
-    return queue
-
-
 @pytest.mark.parametrize(
     ("offset", "expected"),
     [
@@ -39,7 +32,6 @@ def queue(settings: Settings) -> RecordingQueue:
 def test_window_is_what_a_tick_at_now_would_read(
     store: TableStore, offset: timedelta, expected: bool
 ) -> None:
-    make_collection(store)
     job = make_job(store, "j", definition(T0 + offset, frequency=None))
     assert due_before_next_tick(job, now=T0) is expected
 
@@ -47,7 +39,6 @@ def test_window_is_what_a_tick_at_now_would_read(
 def test_due_job_is_sent_and_advanced_once(
     store: TableStore, queue: RecordingQueue, settings: Settings
 ) -> None:
-    make_collection(store)
     job = make_job(store, "j", definition(T0, "Hour", count=3))
     advanced = dispatch_if_due(store, queue, settings, job, now=T0)
     assert advanced is not None

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch import run_tick
 from scheduler_lib.store.history import list_history
@@ -17,28 +15,12 @@ from tests.dispatch_support import (
     RecordingQueue,
     all_rows,
     definition,
-    make_collection,
     make_job,
     reload,
 )
 
 CREATED = T0 - timedelta(minutes=10)
 DUE = T0 + timedelta(seconds=30)
-
-
-@pytest.fixture
-def store(settings: Settings) -> TableStore:
-    store = TableStore(settings)
-    store.ensure_tables()
-    make_collection(store)
-    return store
-
-
-@pytest.fixture
-def queue(settings: Settings) -> RecordingQueue:
-    queue = RecordingQueue(settings)
-    queue.ensure()
-    return queue
 
 
 def _last_tick_before_downtime(store: TableStore, settings: Settings) -> None:

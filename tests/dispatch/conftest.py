@@ -1,0 +1,22 @@
+"""Fixtures of the dispatcher tests: storage with one enabled collection, and a real
+execution queue that records what it sent (see `tests.dispatch_support`)."""
+
+import pytest
+
+from scheduler_lib.config import Settings
+from scheduler_lib.store.tables import TableStore
+from tests.dispatch_support import RecordingQueue, make_collection
+
+
+@pytest.fixture
+def store(store: TableStore) -> TableStore:
+    """The root `store`, with the collection `c1` that the dispatcher tests' jobs live in."""
+    make_collection(store)
+    return store
+
+
+@pytest.fixture
+def queue(settings: Settings) -> RecordingQueue:
+    queue = RecordingQueue(settings)
+    queue.ensure()
+    return queue
