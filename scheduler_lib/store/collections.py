@@ -11,8 +11,6 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from azure.data.tables import UpdateMode
-
 from scheduler_lib.store.tables import (
     SEPARATOR,
     TableStore,
@@ -21,6 +19,7 @@ from scheduler_lib.store.tables import (
     etag_kwargs,
     prefix_range,
     storage_errors,
+    write_entity,
 )
 
 TABLE = "JobCollections"
@@ -111,15 +110,10 @@ def put_collection(
     `create_only` fails with ConflictError if it already exists (two racing creates);
     `etag` makes the replace conditional (PreconditionFailedError when it changed).
     """
-    table = store.table(TABLE)
-    entity = _to_entity(record)
     with storage_errors(f"Job collection '{record.name}'"):
-        if create_only:
-            meta = table.create_entity(entity)
-        elif etag is not None:
-            meta = table.update_entity(entity, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
-        else:
-            meta = table.upsert_entity(entity, mode=UpdateMode.REPLACE)
+        meta = write_entity(
+            store.table(TABLE), _to_entity(record), etag=etag, create_only=create_only
+        )
     return replace(record, etag=meta.get("etag"))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from azure.data.tables import TableTransactionError
 
-from scheduler_lib.store.tables import TableStore, as_datetime, decode_token, encode_token
+from scheduler_lib.store.tables import TableStore, as_datetime, query_page
 
 TABLE = "JobHistory"
 _MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
@@ -105,18 +105,14 @@ def list_history(
     continuation: str | None = None,
 ) -> tuple[list[HistoryEntry], str | None]:
     """One page of a job's history, newest first, and the token of the next page."""
-    query = "PartitionKey eq @pk"
-    parameters: dict[str, Any] = {"pk": job_key}
-    if status is not None:
-        query += " and Status eq @status"
-        parameters["status"] = status
-    pages = (
-        store.table(TABLE)
-        .query_entities(query, parameters=parameters, results_per_page=page_size)
-        .by_page(continuation_token=decode_token(continuation))
+    entities, token = query_page(
+        store.table(TABLE),
+        job_key,
+        equals=("Status", status) if status is not None else None,
+        page_size=page_size,
+        continuation=continuation,
     )
-    entries = [_from_entity(e) for e in next(pages, [])]
-    return entries, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+    return [_from_entity(e) for e in entities], token
 
 
 def _keys(store: TableStore, job_key: str) -> Iterator[tuple[str, datetime | None]]:

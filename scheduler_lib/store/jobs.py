@@ -19,18 +19,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from azure.data.tables import UpdateMode
-
 from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
     collection_key,
-    decode_token,
     dumps,
-    encode_token,
     etag_kwargs,
     job_key,
+    query_page,
     storage_errors,
+    write_entity,
 )
 
 TABLE = "Jobs"
@@ -160,18 +158,14 @@ def list_jobs(
     continuation: str | None = None,
 ) -> tuple[list[JobRecord], str | None]:
     """One page of a collection's jobs in name order, and the opaque token of the next page."""
-    query = "PartitionKey eq @pk"
-    parameters: dict[str, Any] = {"pk": collection_key(subscription_id, resource_group, collection)}
-    if state is not None:
-        query += " and State eq @state"
-        parameters["state"] = state
-    pages = (
-        store.table(TABLE)
-        .query_entities(query, parameters=parameters, results_per_page=page_size)
-        .by_page(continuation_token=decode_token(continuation))
+    entities, token = query_page(
+        store.table(TABLE),
+        collection_key(subscription_id, resource_group, collection),
+        equals=("State", state) if state is not None else None,
+        page_size=page_size,
+        continuation=continuation,
     )
-    records = [_from_entity(e) for e in next(pages, [])]
-    return records, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+    return [_from_entity(e) for e in entities], token
 
 
 def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
@@ -197,15 +191,10 @@ def put_job(
     `create_only` fails with ConflictError when the job already exists; `etag` makes the
     replace conditional (PreconditionFailedError when someone changed it meanwhile).
     """
-    table = store.table(TABLE)
-    entity = _to_entity(record)
     with storage_errors(f"Job '{record.name}'"):
-        if create_only:
-            meta = table.create_entity(entity)
-        elif etag is not None:
-            meta = table.update_entity(entity, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
-        else:
-            meta = table.upsert_entity(entity, mode=UpdateMode.REPLACE)
+        meta = write_entity(
+            store.table(TABLE), _to_entity(record), etag=etag, create_only=create_only
+        )
     return replace(record, etag=meta.get("etag"))
 
 

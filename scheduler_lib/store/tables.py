@@ -22,7 +22,7 @@ from azure.core.exceptions import (
     ResourceModifiedError,
     ResourceNotFoundError,
 )
-from azure.data.tables import TableClient, TableServiceClient
+from azure.data.tables import TableClient, TableServiceClient, UpdateMode
 
 from scheduler_lib.config import TABLES, Settings
 from scheduler_lib.errors import (
@@ -107,6 +107,40 @@ class TableStore:
         for logical in TABLES:
             with suppress(ResourceExistsError):
                 self.service.create_table(self.settings.table_name(logical))
+
+
+def write_entity(
+    table: TableClient, entity: dict[str, Any], *, etag: str | None, create_only: bool
+) -> dict[str, Any]:
+    """Create (`create_only`: ResourceExistsError if it exists), replace only if unchanged
+    since `etag` was read, or else upsert; returns the write's metadata (its new ETag)."""
+    if create_only:
+        return table.create_entity(entity)
+    if etag is not None:
+        return table.update_entity(entity, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
+    return table.upsert_entity(entity, mode=UpdateMode.REPLACE)
+
+
+def query_page(
+    table: TableClient,
+    partition: str,
+    *,
+    equals: tuple[str, str] | None = None,
+    page_size: int,
+    continuation: str | None,
+) -> tuple[list[Any], str | None]:
+    """One page of a partition's entities (optionally where property `equals[0]` has the
+    value `equals[1]`), and the opaque token of the next page (None on the last)."""
+    query = "PartitionKey eq @pk"
+    parameters: dict[str, Any] = {"pk": partition}
+    if equals is not None:
+        query += f" and {equals[0]} eq @value"
+        parameters["value"] = equals[1]
+    pages = table.query_entities(query, parameters=parameters, results_per_page=page_size).by_page(
+        continuation_token=decode_token(continuation)
+    )
+    entities = list(next(pages, []))
+    return entities, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
 
 
 def etag_kwargs(etag: str | None) -> dict[str, Any]:
