@@ -10,6 +10,7 @@ so longer waits go through the due index instead (`MAX_DELAY`).
 from __future__ import annotations
 
 import math
+import threading
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,6 +46,17 @@ class ExecutionQueue:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self._ready = False
+        self._ready_lock = threading.Lock()
+
+    def ready(self) -> ExecutionQueue:
+        """This queue, created (with its poison queue) once per instance, on first use."""
+        if not self._ready:
+            with self._ready_lock:
+                if not self._ready:
+                    self.ensure()
+                    self._ready = True
+        return self
 
     @cached_property
     def _service(self) -> QueueServiceClient:

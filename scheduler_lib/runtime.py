@@ -8,7 +8,6 @@ call exactly these methods, so what runs locally is what runs in Azure.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
@@ -39,23 +38,16 @@ class Runtime:
         self.clock = clock
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
-        self._ready = False
-        self._lock = threading.Lock()
 
     def ensure_storage(self) -> None:
         """Create tables and queues once per worker (idempotent, so racing workers are fine)."""
-        if self._ready:
-            return
-        with self._lock:
-            if not self._ready:
-                self.store.ensure_tables()
-                self.queue.ensure()
-                self._ready = True
+        self.store.ready()
+        self.queue.ready()
 
     @cached_property
     def api(self) -> FastAPI:
         """The HTTP API (FastAPI), built on first use."""
-        return create_app(self.settings, clock=self.clock)
+        return create_app(self.settings, clock=self.clock, store=self.store, queue=self.queue)
 
     def tick(self) -> TickReport:
         """One dispatcher tick at the current time (the timer trigger)."""

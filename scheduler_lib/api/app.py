@@ -25,7 +25,9 @@ from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import SchedulerError, ValidationError
+from scheduler_lib.execution_queue import ExecutionQueue
 from scheduler_lib.health import check_health
+from scheduler_lib.store.tables import TableStore
 
 _HTTP_CODES = {404: "NotFound", 405: "MethodNotAllowed", 415: "UnsupportedMediaType"}
 
@@ -34,8 +36,15 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def create_app(settings: Settings, *, clock: Callable[[], datetime] = utc_now) -> FastAPI:
-    """The Azure Scheduler-compatible API over the storage `settings` point at."""
+def create_app(
+    settings: Settings,
+    *,
+    clock: Callable[[], datetime] = utc_now,
+    store: TableStore | None = None,
+    queue: ExecutionQueue | None = None,
+) -> FastAPI:
+    """The Azure Scheduler-compatible API over the storage `settings` point at (through
+    `store` and `queue` when the host already has them, so a worker holds one set)."""
     app = FastAPI(
         title="Azure Scheduler-compatible API",
         version="2016-03-01",
@@ -48,7 +57,12 @@ def create_app(settings: Settings, *, clock: Callable[[], datetime] = utc_now) -
         redoc_url=None,
         openapi_url=PREFIX + "/openapi.json",
     )
-    app.state.context = ApiContext(settings=settings, clock=clock)
+    app.state.context = ApiContext(
+        settings=settings,
+        clock=clock,
+        table_store=store or TableStore(settings),
+        execution_queue=queue or ExecutionQueue(settings),
+    )
     for module in (collection_routes, job_routes, list_routes, preview_routes):
         app.include_router(module.router)
     _add_health(app)

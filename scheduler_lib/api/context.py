@@ -1,16 +1,15 @@
 """What every route needs, built once per app: settings, storage clients, the clock.
 
-Tables and the execution queue are created on first use rather than when the app is built,
+The clients are handed in by whoever hosts the app (`Runtime` shares its own), or built
+here; their tables and queues are created on first use rather than when the app is built,
 so building the app (at Functions worker import) never touches the network.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution_queue import ExecutionQueue
@@ -21,34 +20,15 @@ from scheduler_lib.store.tables import TableStore
 class ApiContext:
     settings: Settings
     clock: Callable[[], datetime]
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _tables_ready: bool = False
-    _queue_ready: bool = False
-
-    @cached_property
-    def _store(self) -> TableStore:
-        return TableStore(self.settings)
+    table_store: TableStore
+    execution_queue: ExecutionQueue
 
     @property
     def store(self) -> TableStore:
-        """The table store, its tables created on first use (idempotent)."""
-        if not self._tables_ready:
-            with self._lock:
-                if not self._tables_ready:
-                    self._store.ensure_tables()
-                    self._tables_ready = True
-        return self._store
-
-    @cached_property
-    def _queue(self) -> ExecutionQueue:
-        return ExecutionQueue(self.settings)
+        """The table store, its tables created on first use."""
+        return self.table_store.ready()
 
     @property
     def queue(self) -> ExecutionQueue:
         """The execution queue, created on first use."""
-        if not self._queue_ready:
-            with self._lock:
-                if not self._queue_ready:
-                    self._queue.ensure()
-                    self._queue_ready = True
-        return self._queue
+        return self.execution_queue.ready()

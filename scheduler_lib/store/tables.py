@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -83,6 +84,8 @@ class TableStore:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._clients: dict[str, TableClient] = {}
+        self._ready = False
+        self._ready_lock = threading.Lock()
 
     @cached_property
     def service(self) -> TableServiceClient:
@@ -101,6 +104,16 @@ class TableStore:
             client = self.service.get_table_client(self.settings.table_name(logical))
             self._clients[logical] = client
         return client
+
+    def ready(self) -> TableStore:
+        """This store, its tables created once per instance (the first caller creates them;
+        building the app at worker import therefore never touches the network)."""
+        if not self._ready:
+            with self._ready_lock:
+                if not self._ready:
+                    self.ensure_tables()
+                    self._ready = True
+        return self
 
     def ensure_tables(self) -> None:
         """Create any missing table (idempotent; cheap enough for worker start-up)."""
