@@ -35,8 +35,10 @@ log = logging.getLogger("scheduler.devhost")
 MAX_DEQUEUE_COUNT = 5  # host.json queues.maxDequeueCount
 VISIBILITY_TIMEOUT = 300  # seconds a message stays hidden while it runs
 RETRY_VISIBILITY = 10  # seconds before a failed message is tried again
-BATCH_SIZE = 16  # host.json queues.batchSize
-POLL_INTERVAL = 0.5  # seconds between empty polls (the Functions host backs off up to 1 min)
+#: Messages in flight at once: host.json queues.batchSize + newBatchThreshold. A scheduled
+#: occurrence holds its slot for the 1-2 s between its early delivery and its second.
+CONCURRENCY = 16 + 12
+POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
 
 
 def next_minute(now: datetime) -> datetime:
@@ -55,10 +57,10 @@ def dispatcher_loop(runtime: Runtime, stop: threading.Event) -> None:
         stop.wait((next_minute(now) - now).total_seconds())
 
 
-def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int = BATCH_SIZE) -> None:
+def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int = CONCURRENCY) -> None:
     """Consume the execution queue until `stop` is set, as the queue trigger does: up to
-    `concurrency` messages run at once (host.json `batchSize`), each on its own thread, so
-    one slow HTTP target does not hold up the others."""
+    `concurrency` messages run at once (host.json `batchSize` + `newBatchThreshold`), each on
+    its own thread, so one slow HTTP target does not hold up the others."""
     slots = threading.Semaphore(concurrency)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="executor") as pool:
         while not stop.is_set():

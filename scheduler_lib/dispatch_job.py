@@ -34,7 +34,7 @@ from scheduler_lib.dispatch_postpone import finish_interrupted_postponement, pos
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.recurrence import parse_schedule
 from scheduler_lib.store.due_index import DueRow, add_due, remove_due
-from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.store.jobs import DISPATCHED, JobRecord
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def _send(
         return replace(
             current,
             next_execution_time=nxt,
-            bookkeeping={**current.bookkeeping, OCCURRENCES: done},
+            bookkeeping={**current.bookkeeping, OCCURRENCES: done, DISPATCHED: iso(row.due)},
         )
 
     job, won = advance_job(ctx, job, row, counts, advance)

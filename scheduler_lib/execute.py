@@ -11,6 +11,11 @@
    decides whether to accept that request; a disabled collection still stops it.
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
    running it (`claims`; the rules are in `lifecycle`). A duplicate is skipped.
+   An attempt with an exact start (`ExecutionMessage.start_at`: a scheduled occurrence) is
+   delivered 1-2 s early so that this happens before its second; the executor then waits
+   for the second itself (`sleep`), so the action starts on time rather than up to a polling
+   interval plus a second late. A message delivered far earlier than that (a clock far off)
+   is not held: it is sent again to appear at its time ("Deferred") and this copy ends.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
@@ -35,14 +40,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib import claims, lifecycle
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.retry import Delivery, RetryPolicy, deliver
 from scheduler_lib.store.history import HistoryEntry, add_history, delete_history
@@ -56,12 +61,16 @@ log = logging.getLogger("scheduler.execute")
 #: is normally far shorter (headers plus at most 2048 bytes of body).
 HISTORY_MESSAGE_LIMIT = 16_000
 
+#: The longest an executor holds a message for its exact start: the early delivery plus its
+#: one-second rounding, plus a margin for clocks a little apart. Anything earlier is deferred.
+MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
+
 
 @dataclass(frozen=True)
 class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
-    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped"
+    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred"
     reason: str
     job_key: str
     execution_tag: str
@@ -96,10 +105,13 @@ def handle_message(
     queue: ExecutionQueue,
     settings: Settings,
     clock: Clock,
+    sleep: Callable[[float], None],
     action_adapters: Mapping[str, Any] | None = None,
 ) -> ExecutionReport:
-    """Process one execution message (see the module docstring). `action_adapters` are passed
-    to `run_action` (e.g. a Service Bus `sender_factory`, a CA bundle as `verify`)."""
+    """Process one execution message (see the module docstring). `sleep(seconds)` waits for
+    an exact start (`clock` and `sleep` are the entry point's; tests pass a manual pair).
+    `action_adapters` are passed to `run_action` (e.g. a Service Bus `sender_factory`, a CA
+    bundle as `verify`)."""
     message = ExecutionMessage.from_json(body)
 
     def report(disposition: str, reason: str, **extra: Any) -> ExecutionReport:
@@ -109,6 +121,11 @@ def handle_message(
         )  # fmt: skip
         _log(result, message)
         return result
+
+    start_at = message.start_at
+    if start_at is not None and start_at - clock() > MAX_START_WAIT:
+        queue.send(message, visible_at=start_at, now=clock())
+        return report("Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
     claimed = claims.claim(store, message, message_id, now=clock())
     if isinstance(claimed, claims.Skip):
@@ -131,6 +148,10 @@ def handle_message(
         execution_tag=message.execution_tag,
         retry_count=message.attempt,
     )
+    if start_at is not None:
+        early = (start_at - clock()).total_seconds()
+        if early > 0:
+            sleep(early)
     started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))
     ended = clock()

@@ -5,6 +5,12 @@ queue *actions* have their own adapter). Messages are base64-encoded because tha
 the Functions queue trigger decodes by default. A message is sent with a visibility delay
 so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
 so longer waits go through the due index instead (`MAX_DELAY`).
+
+A message that must start at an exact second (`ExecutionMessage.start_at`) is made visible
+1 to 2 seconds before it (`EARLY_DELIVERY`, rounded down to the queue's whole seconds), so that
+the trigger's polling interval and the executor's reads happen before that second, not after
+it; the executor then waits for the second itself. Any other message becomes visible at its
+time, never earlier (rounded up).
 """
 
 from __future__ import annotations
@@ -29,6 +35,12 @@ from scheduler_lib.messages import ExecutionMessage
 
 #: The longest visibility delay Storage queues accept, less a margin for clock skew.
 MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
+
+#: A message with an exact start becomes visible at least this much (and less than a second
+#: more) before it. The trigger's next poll (host.json `maxPollingInterval`, 1 s) and the
+#: executor's claim (three storage round trips) fit in it; the executor waits out the rest,
+#: so a message holds an executor slot for 1-2 s before its action starts.
+EARLY_DELIVERY = timedelta(seconds=1)
 
 
 @dataclass(frozen=True)
@@ -90,7 +102,8 @@ class ExecutionQueue:
                 client.create_queue()
 
     def send(self, message: ExecutionMessage, *, visible_at: datetime, now: datetime) -> None:
-        """Send `message` so that it becomes visible at `visible_at` (never earlier).
+        """Send `message` so that it becomes visible at `visible_at` (never earlier), or,
+        when it has an exact start, between 1 and 2 seconds before that (`EARLY_DELIVERY`).
 
         Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
         in the due index by the caller instead.
@@ -98,7 +111,10 @@ class ExecutionQueue:
         delay = visible_at - now
         if delay > MAX_DELAY:
             raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
-        seconds = max(0, math.ceil(delay.total_seconds()))
+        if message.start_at is not None:
+            seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
+        else:
+            seconds = max(0, math.ceil(delay.total_seconds()))
         self.client.send_message(
             message.to_json().encode(),
             visibility_timeout=seconds or None,

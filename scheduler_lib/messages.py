@@ -48,6 +48,20 @@ class ExecutionMessage:
         """`POST .../run`: execute now, outside the schedule, with a fresh tag."""
         return cls(job_key, now.astimezone(UTC), uuid.uuid4().hex, 0, manual=True)
 
+    @property
+    def start_at(self) -> datetime | None:
+        """The instant this attempt must start at, or None for "as soon as it is delivered".
+
+        A scheduled occurrence's first attempt starts at its second: the queue delivers it a
+        little early (`execution_queue.EARLY_DELIVERY`) and the executor waits out the rest,
+        because a Storage queue's visibility delay has whole-second granularity and a queue
+        trigger polls at intervals. Retries and the errorAction follow a failure by at least
+        `retryInterval` anyway, and a manual run is due when it is sent.
+        """
+        if self.manual or self.action != MAIN_ACTION or self.attempt:
+            return None
+        return self.occurrence
+
     def next_attempt(self) -> ExecutionMessage:
         return replace(self, attempt=self.attempt + 1)
 

@@ -8,6 +8,7 @@ call exactly these methods, so what runs locally is what runs in Azure.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import cached_property
@@ -33,9 +34,16 @@ def utc_now() -> datetime:
 class Runtime:
     """One worker's scheduler: clients, and the work each trigger does."""
 
-    def __init__(self, settings: Settings, *, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.settings = settings
         self.clock = clock
+        self.sleep = sleep  # how the executor waits for an occurrence's exact second
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
 
@@ -74,6 +82,7 @@ class Runtime:
             queue=self.queue,
             settings=self.settings,
             clock=self.clock,
+            sleep=self.sleep,
         )
 
     def housekeeping(self) -> HousekeepingReport:

@@ -43,6 +43,10 @@ class FakeClock:
     def advance(self, delta: timedelta) -> None:
         self.now += delta
 
+    def sleep(self, seconds: float) -> None:
+        """What the executor calls to wait for an exact start: time passes, at once."""
+        self.advance(timedelta(seconds=seconds))
+
 
 @pytest.fixture
 def target() -> Iterator[HttpTarget]:
@@ -112,6 +116,7 @@ class Driver:
             queue=self.queue,
             settings=self.settings,
             clock=self.clock,
+            sleep=self.clock.sleep,
             action_adapters=self.adapters,
         )
 

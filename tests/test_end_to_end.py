@@ -72,6 +72,7 @@ class System:
                     queue=self.queue,
                     settings=self.settings,
                     clock=self.clock,
+                    sleep=self.clock.sleep,
                     action_adapters=self.adapters,
                 )
             )
@@ -100,6 +101,32 @@ def system(settings: Settings) -> Iterator[System]:
 def target() -> Iterator[HttpTarget]:
     with HttpTarget() as server:
         yield server
+
+
+def test_next_execution_time_shows_an_occurrence_sent_ahead_until_its_second(
+    system: System, target: HttpTarget
+) -> None:
+    """A tick sends the occurrences of the minute ahead and advances the job past them; the
+    API still reports the sent occurrence as next until it is due."""
+    job_url = f"{COLLECTION}/jobs/Every-Minute"
+    system.put(job_url, {"properties": {
+        "startTime": "2026-03-04T09:10:30Z",
+        "recurrence": {"frequency": "Minute", "interval": 1},
+        "action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}},
+    }})  # fmt: skip
+
+    system.clock.now = datetime(2026, 3, 4, 9, 9, 30, tzinfo=UTC)
+    report = run_tick(system.store, system.queue, system.settings, now=system.clock.now)
+    assert report.messages_sent == 1
+
+    def next_execution() -> str:
+        return system.get(job_url)["properties"]["status"]["nextExecutionTime"]
+
+    assert next_execution() == "2026-03-04T09:10:30Z"
+    [listed] = system.get(f"{COLLECTION}/jobs")["value"]
+    assert listed["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:10:30Z"
+    system.clock.now = datetime(2026, 3, 4, 9, 10, 31, tzinfo=UTC)
+    assert next_execution() == "2026-03-04T09:11:30Z"
 
 
 def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
@@ -201,6 +228,7 @@ def test_a_failing_job_retries_runs_its_error_action_and_faults(
     retry = handle_message(
         attempt.follow_up.to_json(), message_id="retry-1", dequeue_count=1,
         store=system.store, queue=system.queue, settings=system.settings, clock=system.clock,
+        sleep=system.clock.sleep,
     )  # fmt: skip
     assert retry.history.status == "Failed" and retry.follow_up.action == "ErrorAction"
     [alert] = system.execute_visible()  # the errorAction is visible at once

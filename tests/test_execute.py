@@ -57,7 +57,7 @@ def test_a_successful_attempt_calls_the_target_and_records_it(
     }
     assert "'200'" in entry.message
     after = driver.job(job.key)
-    assert after.status == {
+    assert after.status(T0) == {
         "executionCount": 1,
         "failureCount": 0,
         "faultedCount": 0,
@@ -176,7 +176,7 @@ def test_a_malformed_message_raises_so_the_host_poisons_it(driver: Driver, body:
     with pytest.raises(ValidationError, match="message"):
         handle_message(
             body, message_id="m", dequeue_count=1, store=driver.store, queue=driver.queue,
-            settings=driver.settings, clock=driver.clock,
+            settings=driver.settings, clock=driver.clock, sleep=driver.clock.sleep,
         )  # fmt: skip
 
 

@@ -211,6 +211,7 @@ def test_an_earlier_occurrence_still_retrying_holds_the_completion_back(
     )
     retry = driver.run(ExecutionMessage.scheduled(job.key, T0, 1)).follow_up
 
+    driver.clock.now = T0 + timedelta(seconds=10)
     last = driver.run(ExecutionMessage.scheduled(job.key, T0 + timedelta(seconds=10), 2))
     assert last.job_state == "Enabled"
 

@@ -56,3 +56,36 @@ def test_poison_moves_the_message(queue: ExecutionQueue) -> None:
     assert queue.receive() == []
     [poisoned] = list(queue.poison.receive_messages())
     assert ExecutionMessage.from_json(bytes(poisoned.content).decode()).job_key == "k"
+
+
+@pytest.mark.parametrize(
+    ("message", "visible_now"),
+    [
+        pytest.param(ExecutionMessage.scheduled("s|r|c|j", T0, 1), True, id="occurrence-early"),
+        pytest.param(
+            ExecutionMessage.scheduled("s|r|c|j", T0, 1).next_attempt(),
+            False,
+            id="retry-never-early",
+        ),
+        pytest.param(
+            ExecutionMessage.scheduled("s|r|c|j", T0, 1).error_action(),
+            False,
+            id="error-action-never-early",
+        ),
+    ],
+)
+def test_only_an_exact_start_is_delivered_ahead_of_its_time(
+    queue: ExecutionQueue, message: ExecutionMessage, visible_now: bool
+) -> None:
+    """Due 1.5 s from now: a scheduled first attempt is visible at once (1-2 s early, so the
+    executor can claim it and wait for the second); a retry or errorAction only after 2 s."""
+    queue.send(message, visible_at=T0 + timedelta(seconds=1.5), now=T0)
+    assert bool(queue.receive(max_messages=5)) is visible_now
+    assert queue.client.get_queue_properties().approximate_message_count == 1
+
+
+def test_an_exact_start_further_off_stays_hidden(queue: ExecutionQueue) -> None:
+    """Due 2.5 s from now: visible after 1 s, so not yet."""
+    message = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
+    queue.send(message, visible_at=T0 + timedelta(seconds=2.5), now=T0)
+    assert queue.receive(max_messages=5) == []

@@ -14,6 +14,7 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import cache
 from pathlib import Path
 
@@ -22,7 +23,8 @@ import tree_sitter
 import tree_sitter_bicep
 import yaml
 
-from scheduler_lib import config
+from scheduler_lib import config, devhost
+from scheduler_lib.execution_queue import EARLY_DELIVERY
 
 ROOT = Path(__file__).resolve().parent.parent
 INFRA = ROOT / "infra"
@@ -397,6 +399,20 @@ def test_host_json() -> None:
     assert sampling["isEnabled"] and "Request" in sampling["excludedTypes"]
     hours, minutes, seconds = map(int, host["functionTimeout"].split(":"))
     assert 60 < hours * 3600 + minutes * 60 + seconds <= 30 * 60  # > one 60 s action
+
+
+def test_queue_trigger_picks_up_an_early_delivery_in_time_and_the_devhost_matches_it() -> None:
+    """A scheduled occurrence is visible at least EARLY_DELIVERY before its second: the
+    trigger's longest idle poll must fit in it. The local host runs as many at once as the
+    trigger does, and the worker has a thread for each."""
+    queues = json.loads((ROOT / "host.json").read_text())["extensions"]["queues"]
+    hours, minutes, seconds = map(int, queues["maxPollingInterval"].split(":"))
+    assert timedelta(hours=hours, minutes=minutes, seconds=seconds) <= EARLY_DELIVERY
+    in_flight = queues["batchSize"] + queues["newBatchThreshold"]
+    assert in_flight == devhost.CONCURRENCY
+    api = (INFRA / "app/api.bicep").read_text()
+    threads = re.search(r"PYTHON_THREADPOOL_THREAD_COUNT: '(\d+)'", api)
+    assert threads and in_flight < int(threads.group(1)) <= 32
 
 
 def test_local_settings_example() -> None:

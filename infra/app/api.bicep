@@ -48,7 +48,7 @@ var monitoringSettings = {
 
 // Synchronous functions (HTTP actions wait up to 60 s on the network) run on the Python worker's
 // thread pool, which otherwise defaults to min(32, cores + 4) threads: size it for host.json's
-// queue concurrency (batchSize 16 + newBatchThreshold 8) plus the timers and the API.
+// queue concurrency (batchSize 16 + newBatchThreshold 12 = 28) plus the two timers.
 var workerSettings = {
   PYTHON_THREADPOOL_THREAD_COUNT: '32'
 }

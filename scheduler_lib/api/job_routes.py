@@ -32,7 +32,7 @@ async def get(
     name: JobPath,
 ) -> Response:
     record = await run_in_threadpool(service.get_job, ctx, name)
-    return json_response(job_to_wire(record), etag=record.etag)
+    return json_response(job_to_wire(record, now=ctx.clock()), etag=record.etag)
 
 
 @router.put(
@@ -57,7 +57,7 @@ async def create_or_update(
     record, created = await run_in_threadpool(
         lambda: service.put_job(ctx, name, body, client_etag=if_match(request), now=now)
     )
-    return json_response(job_to_wire(record), 201 if created else 200, etag=record.etag)
+    return json_response(job_to_wire(record, now=now), 201 if created else 200, etag=record.etag)
 
 
 @router.patch(
@@ -77,7 +77,7 @@ async def patch(
     record = await run_in_threadpool(
         lambda: service.patch_job(ctx, name, body, client_etag=if_match(request), now=now)
     )
-    return json_response(job_to_wire(record), etag=record.etag)
+    return json_response(job_to_wire(record, now=now), etag=record.etag)
 
 
 @router.delete(

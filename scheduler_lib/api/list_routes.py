@@ -63,7 +63,8 @@ async def list_jobs(
 
     records, position = await run_in_threadpool(work)
     link = next_link(request, position, **{"$top": top, "$filter": filter_text})
-    return json_response(page_body([job_to_wire(r) for r in records], link))
+    now = ctx.clock()
+    return json_response(page_body([job_to_wire(r, now=now) for r in records], link))
 
 
 @router.get(

@@ -8,6 +8,7 @@ is kept by the system: on input it is accepted (the SDK round-trips it) and igno
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
@@ -99,13 +100,14 @@ def stored_properties(record: JobRecord) -> dict[str, Any]:
     return {**record.definition, "state": record.state}
 
 
-def job_to_wire(record: JobRecord) -> dict[str, Any]:
-    """A JobDefinition as the API returns it: no secrets, system status, ARM identity."""
+def job_to_wire(record: JobRecord, *, now: datetime) -> dict[str, Any]:
+    """A JobDefinition as the API returns it at `now`: no secrets, system status (see
+    `JobRecord.upcoming_execution` for why it depends on the time), ARM identity."""
     properties = secrets.redact(record.definition)
     if "recurrence" in properties:
         properties["recurrence"] = timing.to_wire_recurrence(properties["recurrence"])
     properties["state"] = record.state
-    properties["status"] = record.status
+    properties["status"] = record.status(now)
     return {
         "id": arm.job_id(
             record.subscription_id, record.resource_group, record.collection_name, record.name

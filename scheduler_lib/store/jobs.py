@@ -34,6 +34,11 @@ from scheduler_lib.store.tables import (
 TABLE = "Jobs"
 JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
 
+#: Bookkeeping key: the latest occurrence the dispatcher sent (ISO 8601). The dispatcher sends
+#: up to a minute ahead and then advances `next_execution_time` past it, so until that
+#: occurrence's second it, not `next_execution_time`, is the job's next execution.
+DISPATCHED = "dispatched"
+
 
 @dataclass(frozen=True)
 class JobRecord:
@@ -63,9 +68,19 @@ class JobRecord:
         """The job's identity in the due index and the history table."""
         return job_key(self.subscription_id, self.resource_group, self.collection_name, self.name)
 
-    @property
-    def status(self) -> dict[str, Any]:
-        """The `status` object of the wire format (times as ISO 8601 UTC)."""
+    def upcoming_execution(self, now: datetime) -> datetime | None:
+        """The job's next execution as of `now`: an occurrence already sent to the executor
+        and not yet due, else `next_execution_time`. A job that is not Enabled will not run
+        what was sent (the executor drops it)."""
+        sent = self.bookkeeping.get(DISPATCHED)
+        if self.state == "Enabled" and isinstance(sent, str):
+            instant = datetime.fromisoformat(sent)
+            if instant > now:
+                return instant
+        return self.next_execution_time
+
+    def status(self, now: datetime) -> dict[str, Any]:
+        """The `status` object of the wire format as of `now` (times as ISO 8601 UTC)."""
         status: dict[str, Any] = {
             "executionCount": self.execution_count,
             "failureCount": self.failure_count,
@@ -73,8 +88,9 @@ class JobRecord:
         }
         if self.last_execution_time is not None:
             status["lastExecutionTime"] = _iso(self.last_execution_time)
-        if self.next_execution_time is not None:
-            status["nextExecutionTime"] = _iso(self.next_execution_time)
+        upcoming = self.upcoming_execution(now)
+        if upcoming is not None:
+            status["nextExecutionTime"] = _iso(upcoming)
         return status
 
 

@@ -14,7 +14,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch import run_tick
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
-from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.store.jobs import DISPATCHED, JobRecord
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch_support import (
     T0,
@@ -153,7 +153,11 @@ def test_executor_writing_the_job_meanwhile_keeps_its_keys(
     report = run_tick(store, queue, settings, now=T0)
 
     stored = reload(store, job)
-    assert stored.bookkeeping == {"occurrences": 1, "claim": queue.sent[0].message.execution_tag}
+    assert stored.bookkeeping == {
+        "occurrences": 1,
+        DISPATCHED: "2026-03-04T09:00:30Z",
+        "claim": queue.sent[0].message.execution_tag,
+    }
     assert stored.next_execution_time == NEXT
     assert report.job_entities_read == 2  # the first read and the re-read after the conflict
     assert all_rows(store) == [(job.key, NEXT)]

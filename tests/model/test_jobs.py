@@ -142,7 +142,7 @@ def test_wire_output_has_arm_identity_status_and_no_secrets():
         created_time=datetime(2026, 1, 1, tzinfo=UTC),
         next_execution_time=datetime(2026, 1, 2, tzinfo=UTC),
     )
-    wire = job_to_wire(record)
+    wire = job_to_wire(record, now=datetime(2026, 1, 1, 12, tzinfo=UTC))
     assert wire["id"] == (
         "/subscriptions/Sub/resourceGroups/RG/providers/Microsoft.Scheduler/jobCollections/Coll/jobs/Ping"
     )

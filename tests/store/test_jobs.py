@@ -11,6 +11,7 @@ from scheduler_lib.errors import (
     ValidationError,
 )
 from scheduler_lib.store.jobs import (
+    DISPATCHED,
     JobRecord,
     count_jobs,
     delete_job,
@@ -49,7 +50,7 @@ def test_round_trip_with_status_and_bookkeeping(store: TableStore) -> None:
     got = get_job(store, "sub", "rg", "coll", "PING")
     assert got.name == "Ping" and got.definition == record.definition
     assert got.created_time == CREATED and got.bookkeeping == {"occurrences": 3}
-    assert got.status == {
+    assert got.status(CREATED) == {
         "executionCount": 3,
         "failureCount": 0,
         "faultedCount": 0,
@@ -63,7 +64,7 @@ def test_absent_times_stay_absent(store: TableStore) -> None:
     put_job(store, _job("once"))
     got = get_job(store, "sub", "rg", "coll", "once")
     assert got.last_execution_time is None and got.next_execution_time is None
-    assert "nextExecutionTime" not in got.status
+    assert "nextExecutionTime" not in got.status(CREATED)
 
 
 def test_paging_walks_every_job_once(store: TableStore) -> None:
@@ -103,3 +104,31 @@ def test_concurrency_conflicts(store: TableStore) -> None:
     with pytest.raises(NotFoundError):
         get_job(store, "sub", "rg", "coll", "a")
     assert find_job(store, second.key) is None
+
+
+SENT = datetime(2026, 3, 4, 9, 10, 30, tzinfo=UTC)
+AFTER_SENT = datetime(2026, 3, 4, 9, 11, 30, tzinfo=UTC)
+BEFORE = datetime(2026, 3, 4, 9, 9, 30, tzinfo=UTC)
+BETWEEN = datetime(2026, 3, 4, 9, 11, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("state", "now", "expected"),
+    [
+        pytest.param("Enabled", BEFORE, SENT, id="sent-ahead"),
+        pytest.param("Enabled", SENT, AFTER_SENT, id="sent-one-now-due"),
+        pytest.param("Enabled", BETWEEN, AFTER_SENT, id="sent-past"),
+        pytest.param("Disabled", BEFORE, AFTER_SENT, id="disabled-drops-it"),
+    ],
+)
+def test_upcoming_execution_counts_an_occurrence_sent_ahead(
+    state: str, now: datetime, expected: datetime
+) -> None:
+    """The dispatcher sends 09:10:30 a minute ahead and advances the job to 09:11:30: until
+    09:10:30 the job's next execution is still 09:10:30."""
+    record = JobRecord(
+        "s", "rg", "c", "j", {}, created_time=datetime(2026, 3, 4, tzinfo=UTC), state=state,
+        next_execution_time=AFTER_SENT, bookkeeping={DISPATCHED: "2026-03-04T09:10:30Z"},
+    )  # fmt: skip
+    assert record.upcoming_execution(now) == expected
+    assert record.status(now)["nextExecutionTime"] == expected.isoformat().replace("+00:00", "Z")

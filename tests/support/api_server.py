@@ -64,3 +64,7 @@ class ManualClock:
 
     def advance(self, delta: timedelta) -> None:
         self.now += delta
+
+    def sleep(self, seconds: float) -> None:
+        """What the executor calls to wait for an exact start: time passes, at once."""
+        self.advance(timedelta(seconds=seconds))
