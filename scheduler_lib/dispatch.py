@@ -3,9 +3,10 @@
 A tick reads only the due-index partitions of the minutes that are due, from
 min(cursor, now - grace period) through one minute ahead, so its cost follows what is due,
 not how many jobs exist: one range scan, one point read per due job, one read per
-collection those jobs live in. Each job is then handled by `dispatch_job` (send, advance,
-move the row) or `dispatch_postpone` (missed by downtime); parked messages (retries longer
-than a queue's visibility limit) are sent as they are.
+collection those jobs live in. Jobs are handled a chunk at a time (`dispatch_chunk`, which
+batches the due-index writes) by `dispatch_job` (send, advance, move the row) or
+`dispatch_postpone` (missed by downtime); parked messages (retries longer than a queue's
+visibility limit) are sent as they are.
 
 Re-reading the grace window on every tick is what catches rows written after the previous
 tick read their minute (the API creating a job due this minute); handled rows are removed,
@@ -22,24 +23,27 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.config import Settings
+from scheduler_lib.dispatch_chunk import CHUNK, Unit, dispatch_chunk
 from scheduler_lib.dispatch_context import Counts, TickContext, iso
-from scheduler_lib.dispatch_job import dispatch_job
-from scheduler_lib.errors import NotFoundError, ValidationError
+from scheduler_lib.errors import NotFoundError
 from scheduler_lib.execution_queue import ExecutionQueue
-from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.store.collections import get_collection
 from scheduler_lib.store.dispatcher_state import (
     DispatcherState,
     get_dispatcher_state,
     save_dispatcher_state,
 )
-from scheduler_lib.store.due_index import MINUTE_FORMAT, DueRow, due_rows, minute_key, remove_due
+from scheduler_lib.store.due_index import (
+    MINUTE_FORMAT,
+    DueRow,
+    due_rows,
+    minute_key,
+)
 from scheduler_lib.store.tables import TableStore, collection_key, split_job_key
 
 logger = logging.getLogger(__name__)
@@ -130,9 +134,10 @@ def run_tick(
 def _dispatch_rows(
     ctx: TickContext, rows: list[DueRow], workers: int
 ) -> tuple[Counts, int, list[str]]:
-    """Handle the rows: each job's rows as one task, each parked message as one, soonest
-    first. Returns the work done, how many collections were read, and the minute of each
-    task that failed (its rows stay for the next tick)."""
+    """Handle the rows: each job's rows as one unit, each parked message as one, soonest
+    first, `CHUNK` units at a time (`dispatch_chunk`). Returns the work done, how many
+    collections were read, and the minute of each unit that failed (its rows stay for the
+    next tick)."""
     by_job: dict[str, list[DueRow]] = {}
     parked: list[DueRow] = []
     for row in rows:
@@ -141,65 +146,24 @@ def _dispatch_rows(
         else:
             by_job.setdefault(row.job_key, []).append(row)
     collections = sorted({collection_key(*split_job_key(key)[:3]) for key in by_job})
+    units: list[Unit] = list(by_job.items())
+    units += [(None, [row]) for row in parked]
+    # Earliest first: in a long tick, what is due soonest must not wait behind the rest.
+    units.sort(key=lambda unit: min(r.due for r in unit[1]))
 
-    counts, failed_minutes = Counts(), []
+    ctx.batched = True
+    counts, failed_minutes = Counts(), list[str]()
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         run = pool.map if workers > 1 else map
         enabled = run(lambda key: _collection_enabled(ctx, key), collections)
         ctx.collections_enabled = dict(zip(collections, enabled, strict=True))
-        tasks: list[tuple[list[DueRow], Callable[[], Counts]]] = [
-            (job_rows, _bind(dispatch_job, ctx, key, job_rows)) for key, job_rows in by_job.items()
-        ]
-        tasks += [([row], _bind(_send_parked, ctx, row)) for row in parked]
-        # Earliest first: in a long tick, what is due soonest must not wait behind the rest.
-        tasks.sort(key=lambda task: min(r.due for r in task[0]))
-        outcomes = _run_all(pool, tasks) if workers > 1 else _run_inline(tasks)
-        for task_rows, outcome in outcomes:
-            if isinstance(outcome, Counts):
-                counts.add(outcome)
-            else:
-                first = min(task_rows, key=lambda r: r.due)
-                logger.error(
-                    "dispatching failed; its minute is read again next tick",
-                    exc_info=outcome,
-                    extra={"job": first.job_key, "occurrence": iso(first.due)},
-                )
-                failed_minutes.append(min(r.minute for r in task_rows))
+        for start in range(0, len(units), CHUNK):
+            chunk_counts, chunk_failed = dispatch_chunk(
+                ctx, units[start : start + CHUNK], pool if workers > 1 else None
+            )
+            counts.add(chunk_counts)
+            failed_minutes += chunk_failed
     return counts, len(collections), failed_minutes
-
-
-def _run_all(
-    pool: ThreadPoolExecutor, tasks: list[tuple[list[DueRow], Callable[[], Counts]]]
-) -> Iterable[tuple[list[DueRow], Counts | Exception]]:
-    """Run the tasks; yield each one's Counts or its Exception. Anything that is not an
-    Exception (a crash) cancels what has not started and propagates."""
-    futures: list[tuple[list[DueRow], Future[Counts]]] = [
-        (task_rows, pool.submit(fn)) for task_rows, fn in tasks
-    ]
-    try:
-        for task_rows, future in futures:
-            try:
-                yield task_rows, future.result()
-            except Exception as exc:
-                yield task_rows, exc
-    finally:
-        for _, future in futures:
-            future.cancel()
-
-
-def _run_inline(
-    tasks: list[tuple[list[DueRow], Callable[[], Counts]]],
-) -> Iterable[tuple[list[DueRow], Counts | Exception]]:
-    """`_run_all` in the calling thread, one task after the other (`workers=1`)."""
-    for task_rows, fn in tasks:
-        try:
-            yield task_rows, fn()
-        except Exception as exc:
-            yield task_rows, exc
-
-
-def _bind(fn: Callable[..., Counts], *args: object) -> Callable[[], Counts]:
-    return lambda: fn(*args)
 
 
 def _collection_enabled(ctx: TickContext, key: str) -> bool:
@@ -209,24 +173,6 @@ def _collection_enabled(ctx: TickContext, key: str) -> bool:
         return get_collection(ctx.store, sub, rg, name).enabled
     except NotFoundError:
         return False
-
-
-def _send_parked(ctx: TickContext, row: DueRow) -> Counts:
-    """Send a parked retry as it is (its tag makes a repeat harmless), then drop its row."""
-    counts = Counts()
-    try:
-        message = ExecutionMessage.from_json(row.payload or "")
-    except ValidationError:
-        logger.error(
-            "dropping an unreadable parked message",
-            extra={"job": row.job_key, "occurrence": iso(row.due)},
-        )
-        counts.stale_dropped += 1
-    else:
-        ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
-        counts.parked_sent += 1
-    remove_due(ctx.store, row.row_key, row.due)
-    return counts
 
 
 def _minute_start(minute: str) -> datetime:

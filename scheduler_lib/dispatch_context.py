@@ -6,6 +6,7 @@ Kept apart from `dispatch.py` so that the per-job modules (`dispatch_job`,
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -14,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution_queue import ExecutionQueue
-from scheduler_lib.store.due_index import DueRow, add_due, minute_key
+from scheduler_lib.store.due_index import DueRow, add_due, minute_key, remove_due
 from scheduler_lib.store.jobs import JobRecord, get_job, put_job
 from scheduler_lib.store.tables import TableStore, split_job_key
 
@@ -47,7 +48,13 @@ class Counts:
 class TickContext:
     """One tick's inputs. `now` is the tick's start; `send_now()` is `now` plus the time the
     tick has taken so far (monotonic clock), so that the visibility delay of a message sent
-    late in a long tick is still measured from the moment it is sent, not from the start."""
+    late in a long tick is still measured from the moment it is sent, not from the start.
+
+    A tick batches its due-index writes: it writes the rows of the next occurrences it
+    expects in transactions first (`prewritten`: a job advanced to one of them needs no write
+    of its own) and collects the rows it is done with (`remove_row`) to delete them in
+    transactions afterwards (`take_removals`). Without `batched` (the API's `dispatch_now`)
+    each row is removed at once."""
 
     store: TableStore
     queue: ExecutionQueue
@@ -56,6 +63,10 @@ class TickContext:
     through_minute: str  # last due-index partition read (look-ahead minute)
     collections_enabled: dict[str, bool] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
+    batched: bool = False
+    prewritten: frozenset[tuple[str, datetime]] = frozenset()
+    _removals: list[DueRow] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def grace_cutoff(self) -> datetime:
@@ -68,6 +79,20 @@ class TickContext:
     def in_range(self, due: datetime) -> bool:
         """Whether an occurrence falls in a minute this tick reads (so it handles it now)."""
         return minute_key(due) <= self.through_minute
+
+    def remove_row(self, row: DueRow) -> None:
+        """Drop a row this tick is done with: now, or with the tick's next batch."""
+        if not self.batched:
+            remove_due(self.store, row.row_key, row.due)
+            return
+        with self._lock:
+            self._removals.append(row)
+
+    def take_removals(self) -> list[DueRow]:
+        """The rows collected for removal so far (and forget them)."""
+        with self._lock:
+            taken, self._removals = self._removals, []
+        return taken
 
     def runnable(self, job: JobRecord | None) -> bool:
         """Whether the job may run at all: it exists, is Enabled, its collection is enabled."""
@@ -102,7 +127,8 @@ def advance_job(
         if nxt is not None:
             if nxt <= row.due:
                 raise RuntimeError(f"schedule of {job.key} does not move past {row.due}")
-            add_due(ctx.store, job.key, nxt)
+            if (job.key, nxt) not in ctx.prewritten:
+                add_due(ctx.store, job.key, nxt)
         try:
             saved = put_job(ctx.store, updated, etag=job.etag)
         except PreconditionFailedError:

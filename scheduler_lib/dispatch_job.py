@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from datetime import datetime
 
 from scheduler_lib.dispatch_context import (
     OCCURRENCES,
@@ -33,18 +34,25 @@ from scheduler_lib.dispatch_context import (
 from scheduler_lib.dispatch_postpone import finish_interrupted_postponement, postpone
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.recurrence import parse_schedule
-from scheduler_lib.store.due_index import DueRow, add_due, remove_due
+from scheduler_lib.store.due_index import DueRow, add_due
 from scheduler_lib.store.jobs import DISPATCHED, JobRecord
 
 log = logging.getLogger(__name__)
 
 
 def dispatch_job(ctx: TickContext, job_key: str, rows: list[DueRow]) -> Counts:
-    """Handle one job's occurrence rows (oldest first) with one read of its entity, then
-    keep going while its next occurrence still falls in the minutes this tick reads (an
-    occurrence run late within the grace period, or one in the look-ahead minute)."""
+    """Read the job's entity once, then `dispatch_read_job`."""
     counts = Counts()
     job = read_job(ctx, job_key, counts)
+    counts.add(dispatch_read_job(ctx, job, rows))
+    return counts
+
+
+def dispatch_read_job(ctx: TickContext, job: JobRecord | None, rows: list[DueRow]) -> Counts:
+    """Handle one job's occurrence rows (oldest first) given its entity as read (None: gone),
+    then keep going while its next occurrence still falls in the minutes this tick reads (an
+    occurrence run late within the grace period, or one in the look-ahead minute)."""
+    counts = Counts()
     for row in sorted(rows, key=lambda r: r.due):
         if job is None:
             _drop(ctx, row, counts)
@@ -84,21 +92,35 @@ def _send(
         extra={"job": job.key, "occurrence": iso(row.due), "tag": message.execution_tag},
     )
 
-    def advance(current: JobRecord) -> JobRecord:
-        schedule = parse_schedule(current.definition, now=current.created_time)
-        done = int(current.bookkeeping.get(OCCURRENCES, 0)) + 1
-        count_reached = schedule.count is not None and done >= schedule.count
-        nxt = None if count_reached else schedule.next_after(row.due)
-        return replace(
-            current,
-            next_execution_time=nxt,
-            bookkeeping={**current.bookkeeping, OCCURRENCES: done, DISPATCHED: iso(row.due)},
-        )
-
-    job, won = advance_job(ctx, job, row, counts, advance)
+    job, won = advance_job(ctx, job, row, counts, lambda current: advanced(current, row.due))
     if won:
-        remove_due(ctx.store, row.row_key, row.due)
+        ctx.remove_row(row)
     return job, won
+
+
+def advanced(job: JobRecord, due: datetime) -> JobRecord:
+    """`job` once its occurrence at `due` is sent: counted, and moved to the next one."""
+    schedule = parse_schedule(job.definition, now=job.created_time)
+    done = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
+    count_reached = schedule.count is not None and done >= schedule.count
+    nxt = None if count_reached else schedule.next_after(due)
+    return replace(
+        job,
+        next_execution_time=nxt,
+        bookkeeping={**job.bookkeeping, OCCURRENCES: done, DISPATCHED: iso(due)},
+    )
+
+
+def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> datetime | None:
+    """The next occurrence's row this job will need if its first row is sent as usual, for
+    the tick to write in a batch before it handles the job (None: not the usual case, or no
+    next occurrence; `advance_job` then writes whatever it needs itself)."""
+    first = min(rows, key=lambda r: r.due)
+    if first.payload is not None or not ctx.runnable(job):
+        return None
+    if job.next_execution_time != first.due or first.due < ctx.grace_cutoff:
+        return None
+    return advanced(job, first.due).next_execution_time
 
 
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> None:
@@ -113,5 +135,5 @@ def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> Non
 
 
 def _drop(ctx: TickContext, row: DueRow, counts: Counts) -> None:
-    remove_due(ctx.store, row.row_key, row.due)
+    ctx.remove_row(row)
     counts.stale_dropped += 1

@@ -34,7 +34,7 @@ from scheduler_lib.dispatch_context import (
 )
 from scheduler_lib.messages import MAIN_ACTION
 from scheduler_lib.recurrence import Schedule, parse_schedule
-from scheduler_lib.store.due_index import DueRow, remove_due
+from scheduler_lib.store.due_index import DueRow
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.jobs import JobRecord
 
@@ -65,7 +65,7 @@ def postpone(
     saved, won = advance_job(ctx, job, row, counts, advance)
     if won and saved is not None:
         _record(ctx, saved, row.due, marker["message"])
-        remove_due(ctx.store, row.row_key, row.due)
+        ctx.remove_row(row)
         counts.postponed += 1
         counts.completed += nxt is None
     return saved, won

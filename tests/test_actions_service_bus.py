@@ -255,3 +255,21 @@ def test_real_sdk_error_is_a_failed_outcome() -> None:
     outcome = run_action(queue_action(), CONTEXT, settings, timeout=5)
     assert not outcome.succeeded
     assert "failed: ServiceBusConnectionError" in outcome.message
+
+
+@pytest.mark.parametrize(
+    ("properties", "expected_id"),
+    [
+        pytest.param({}, "tag", id="execution-tag-by-default"),
+        pytest.param({"messageId": "order-42"}, "order-42", id="own-message-id-wins"),
+    ],
+)
+def test_message_id_defaults_to_the_execution_tag(
+    properties: dict[str, Any], expected_id: str
+) -> None:
+    """One id per occurrence, the same across its retries: an entity with duplicate detection
+    drops the resend of a message the broker already took."""
+    recorder = Recorder()
+    run(queue_action(brokeredMessageProperties=properties), recorder)
+    [sent] = recorder.sent
+    assert sent.message.message_id == expected_id

@@ -25,6 +25,7 @@ from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY, Settings
 from scheduler_lib.dispatch import run_tick
 from scheduler_lib.execute import ExecutionReport, handle_message
 from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.store.tables import TableStore
 from tests.support.api_server import ManualClock, serve
 from tests.support.http_target import HttpTarget
@@ -127,6 +128,34 @@ def test_next_execution_time_shows_an_occurrence_sent_ahead_until_its_second(
     assert listed["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:10:30Z"
     system.clock.now = datetime(2026, 3, 4, 9, 10, 31, tzinfo=UTC)
     assert next_execution() == "2026-03-04T09:11:30Z"
+
+
+def test_a_schedule_changed_after_an_occurrence_ran_never_runs_it_again(
+    system: System, target: HttpTarget
+) -> None:
+    """Racing ticks can send one occurrence twice. If the user changes the schedule between
+    the two deliveries, the second must still be recognised as a duplicate."""
+    job_url = f"{COLLECTION}/jobs/Nightly"
+    props = {
+        "startTime": "2026-03-04T09:05:00Z",
+        "recurrence": {"frequency": "Hour", "interval": 1},
+        "action": {"type": "Http", "request": {"uri": target.url, "method": "POST"}},
+    }
+    system.put(job_url, {"properties": props})
+    system.clock.now = datetime(2026, 3, 4, 9, 5, tzinfo=UTC)
+    [ran] = system.tick_and_execute()
+    assert ran.disposition == "Ran"
+
+    props["startTime"], props["recurrence"] = "2026-03-04T10:30:00Z", {"frequency": "Day"}
+    system.put(job_url, {"properties": props})
+    again = ExecutionMessage.scheduled(ran.job_key, datetime(2026, 3, 4, 9, 5, tzinfo=UTC), 1)
+    duplicate = handle_message(
+        again.to_json(), message_id="second-copy", dequeue_count=1, store=system.store,
+        queue=system.queue, settings=system.settings, clock=system.clock, sleep=system.clock.sleep,
+    )  # fmt: skip
+
+    assert duplicate.disposition == "Duplicate"
+    assert len(target.requests) == 1
 
 
 def test_an_http_job_fires_on_schedule_until_its_count_completes_it(

@@ -100,7 +100,7 @@ def execute(
         entity = require(body, "topicPath", path)
     namespace = f"{require(body, 'namespace', path)}.{settings.servicebus_endpoint_suffix}"
     target = ServiceBusTarget(namespace, kind, entity, _credential(body, path, settings))
-    message = build_message(body, path)
+    message = build_message(body, path, default_message_id=context.execution_tag)
     where = f"{kind} '{entity}' in namespace '{namespace}'"
     try:
         with sender_factory(target) as sender:
@@ -119,13 +119,22 @@ def execute(
     return ActionOutcome(True, f"{action_type} Action - Message sent to {where}{note}")
 
 
-def build_message(body: Mapping[str, Any], path: str) -> ServiceBusMessage:
-    """The ServiceBusMessage for a ServiceBusMessage definition (`path` names it in errors)."""
+def build_message(
+    body: Mapping[str, Any], path: str, *, default_message_id: str | None = None
+) -> ServiceBusMessage:
+    """The ServiceBusMessage for a ServiceBusMessage definition (`path` names it in errors).
+
+    Without a `messageId` of its own, the message carries `default_message_id` (the
+    executor passes the execution tag: one per occurrence, the same across its retries), so
+    an entity with duplicate detection drops a resend of an occurrence the broker already
+    took, e.g. after a send that timed out but went through."""
     props = body.get("brokeredMessageProperties") or {}
     props_path = f"{path}.brokeredMessageProperties"
     kwargs: dict[str, Any] = {
         arg: props[name] for name, arg in _PLAIN_PROPERTIES.items() if props.get(name)
     }
+    if "message_id" not in kwargs and default_message_id:
+        kwargs["message_id"] = default_message_id
     if props.get("timeToLive"):
         kwargs["time_to_live"] = parse_time_to_live(
             props["timeToLive"], field=f"{props_path}.timeToLive"

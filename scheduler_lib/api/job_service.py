@@ -24,6 +24,7 @@ from scheduler_lib.errors import (
     PreconditionFailedError,
     ValidationError,
 )
+from scheduler_lib.lifecycle import EXECUTOR, executor_state
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.model import arm, jobs, quotas, secrets, timing
 from scheduler_lib.recurrence import Schedule, parse_schedule
@@ -136,7 +137,7 @@ def _save(
     created_time = existing.created_time if same_timing and existing else now
     schedule = _schedule(definition, created_time)
     quotas.check_job_recurrence(limits, definition, _sample(schedule))
-    bookkeeping = dict(existing.bookkeeping) if same_timing and existing else {"occurrences": 0}
+    bookkeeping = dict(existing.bookkeeping) if same_timing and existing else _restarted(existing)
     if not same_timing or existing is None:
         next_time = schedule.first()
         nothing_left = next_time is None
@@ -176,6 +177,17 @@ def _save(
         )
     _reindex(ctx, existing, saved)
     return _dispatch_if_due(ctx, saved, now=now), existing is None
+
+
+def _restarted(existing: JobRecord | None) -> dict[str, Any]:
+    """The bookkeeping of a schedule that starts over: no occurrences counted, but the
+    executor's claims kept, so that an occurrence of the old schedule already sent (or sent
+    twice by racing ticks) still runs at most once."""
+    bookkeeping: dict[str, Any] = {"occurrences": 0}
+    claims = executor_state(existing)["claims"] if existing else {}
+    if claims:
+        bookkeeping[EXECUTOR] = {"claims": claims}
+    return bookkeeping
 
 
 def _dispatch_if_due(ctx: ApiContext, job: JobRecord, *, now: datetime) -> JobRecord:

@@ -178,3 +178,24 @@ def test_job_rescheduled_during_the_tick_keeps_the_new_schedule(
 
     stored = reload(store, job)
     assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (moved, 0)
+
+
+def test_a_job_whose_stored_definition_no_longer_parses_fails_alone(
+    store: TableStore, settings: Settings
+) -> None:
+    """A corrupt stored schedule (no API would store it) must not stop the tick: the other
+    jobs of its chunk are sent and moved on, and only its own minute is held back (its
+    message may go out; every tick re-sends the same one, which the executor runs once)."""
+    jobs = [make_job(store, f"j{i}", definition(DUE)) for i in range(3)]
+    broken = definition(DUE)
+    broken["recurrence"]["frequency"] = "Fortnight"
+    set_job(store, jobs[1], definition=broken)
+    queue = _queue(settings)
+
+    report = run_tick(store, queue, settings, now=T0)
+
+    assert (report.messages_sent, report.failed) == (2, 1)
+    assert {s.message.job_key for s in queue.sent} >= {jobs[0].key, jobs[2].key}
+    assert [reload(store, j).next_execution_time for j in jobs] == [NEXT, DUE, NEXT]
+    assert get_dispatcher_state(store).cursor == T0 - timedelta(minutes=1)
+    assert (jobs[1].key, DUE) in all_rows(store)

@@ -3,7 +3,16 @@
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from scheduler_lib.store.due_index import add_due, due_rows, minute_key, park_message, remove_due
+from scheduler_lib.store.due_index import (
+    DueRow,
+    add_due,
+    add_due_rows,
+    due_rows,
+    minute_key,
+    park_message,
+    remove_due,
+    remove_due_rows,
+)
 from scheduler_lib.store.tables import TableStore
 
 T0 = datetime(2026, 3, 4, 9, 0, 30, tzinfo=UTC)
@@ -39,3 +48,35 @@ def test_parked_message_comes_back_with_its_payload(store: TableStore) -> None:
     assert [(r.job_key, r.payload) for r in rows] == [("s|r|c|j", None), ("s|r|c|j", '{"v":1}')]
     remove_due(store, parked.row_key, T0)
     assert [r.payload for r in due_rows(store, start=T0, through=T0)] == [None]
+
+
+def _pairs(rows: list[DueRow]) -> list[tuple[str, datetime]]:
+    return sorted((r.job_key, r.due) for r in rows)
+
+
+def test_batched_add_spans_partitions_and_transactions(store: TableStore) -> None:
+    """150 rows in one minute (two transactions of at most 100) and 3 in the next."""
+    wanted = [(f"s|r|c|job{i:03d}", T0) for i in range(150)]
+    wanted += [(f"s|r|c|late{i}", T0 + timedelta(minutes=1)) for i in range(3)]
+    add_due_rows(store, wanted)
+    add_due_rows(store, wanted[:5])  # idempotent, like add_due
+    rows = list(due_rows(store, start=T0, through=T0 + timedelta(minutes=1)))
+    assert _pairs(rows) == sorted(wanted)
+
+
+def test_batched_remove_keeps_a_row_written_again_since_it_was_read(store: TableStore) -> None:
+    """The API may write a row again (a job rescheduled into the same minute) after the tick
+    read it: that row stays. A row already gone does not stop the others."""
+    add_due_rows(store, [(f"s|r|c|job{i}", T0) for i in range(5)])
+    read = list(due_rows(store, start=T0, through=T0))
+    add_due(store, "s|r|c|job1", T0 + timedelta(seconds=10))  # rewritten: new ETag
+    remove_due(store, "s|r|c|job2", T0)  # already gone
+    remove_due_rows(store, read)
+    left = list(due_rows(store, start=T0, through=T0))
+    assert _pairs(left) == [("s|r|c|job1", T0 + timedelta(seconds=10))]
+
+
+def test_batched_remove_of_rows_never_read_is_unconditional(store: TableStore) -> None:
+    add_due_rows(store, [("s|r|c|a", T0), ("s|r|c|b", T0)])
+    remove_due_rows(store, [DueRow("s|r|c|a", T0, row_key="s|r|c|a")])
+    assert _pairs(list(due_rows(store, start=T0, through=T0))) == [("s|r|c|b", T0)]
