@@ -7,27 +7,23 @@ Every write is a read-modify-write conditioned on the ETag that was read (see
 from __future__ import annotations
 
 import logging
-from contextlib import suppress
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
-from itertools import islice
+from datetime import datetime
 from typing import Any
 
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.job_schedule import restarted, resume, sample, schedule_of, timing_of
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch_now import dispatch_if_due
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
     PreconditionFailedError,
-    ValidationError,
 )
-from scheduler_lib.lifecycle import EXECUTOR, executor_state
 from scheduler_lib.messages import ExecutionMessage
-from scheduler_lib.model import arm, jobs, quotas, secrets, timing
-from scheduler_lib.recurrence import Schedule, parse_schedule
+from scheduler_lib.model import arm, jobs, quotas, secrets
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.collections import CollectionRecord
@@ -133,11 +129,11 @@ def _save(
     if existing is None:
         quotas.check_job_count(limits, job_store.count_jobs(ctx.store, collection.key))
 
-    same_timing = existing is not None and _timing(existing.definition) == _timing(definition)
+    same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
     created_time = existing.created_time if same_timing and existing else now
-    schedule = _schedule(definition, created_time)
-    quotas.check_job_recurrence(limits, definition, _sample(schedule))
-    bookkeeping = dict(existing.bookkeeping) if same_timing and existing else _restarted(existing)
+    schedule = schedule_of(definition, created_time)
+    quotas.check_job_recurrence(limits, definition, sample(schedule))
+    bookkeeping = dict(existing.bookkeeping) if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
         next_time = schedule.first()
         nothing_left = next_time is None
@@ -179,17 +175,6 @@ def _save(
     return _dispatch_if_due(ctx, saved, now=now), existing is None
 
 
-def _restarted(existing: JobRecord | None) -> dict[str, Any]:
-    """The bookkeeping of a schedule that starts over: no occurrences counted, but the
-    executor's claims kept, so that an occurrence of the old schedule already sent (or sent
-    twice by racing ticks) still runs at most once."""
-    bookkeeping: dict[str, Any] = {"occurrences": 0}
-    claims = executor_state(existing)["claims"] if existing else {}
-    if claims:
-        bookkeeping[EXECUTOR] = {"claims": claims}
-    return bookkeeping
-
-
 def _dispatch_if_due(ctx: ApiContext, job: JobRecord, *, now: datetime) -> JobRecord:
     """Hand an occurrence due before the next tick to the queue now (see `dispatch_now`).
     Its due-index row is already written, so on any failure the next tick dispatches it."""
@@ -203,38 +188,6 @@ def _dispatch_if_due(ctx: ApiContext, job: JobRecord, *, now: datetime) -> JobRe
         )
         return job
     return dispatched or job
-
-
-def _timing(definition: dict[str, Any]) -> tuple[Any, Any]:
-    return definition.get("startTime"), definition.get("recurrence")
-
-
-def _schedule(definition: dict[str, Any], created_time: datetime) -> Schedule:
-    try:
-        return parse_schedule(definition, now=created_time)
-    except ValidationError as exc:
-        raise timing.prefixed(exc) from None
-
-
-def _sample(schedule: Schedule) -> list[datetime]:
-    """The first `quotas.SAMPLE` executions, or fewer when the calendar ends first (a
-    schedule near year 9999 overflows `datetime`; that is its end, not a server error)."""
-    sample: list[datetime] = []
-    with suppress(OverflowError, ValueError):
-        for execution in islice(schedule.executions(), quotas.SAMPLE):
-            sample.append(execution)
-    return sample
-
-
-def resume(schedule: Schedule, bookkeeping: dict[str, Any], now: datetime) -> datetime | None:
-    """The next execution of a job enabled again at `now`: the first one at or after now
-    (occurrences missed while it was disabled are not run), None when `count` is used up."""
-    if schedule.count is not None and bookkeeping.get("occurrences", 0) >= schedule.count:
-        return None
-    first = schedule.first()
-    if first is None or first >= now:
-        return first
-    return schedule.next_after(now - timedelta(microseconds=1))
 
 
 def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime) -> int:
@@ -262,7 +215,7 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
 
 def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
     while job.state == "Enabled":
-        next_time = resume(_schedule(job.definition, job.created_time), job.bookkeeping, now)
+        next_time = resume(schedule_of(job.definition, job.created_time), job.bookkeeping, now)
         updated = replace(
             job,
             next_execution_time=next_time,
