@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from azure.core.exceptions import ResourceNotFoundError
+
 from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
@@ -153,14 +155,16 @@ def get_job(
 
 
 def find_job(store: TableStore, key: str) -> JobRecord | None:
-    """The job with this `JobRecord.key`, or None (a due-index row may outlive its job)."""
+    """The job with this `JobRecord.key`, or None (a due-index row may outlive its job).
+
+    A point read, not a query: the executor calls it for every message, and a query costs
+    the emulator a scan of the table (2.5x the CPU of a point read at 20,000 jobs)."""
     partition, _, row = key.rpartition("|")
-    entities = list(
-        store.table(TABLE).query_entities(
-            "PartitionKey eq @pk and RowKey eq @rk", parameters={"pk": partition, "rk": row}
-        )
-    )
-    return _from_entity(entities[0]) if entities else None
+    try:
+        entity = store.table(TABLE).get_entity(partition, row)
+    except ResourceNotFoundError:
+        return None
+    return _from_entity(entity)
 
 
 def list_jobs(
