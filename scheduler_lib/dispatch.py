@@ -107,7 +107,9 @@ def run_tick(
     if cursor is not None and cursor < start:
         start = cursor
     through = now + LOOK_AHEAD
-    ctx = TickContext(store, queue, settings, now, minute_key(through), started=started)
+    ctx = TickContext(
+        store, queue, settings, now, minute_key(through), started=started, batched=True
+    )
     rows = list(due_rows(store, start=start, through=through))
 
     counts, collections, failed_minutes = _dispatch_rows(ctx, rows, workers)
@@ -151,7 +153,6 @@ def _dispatch_rows(
     # Earliest first: in a long tick, what is due soonest must not wait behind the rest.
     units.sort(key=lambda unit: min(r.due for r in unit[1]))
 
-    ctx.batched = True
     counts, failed_minutes = Counts(), list[str]()
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         run = pool.map if workers > 1 else map

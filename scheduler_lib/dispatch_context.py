@@ -83,7 +83,7 @@ class TickContext:
     def remove_row(self, row: DueRow) -> None:
         """Drop a row this tick is done with: now, or with the tick's next batch."""
         if not self.batched:
-            remove_due(self.store, row.row_key, row.due)
+            remove_due(self.store, row.row_key, row.due, etag=row.etag)
             return
         with self._lock:
             self._removals.append(row)

@@ -116,9 +116,9 @@ def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> d
     the tick to write in a batch before it handles the job (None: not the usual case, or no
     next occurrence; `advance_job` then writes whatever it needs itself)."""
     first = min(rows, key=lambda r: r.due)
-    if first.payload is not None or not ctx.runnable(job):
+    if not ctx.runnable(job) or job.next_execution_time != first.due:
         return None
-    if job.next_execution_time != first.due or first.due < ctx.grace_cutoff:
+    if first.due < ctx.grace_cutoff:
         return None
     return advanced(job, first.due).next_execution_time
 

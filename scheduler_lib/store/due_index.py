@@ -13,12 +13,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
-from azure.core import MatchConditions
 from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableTransactionError, UpdateMode
 
-from scheduler_lib.store.tables import TableStore, as_datetime
+from scheduler_lib.store.tables import TableStore, as_datetime, etag_kwargs
 
 TABLE = "JobDueIndex"
 MINUTE_FORMAT = "%Y%m%d%H%M"
@@ -50,7 +50,7 @@ def minute_key(instant: datetime) -> str:
 
 #: Entities one table transaction may hold (all in one partition).
 TRANSACTION_LIMIT = 100
-IF_UNCHANGED = MatchConditions.IfNotModified
+T = TypeVar("T")
 
 
 def _occurrence_row(job_key: str, due: datetime) -> dict[str, object]:
@@ -90,44 +90,39 @@ def park_message(store: TableStore, job_key: str, tag: str, payload: str, due: d
     return DueRow(job_key, due, payload, row_key)
 
 
-def remove_due(store: TableStore, row_key: str, due: datetime) -> None:
+def remove_due(store: TableStore, row_key: str, due: datetime, *, etag: str | None = None) -> None:
     """Drop a row (`DueRow.row_key`, which is the job key for an occurrence row); a row
-    already gone is fine (another tick or the API removed it)."""
-    with suppress(ResourceNotFoundError):
-        store.table(TABLE).delete_entity(minute_key(due), row_key)
+    already gone is fine (another tick or the API removed it). With `etag`, only the row as
+    it was read: one written again since (a job rescheduled into the same minute) stays."""
+    with suppress(ResourceNotFoundError, ResourceModifiedError):
+        store.table(TABLE).delete_entity(minute_key(due), row_key, **etag_kwargs(etag))
 
 
 def remove_due_rows(store: TableStore, rows: Iterable[DueRow]) -> None:
-    """`remove_due` for many rows, a transaction per minute partition and
-    `TRANSACTION_LIMIT` rows. A row read by the tick is removed only as it was read: the API
-    may have written it again meanwhile (a job rescheduled into the same minute), and that
-    row must stay. A transaction fails whole if one row is gone or rewritten, so such a batch
-    is removed row by row."""
-    etags = {(row.minute, row.row_key): row.etag for row in rows}
-    keyed = {key: {"PartitionKey": key[0], "RowKey": key[1]} for key in etags}
+    """`remove_due` (with each row's ETag as read) for many rows, a transaction per minute
+    partition and `TRANSACTION_LIMIT` rows. A transaction fails whole if one row is gone or
+    rewritten, so such a batch is removed row by row."""
     table = store.table(TABLE)
-
-    def unchanged(row: dict[str, object]) -> dict[str, object]:
-        etag = etags[(str(row["PartitionKey"]), str(row["RowKey"]))]
-        return {} if etag is None else {"etag": etag, "match_condition": IF_UNCHANGED}
-
-    for batch in _batches(keyed):
+    for batch in _batches({(row.minute, row.row_key): row for row in rows}):
+        operations = [
+            ("delete", {"PartitionKey": row.minute, "RowKey": row.row_key}, etag_kwargs(row.etag))
+            for row in batch
+        ]
         try:
-            table.submit_transaction([("delete", row, unchanged(row)) for row in batch])
+            table.submit_transaction(operations)
         except (TableTransactionError, ResourceNotFoundError, ResourceModifiedError):
             for row in batch:
-                with suppress(ResourceNotFoundError, ResourceModifiedError):
-                    table.delete_entity(row["PartitionKey"], row["RowKey"], **unchanged(row))
+                remove_due(store, row.row_key, row.due, etag=row.etag)
 
 
-def _batches(rows: dict[tuple[str, str], dict[str, object]]) -> Iterator[list[dict[str, object]]]:
-    """Rows keyed by (PartitionKey, RowKey) in transaction-sized batches of one partition."""
-    by_partition: dict[str, list[dict[str, object]]] = {}
-    for (partition, _), row in sorted(rows.items()):
-        by_partition.setdefault(partition, []).append(row)
-    for partition_rows in by_partition.values():
-        for i in range(0, len(partition_rows), TRANSACTION_LIMIT):
-            yield partition_rows[i : i + TRANSACTION_LIMIT]
+def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
+    """Items keyed by (PartitionKey, RowKey) in transaction-sized batches of one partition."""
+    by_partition: dict[str, list[T]] = {}
+    for (partition, _), item in sorted(items.items(), key=lambda pair: pair[0]):
+        by_partition.setdefault(partition, []).append(item)
+    for partition_items in by_partition.values():
+        for i in range(0, len(partition_items), TRANSACTION_LIMIT):
+            yield partition_items[i : i + TRANSACTION_LIMIT]
 
 
 def due_rows(store: TableStore, *, start: datetime, through: datetime) -> Iterator[DueRow]:
