@@ -98,9 +98,11 @@ def parse_schedule(job: Mapping[str, Any], *, now: datetime) -> Schedule:
     """Validate a job's `startTime`/`recurrence` (ValidationError naming the field) and build
     its schedule; `now` is the job's creation instant."""
     _require_aware(now, "now")
-    now = now.astimezone(UTC)
+    now = whole_second(now.astimezone(UTC))
     timing = parse_job_timing(job)
     start, recurrence, zone = timing.start_time, timing.recurrence, timing.zone
+    if start is not None:
+        start = whole_second(start)
     reference = start or now
     if recurrence is None:
         first = now if start is None else max(start, now)
@@ -123,6 +125,19 @@ def occurrences(job: Mapping[str, Any], *, now: datetime) -> Iterator[datetime]:
     """The job's executions as aware UTC datetimes, ascending, lazily. Validation happens
     here, before the first item is asked for."""
     return parse_schedule(job, now=now).executions()
+
+
+def whole_second(instant: datetime) -> datetime:
+    """`instant` rounded up to a whole second. Every execution derives from `now` or
+    startTime (R), so rounding these two here puts every occurrence on a whole second; up,
+    not to the nearest, because a job "runs once at once" must never run before it exists
+    (year 9999's last second is kept as it is: nothing runs after it anyway)."""
+    if not instant.microsecond:
+        return instant
+    try:
+        return instant.replace(microsecond=0) + timedelta(seconds=1)
+    except OverflowError:
+        return instant
 
 
 def _require_aware(value: datetime, name: str) -> None:
