@@ -53,6 +53,11 @@ class Schedule:
     _first: datetime | None = field(repr=False)
     _steps: _Steps | None = field(repr=False, compare=False)
 
+    @property
+    def recurs(self) -> bool:
+        """Whether the job has a recurrence (without one it runs once)."""
+        return self._steps is not None
+
     def first(self) -> datetime | None:
         """The first execution (see the startTime table); None when nothing is left."""
         return self._first
