@@ -22,6 +22,9 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 _WEEKDAY_INDEX = {name.casefold(): index for index, name in enumerate(WEEKDAYS)}
 _FREQUENCY_INDEX = {name.casefold(): name for name in FREQUENCIES}
 
+#: The most executions `count` may ask for: the 2016-03-01 API's int32 (what the .NET SDK's
+#: `JobRecurrence.Count` holds), far beyond any job's life (every minute: 4000 years).
+MAX_COUNT = 2**31 - 1
 _RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
 #: Schedule fields and the frequencies that may use them.
 _SCHEDULE_KEYS: dict[str, tuple[str, ...]] = {
@@ -130,7 +133,7 @@ def _parse_recurrence(raw: Mapping[str, Any], zone: EvaluationZone) -> Recurrenc
     )
     count = raw.get("count")
     if count is not None:
-        count = _integer(count, "recurrence.count", 1, None, "")
+        count = _integer(count, "recurrence.count", 1, MAX_COUNT, " (the API's int32)")
     end_time = parse_date_time(raw.get("endTime"), "recurrence.endTime", zone)
     fields = _parse_schedule(raw.get("schedule"), frequency)
     return Recurrence(frequency, interval, count=count, end_time=end_time, **fields)
