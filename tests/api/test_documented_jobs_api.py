@@ -102,3 +102,16 @@ def test_overflowing_durations_are_400_naming_the_field(client, too_long):
     assert error["target"] == (
         "properties.action.serviceBusQueueMessage.brokeredMessageProperties.timeToLive"
     )
+
+
+def test_a_patched_retry_policy_replaces_the_stored_one_wherever_it_is_given(client):
+    make_collection(client)
+    policy = {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}
+    assert client.put(job_path(), json=_http(action_policy=policy)).status_code == 201
+    none = {"retryType": "None"}
+    patched = client.patch(job_path(), json={"properties": {"action": {"retryPolicy": none}}})
+    assert _action(patched)["retryPolicy"] == none
+    inside = {"properties": {"action": {"request": {"retryPolicy": {"retryInterval": "PT1D"}}}}}
+    action = _action(client.patch(job_path(), json=inside))
+    assert action["retryPolicy"] == {"retryType": "Fixed", "retryInterval": "P1D", "retryCount": 4}
+    assert action["request"] == {"uri": "http://example.com/", "method": "GET"}
