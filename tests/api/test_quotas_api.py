@@ -146,3 +146,16 @@ def test_a_monthly_job_fits_a_monthly_quota_even_over_february(client):
     assert client.put(job_path(), json=body).status_code == 201
     weekly = job_body(recurrence={"frequency": "Week", "interval": 2})
     assert arm_error(client.put(job_path("j2"), json=weekly), 409)["code"] == "QuotaExceeded"
+
+
+def test_a_daily_job_fits_a_daily_quota_across_a_dst_change(client):
+    """Gaps are measured on the wall clock: 02:30 daily in New York is 23 elapsed hours
+    across the spring-forward night, but still once a day."""
+    make_collection(client, quota={"maxRecurrence": {"frequency": "Day", "interval": 1}})
+    recurrence = {
+        "frequency": "Day",
+        "schedule": {"hours": [2], "minutes": [30]},
+        "timeZone": "Eastern Standard Time",
+    }
+    body = job_body(startTime="2026-03-01T00:00:00", recurrence=recurrence)
+    assert client.put(job_path(), json=body).status_code == 201
