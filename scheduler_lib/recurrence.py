@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.recurrence_calendar import Parts, PeriodCalendar, period_calendar
-from scheduler_lib.recurrence_parse import Recurrence, parse_job_timing
+from scheduler_lib.recurrence_parse import Recurrence, parse_job_timing, whole_second
 from scheduler_lib.timezones import EvaluationZone
 
 __all__ = ["Schedule", "occurrences", "parse_schedule"]
@@ -130,19 +130,6 @@ def occurrences(job: Mapping[str, Any], *, now: datetime) -> Iterator[datetime]:
     """The job's executions as aware UTC datetimes, ascending, lazily. Validation happens
     here, before the first item is asked for."""
     return parse_schedule(job, now=now).executions()
-
-
-def whole_second(instant: datetime) -> datetime:
-    """`instant` rounded up to a whole second. Every execution derives from `now` or
-    startTime (R), so rounding these two here puts every occurrence on a whole second; up,
-    not to the nearest, because a job "runs once at once" must never run before it exists
-    (year 9999's last second is kept as it is: nothing runs after it anyway)."""
-    if not instant.microsecond:
-        return instant
-    try:
-        return instant.replace(microsecond=0) + timedelta(seconds=1)
-    except OverflowError:
-        return instant
 
 
 def _require_aware(value: datetime, name: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
@@ -106,6 +106,19 @@ def parse_date_time(value: Any, field: str, zone: EvaluationZone) -> datetime | 
         return value.astimezone(UTC) if aware else zone.instant(value.replace(tzinfo=None))
     except (OverflowError, ValueError):
         raise ValidationError(field, f"{value.isoformat()} is out of range") from None
+
+
+def whole_second(instant: datetime) -> datetime:
+    """`instant` rounded up to a whole second. Every execution derives from `now` or
+    startTime (R), so rounding these two here puts every occurrence on a whole second; up,
+    not to the nearest, because a job "runs once at once" must never run before it exists
+    (year 9999's last second is kept as it is: nothing runs after it anyway)."""
+    if not instant.microsecond:
+        return instant
+    try:
+        return instant.replace(microsecond=0) + timedelta(seconds=1)
+    except OverflowError:
+        return instant
 
 
 def _parse_zone(value: Any) -> EvaluationZone:
