@@ -43,7 +43,7 @@ def _all_secret_actions():
             "type": "ServiceBusQueue",
             "serviceBusQueueMessage": {
                 "queueName": "q",
-                "namespace": "ns",
+                "namespace": "contoso-ns",
                 "authentication": {"sasKeyName": "k", "sasKey": "sb-key"},
             },
         },

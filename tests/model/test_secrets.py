@@ -32,7 +32,7 @@ def queue(account="acct", sas="?sig=abc"):
     return normalize_action({"type": "StorageQueue", "queueMessage": message}, "action")
 
 
-def service_bus(key_name="k", key="sb-secret", namespace="ns"):
+def service_bus(key_name="k", key="sb-secret", namespace="contoso-ns"):
     auth = {"sasKeyName": key_name}
     if key is not None:
         auth["sasKey"] = key
@@ -81,7 +81,8 @@ def test_redact_removes_every_secret_everywhere():
         pytest.param(service_bus(key=None), service_bus(), True, id="servicebus-same-key-name"),
         pytest.param(service_bus("k2", None), service_bus(), False, id="servicebus-other-key-name"),
         pytest.param(
-            service_bus(key=None, namespace="ns2"), service_bus(), False, id="servicebus-other-ns"
+            service_bus(key=None, namespace="contoso-ns2"), service_bus(), False,
+            id="servicebus-other-ns",
         ),
     ],
 )
