@@ -15,14 +15,17 @@ body took 200 MB of memory). Bodies are read with `read_capped`, at most `limit 
 
 from __future__ import annotations
 
+import socket
 import ssl
+import sys
 from typing import Any
 
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util import connection
 
 from scheduler_lib.actions.egress import EgressDenied, EgressPolicy
 
@@ -51,20 +54,38 @@ def pinned_session(
 
 def _connection_classes(policy: EgressPolicy) -> dict[str, type[HTTPConnectionPool]]:
     class _Pinned:
-        def _new_conn(self) -> Any:
-            host = self.host  # type: ignore[attr-defined]
-            port = self.port  # type: ignore[attr-defined]
-            # urllib3 connects to `_dns_host` and keeps `host` for SNI, certificate checks
-            # and the Host header: connect to a checked address, nothing resolves again.
-            *others, last = policy.resolve(host, port)
-            for address in others:
-                self._dns_host = address
+        """urllib3's `_new_conn`, connecting to the addresses the policy checked. (Setting
+        `_dns_host` instead would not do: urllib3 derives `host`, hence SNI and the
+        certificate check, from it.)"""
+
+        def _new_conn(self: Any) -> socket.socket:
+            try:
+                addresses = policy.resolve(self._dns_host, self.port)
+            except socket.gaierror as exc:
+                raise NameResolutionError(self.host, self, exc) from exc
+            failure: Exception | None = None
+            for address in addresses:  # in the resolver's order, like create_connection
                 try:
-                    return super()._new_conn()  # type: ignore[misc]
-                except (NewConnectionError, ConnectTimeoutError):
-                    continue
-            self._dns_host = last
-            return super()._new_conn()  # type: ignore[misc]
+                    sock = connection.create_connection(
+                        (address, self.port), self.timeout,
+                        source_address=self.source_address, socket_options=self.socket_options,
+                    )
+                except TimeoutError as exc:
+                    failure = ConnectTimeoutError(
+                        self, f"Connection to {self.host} timed out. "
+                        f"(connect timeout={self.timeout})"
+                    )
+                    failure.__cause__ = exc
+                except OSError as exc:
+                    failure = NewConnectionError(
+                        self, f"Failed to establish a new connection: {exc}"
+                    )
+                    failure.__cause__ = exc
+                else:
+                    sys.audit("http.client.connect", self, self.host, self.port)
+                    return sock
+            assert failure is not None  # resolve returns at least one address
+            raise failure
 
     class Connection(_Pinned, HTTPConnection):
         pass

@@ -70,7 +70,7 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
             action["queueMessage"],
             ("sasToken",),
             ("storageAccount",),
-            ("sasToken",),
+            (),  # without one, the app's identity sends (`actions.destinations`)
         )
     for name in _SB:
         if action.get(name):
@@ -80,7 +80,7 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
                 action[name],
                 ("authentication.sasKey",),
                 ("namespace", "authentication.sasKeyName"),
-                ("authentication.sasKey",),
+                (),  # required for SharedAccessKey only: `actions.destinations` checks it
             )
     yield from holders(action.get("errorAction"), f"{path}.errorAction")
 
