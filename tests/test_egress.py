@@ -16,6 +16,8 @@ from scheduler_lib.actions import run_action
 from scheduler_lib.actions.egress import EgressDenied, EgressPolicy, literal_address, policy_for
 from scheduler_lib.actions.service_bus import ServiceBusTarget, open_sender
 from scheduler_lib.config import LOCAL_EGRESS_ALLOW, Settings
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.runtime import Runtime
 from tests.executor_harness import T0, Driver, make_job
 from tests.support.certs import make_pki
 from tests.support.http_target import HttpTarget
@@ -72,8 +74,10 @@ def test_an_allow_list_of_cidrs_and_names() -> None:
     assert policy.refusal(ipaddress.ip_address("10.9.9.9"), "x.corp.example") is None
     assert policy.refusal(ipaddress.ip_address("10.9.9.9"), "corp.example.evil") is not None
     assert policy.refusal(ipaddress.ip_address("169.254.169.254"), "x.corp.example")
-    with pytest.raises(ValueError, match="SCHEDULER_EGRESS_ALLOW"):
+    with pytest.raises(ValidationError, match="SCHEDULER_EGRESS_ALLOW"):
         EgressPolicy.parse(["10.0.0.0/33x"])
+    with pytest.raises(ValidationError, match="SCHEDULER_EGRESS_ALLOW"):
+        Runtime(replace(Settings(), egress_allow=("not a host!",)))
 
 
 @pytest.mark.parametrize(

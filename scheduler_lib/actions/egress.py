@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from scheduler_lib.config import Settings
+from scheduler_lib.errors import ValidationError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -72,7 +73,7 @@ class EgressPolicy:
 
     @classmethod
     def parse(cls, entries: Iterable[str]) -> EgressPolicy:
-        """A policy from `SCHEDULER_EGRESS_ALLOW` entries; ValueError names a bad entry."""
+        """A policy from `SCHEDULER_EGRESS_ALLOW` entries; ValidationError names a bad one."""
         networks, names = [], set()
         for raw in entries:
             entry = raw.strip().lower().rstrip(".")
@@ -85,7 +86,9 @@ class EgressPolicy:
                 pass
             entry = "." + entry[2:] if entry.startswith("*.") else entry
             if not _HOST_NAME.match(entry):
-                raise ValueError(f"SCHEDULER_EGRESS_ALLOW: {raw!r} is neither a CIDR nor a host")
+                raise ValidationError(
+                    "SCHEDULER_EGRESS_ALLOW", f"{raw!r} is neither a CIDR nor a host name"
+                )
             names.add(entry)
         return cls(tuple(networks), frozenset(names))
 
