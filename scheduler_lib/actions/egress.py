@@ -119,12 +119,14 @@ class EgressPolicy:
         )
 
     def check_host(self, host: str) -> None:
-        """Refuse a metadata name, or a literal address (in any spelling) the policy refuses;
-        a host name is left to `resolve`."""
+        """Refuse a metadata name, or a literal address (in any spelling, `localhost`
+        included) the policy refuses; other host names are left to `resolve`."""
         name = host.lower().rstrip(".")
         if name in METADATA_NAMES:
             raise EgressDenied(f"host '{host}' is a cloud metadata endpoint")
         address = literal_address(name)
+        if name == "localhost" or name.endswith(".localhost"):  # loopback by RFC 6761
+            address = ipaddress.IPv4Address("127.0.0.1")
         if address is not None:
             reason = self.refusal(address, host)
             if reason:

@@ -38,7 +38,7 @@ def test_a_malformed_uri_is_a_400_naming_it(client: httpx.Client, uri: str) -> N
      "http://0xA9FEA9FE/", "http://0251.0376.0251.0376/", "http://[fd00:ec2::254]/",
      "http://[::ffff:169.254.169.254]/", "http://metadata.google.internal/",
      "https://metadata.azure.com/", "http://10.0.0.5/", "http://100.64.0.1/",
-     "http://[fc00::1]/", "http://0.0.0.0:7071/"],
+     "http://[fc00::1]/", "http://0.0.0.0:7071/", "http://[::ffff:10.0.0.1]/"],
 )
 def test_metadata_and_private_addresses_are_refused_at_put(client: httpx.Client, uri: str):
     make_collection(client)
@@ -62,6 +62,9 @@ def test_loopback_is_allowed_locally_not_in_azure(client, azure_client) -> None:
     for api, status in ((client, 201), (azure_client, 400)):
         make_collection(api)
         assert put(api, http_action(uri="http://127.0.0.1:8080/")).status_code == status
+    for uri in ("http://localhost:7071/api", "http://[::1]:10001/", "http://2130706433/"):
+        error = arm_error(put(azure_client, http_action(uri=uri)), 400)
+        assert error["target"] == "properties.action.request.uri"
 
 
 def queue(account: str, sas: str | None = None) -> dict:
