@@ -299,3 +299,15 @@ def test_message_id_defaults_to_the_execution_tag(
     run(queue_action(brokeredMessageProperties=properties), recorder)
     [sent] = recorder.sent
     assert sent.message.message_id == expected_id
+
+
+def test_a_stored_namespace_that_is_not_a_name_never_reaches_the_sdk() -> None:
+    """A job stored before namespaces were validated: `127.0.0.1/` made the SDK open TLS to
+    127.0.0.1:5671 and offer the app identity's token there. Refused at run time too."""
+    recorder = Recorder()
+    outcome = run(queue_action(namespace="127.0.0.1/"), recorder, ALLOWED)
+    assert not outcome.succeeded
+    assert "action.serviceBusQueueMessage.namespace: must be a Service Bus namespace name" in (
+        outcome.message
+    )
+    assert recorder.sent == []

@@ -156,3 +156,12 @@ def test_the_queue_endpoint_goes_through_the_egress_policy(
     assert "refused by the egress policy" in outcome.message
     assert "127.0.0.1 is not publicly routable" in outcome.message
     assert queue.peek_messages() == []
+
+
+def test_a_stored_account_that_is_not_a_name_is_refused_at_run_time(settings: Settings) -> None:
+    """A job stored before account names were validated never turns into a host."""
+    action = queue_action("q", "?sig=x", "m")
+    action["queueMessage"]["storageAccount"] = "127.0.0.1:10001/devstoreaccount1?"
+    outcome = run_action(action, CONTEXT, settings)
+    assert not outcome.succeeded
+    assert "action.queueMessage.storageAccount: must be a storage account name" in outcome.message

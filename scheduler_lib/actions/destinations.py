@@ -1,6 +1,7 @@
 """Where an action may send, decided from its definition: checked when a job is stored (a 400
 naming the field) and again by the executors when it runs (settings may have changed since).
 
+- Storage account and namespace names are valid names (`model.targets`), also at run time.
 - An HTTP request's host, when it is a literal address (in any spelling) or a metadata name,
   must pass the egress policy (`egress`); host names are checked on their resolved
   addresses at run time.
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import targets
 
 _SB = {"ServiceBusQueue": "serviceBusQueueMessage", "ServiceBusTopic": "serviceBusTopicMessage"}
 
@@ -48,6 +50,10 @@ def check_action(action: Mapping[str, Any], settings: Settings, path: str = "act
                 raise ValidationError(f"{path}.request.uri", exc.message) from None
     elif kind == "StorageQueue":
         message = action.get("queueMessage") or {}
+        # Again at run time: a job stored before names were validated must not turn an
+        # "account" such as `127.0.0.1/` into a host.
+        account_path = f"{path}.queueMessage.storageAccount"
+        targets.storage_account(message.get("storageAccount"), account_path)
         if not message.get("sasToken"):
             account = str(message.get("storageAccount") or "").lower()
             allowed = settings.identity_storage_accounts_allowed
@@ -60,6 +66,7 @@ def check_action(action: Mapping[str, Any], settings: Settings, path: str = "act
                 )
     elif kind in _SB:
         body = action.get(_SB[kind]) or {}
+        targets.servicebus_namespace(body.get("namespace"), f"{path}.{_SB[kind]}.namespace")
         auth = body.get("authentication") or {}
         if uses_identity(body):
             namespace = str(body.get("namespace") or "").lower()
