@@ -14,14 +14,16 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scheduler_lib.actions import run_action
+from scheduler_lib.actions import ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from tests.support.large_body_target import LargeBodyTarget
-from tests.test_actions_http import CONTEXT
+
+CONTEXT = ExecutionContext("job", "collection", datetime(2024, 3, 1, tzinfo=UTC), "tag")
 
 
 def peak_rss_mib() -> float:
