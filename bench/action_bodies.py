@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import scheduler_lib.actions.http  # noqa: F401  (imported before measuring, not during)
 from scheduler_lib.actions import ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from tests.support.large_body_target import LargeBodyTarget
