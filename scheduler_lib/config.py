@@ -53,10 +53,11 @@ APP_SETTINGS: dict[str, str] = {
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
 }
 
-#: What the local host allows actions to reach besides public addresses: loopback, so that a
-#: job on a developer's machine can call a service on the same machine. `Settings()` (the
-#: local, Azurite-backed configuration) has it; `from_env` allows nothing private unless the
-#: setting says so, and `make run` sets it.
+#: What a local scheduler allows actions to reach besides public addresses: loopback, so that
+#: a job on a developer's machine can call a service on the same machine. "Local" is known by
+#: the storage: the emulator's account (Azurite, `UseDevelopmentStorage=true`) is never what a
+#: deployment uses. `Settings()` is that configuration; `from_env` applies the same rule when
+#: `SCHEDULER_EGRESS_ALLOW` is not set, and allows nothing private otherwise.
 LOCAL_EGRESS_ALLOW = ("127.0.0.0/8", "::1/128")
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
@@ -196,12 +197,22 @@ class Settings:
                 "SCHEDULER_OAUTH_AUTHORITY", "https://login.microsoftonline.com"
             ).rstrip("/"),
             appinsights_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
-            egress_allow=_list(env.get("SCHEDULER_EGRESS_ALLOW")),
+            egress_allow=_egress_allow(env.get("SCHEDULER_EGRESS_ALLOW"), conn, account),
             identity_storage_accounts=_list(env.get("SCHEDULER_IDENTITY_STORAGE_ACCOUNTS")),
             identity_servicebus_namespaces=_list(
                 env.get("SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES")
             ),
         )
+
+
+def _egress_allow(value: str | None, conn: str | None, account: str | None) -> tuple[str, ...]:
+    """The setting's entries or, when it is not set, loopback for a scheduler on the storage
+    emulator (see LOCAL_EGRESS_ALLOW) and nothing for any other."""
+    if value is not None:
+        return _list(value)
+    storage = Settings(storage_connection_string=conn, storage_account_name=account)
+    local = account is None and storage.own_storage_account == AZURITE_ACCOUNT
+    return LOCAL_EGRESS_ALLOW if local else ()
 
 
 def _list(value: str | None) -> tuple[str, ...]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import threading
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from datetime import datetime, timedelta
 
 import uvicorn
 
-from scheduler_lib.config import LOCAL_EGRESS_ALLOW, Settings
+from scheduler_lib.config import Settings
 from scheduler_lib.execution_queue import ReceivedMessage
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
@@ -162,8 +161,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=7071)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
-    # The local host reaches targets on this machine (see config.LOCAL_EGRESS_ALLOW).
-    os.environ.setdefault("SCHEDULER_EGRESS_ALLOW", ",".join(LOCAL_EGRESS_ALLOW))
     settings = Settings.from_env()
     configure_logging(settings)
     serve(settings, port=args.port, host=args.host)

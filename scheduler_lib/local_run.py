@@ -14,7 +14,7 @@ import secrets
 from pathlib import Path
 
 from scheduler_lib.azurite import ROOT, port_open, start_azurite
-from scheduler_lib.config import LOCAL_EGRESS_ALLOW, Settings
+from scheduler_lib.config import Settings
 from scheduler_lib.devhost import serve
 from scheduler_lib.logs import configure_logging
 
@@ -76,8 +76,6 @@ def main() -> None:
     if not os.environ.get("AzureWebJobsStorage") and not port_open(AZURITE_PORTS[2]):
         DATA_DIR.mkdir(exist_ok=True)
         azurite = start_azurite(location=DATA_DIR, ports=AZURITE_PORTS)
-    # The local host reaches targets on this machine (see config.LOCAL_EGRESS_ALLOW).
-    os.environ.setdefault("SCHEDULER_EGRESS_ALLOW", ",".join(LOCAL_EGRESS_ALLOW))
     settings = Settings.from_env()
     configure_logging(settings)
     try:

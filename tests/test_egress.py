@@ -62,7 +62,27 @@ def test_loopback_is_what_the_local_host_allows() -> None:
     with pytest.raises(EgressDenied):
         LOCAL.check_host("10.0.0.1")
     assert Settings().egress_allow == LOCAL_EGRESS_ALLOW
-    assert Settings.from_env({}).egress_allow == ()
+
+
+@pytest.mark.parametrize(
+    ("env", "allowed"),
+    [
+        pytest.param({}, LOCAL_EGRESS_ALLOW, id="emulator-by-default"),
+        pytest.param({"AzureWebJobsStorage": "UseDevelopmentStorage=true"}, LOCAL_EGRESS_ALLOW,
+                     id="development-storage"),
+        pytest.param({"AzureWebJobsStorage__accountName": "stprod"}, (), id="azure-identity"),
+        pytest.param({"AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=stprod;"
+                      "AccountKey=a2V5;EndpointSuffix=core.windows.net"}, (), id="azure-key"),
+        pytest.param({"SCHEDULER_EGRESS_ALLOW": ""}, (), id="set-empty-on-the-emulator"),
+        pytest.param({"AzureWebJobsStorage__accountName": "stprod",
+                      "SCHEDULER_EGRESS_ALLOW": "10.1.0.0/16, api.corp"},
+                     ("10.1.0.0/16", "api.corp"), id="set"),
+    ],
+)
+def test_loopback_is_allowed_by_default_only_on_the_storage_emulator(
+    env: dict[str, str], allowed: tuple[str, ...]
+) -> None:
+    assert Settings.from_env(env).egress_allow == allowed
 
 
 def test_an_allow_list_of_cidrs_and_names() -> None:
