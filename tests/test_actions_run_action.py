@@ -29,7 +29,7 @@ def test_unknown_adapter_is_a_programming_error() -> None:
         pytest.param({"type": "Http"}, "action.request", id="http-without-request"),
         pytest.param({"type": "Http", "request": {"method": "GET"}}, "action.request.uri",
                      id="http-without-uri"),
-        pytest.param({"type": "StorageQueue", "queueMessage": {"storageAccount": "a",
+        pytest.param({"type": "StorageQueue", "queueMessage": {"storageAccount": "acct",
                       "queueName": "q"}}, "action.queueMessage.sasToken",
                      id="queue-without-sas"),
         pytest.param({"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "n"}},
