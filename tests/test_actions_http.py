@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -204,3 +205,16 @@ def test_unknown_authentication_type_is_a_failed_outcome_naming_the_field(
     assert not outcome.succeeded
     assert "action.request.authentication.type" in outcome.message
     assert target.requests == []
+
+
+def test_a_json_echo_of_the_password_is_hidden(target: HttpTarget) -> None:
+    """A target that echoes the request inside JSON escapes the password's `"`, `\\`, `/` and
+    non-ASCII characters; the history shows none of it."""
+    password = 'pä"ss\\w/rd'
+    target.reply(200, lambda r: json.dumps({"body": r.text, "auth": r.header("Authorization")}))
+    auth = {"type": "Basic", "username": "u", "password": password}
+    outcome = run(http_action(target.url, "POST", body=json.dumps({"pw": password}),
+                              authentication=auth))
+    assert outcome.succeeded
+    body = outcome.message.split("Body: ", 1)[1]
+    assert json.loads(body) == {"body": '{"pw": "***"}', "auth": "Basic ***"}

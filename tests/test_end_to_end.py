@@ -353,6 +353,25 @@ def test_a_storage_queue_job_lands_in_an_azurite_queue(system: System) -> None:
     assert job["state"] == "Completed"
 
 
+def test_a_storage_queue_job_without_a_sas_token_uses_the_apps_credential(
+    system: System,
+) -> None:
+    """No secret in the job: the app's own account (Azurite's here) is reached with the app's
+    credential (the connection string locally, the managed identity in Azure)."""
+    name = f"{system.settings.storage_prefix}-keyless"
+    inbox = QueueClient.from_connection_string(system.settings.storage_connection_string, name)
+    inbox.create_queue()
+    system.put(f"{COLLECTION}/jobs/Keyless", {"properties": {"action": {
+        "type": "StorageQueue",
+        "queueMessage": {"storageAccount": AZURITE_ACCOUNT, "queueName": name, "message": "hi"},
+    }}})  # fmt: skip
+
+    [report] = system.tick_and_execute()
+
+    assert report.history.status == "Completed", report.history.message
+    assert [m.content for m in inbox.receive_messages()] == ["hi"]
+
+
 def test_a_service_bus_job_reaches_the_sender_boundary(system: System) -> None:
     sent: list[Any] = []
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from scheduler_lib.actions import destinations
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
@@ -122,6 +123,7 @@ def _save(
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
     secrets.finalize(definition["action"], describe_certificate)
+    destinations.check_definition(definition["action"], ctx.settings)
     jobs.check_size(definition)
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
 from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import wire
+from scheduler_lib.model import targets, wire
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
@@ -111,12 +110,7 @@ def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
     for name in ("uri", "method"):
         if source.get(name) is None:
             raise ValidationError(wire.join(path, name), "is required")
-    uri = wire.string(source["uri"], wire.join(path, "uri"), max_length=2048)
-    parts = urlsplit(uri)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise ValidationError(wire.join(path, "uri"), "must be an absolute http(s) URL")
-    if https_only and parts.scheme.lower() != "https":
-        raise ValidationError(wire.join(path, "uri"), "must be an https URL for an Https action")
+    uri = targets.http_uri(source["uri"], wire.join(path, "uri"), https_only=https_only)
     request: dict[str, Any] = {
         "uri": uri,
         "method": wire.enum(
@@ -171,6 +165,8 @@ def _queue_message(value: Any, path: str) -> dict[str, Any]:
     for name in ("storageAccount", "queueName"):
         if name not in message:
             raise ValidationError(wire.join(path, name), "is required")
+    account_path = wire.join(path, "storageAccount")
+    message["storageAccount"] = targets.storage_account(message["storageAccount"], account_path)
     if source.get("message") is not None:
         message["message"] = wire.string(
             source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
@@ -198,6 +194,9 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
         if source.get(name) is None:
             raise ValidationError(wire.join(path, name), "is required")
         message[name] = wire.string(source[name], wire.join(path, name), max_length=260)
+    message["namespace"] = targets.servicebus_namespace(
+        message["namespace"], wire.join(path, "namespace")
+    )
     if source.get("message") is not None:
         message["message"] = wire.string(
             source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
