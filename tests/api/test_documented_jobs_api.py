@@ -93,7 +93,7 @@ def test_overflowing_durations_are_400_naming_the_field(client, too_long):
         "type": "ServiceBusQueue",
         "serviceBusQueueMessage": {
             "queueName": "q",
-            "namespace": "ns",
+            "namespace": "contoso-bus",
             "authentication": {"sasKeyName": "k", "sasKey": "secret"},
             "brokeredMessageProperties": {"timeToLive": too_long},
         },
