@@ -52,7 +52,8 @@ def banner(port: int, key: str, host: str = "127.0.0.1") -> str:
     collection = {"location": "local", "properties": {"sku": {"name": "Standard"}}}
     job = {
         "properties": {
-            "action": {"type": "Http", "request": {"method": "GET", "uri": "https://example.com/"}},
+            # The scheduler's own health probe: answers without a key, and without internet.
+            "action": {"type": "Http", "request": {"method": "GET", "uri": f"{base}/health"}},
             "recurrence": {"frequency": "Minute", "interval": 1, "count": 3},
         }
     }
