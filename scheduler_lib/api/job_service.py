@@ -14,7 +14,7 @@ from typing import Any
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_schedule import restarted, resume, sample, schedule_of, timing_of
+from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch_now import dispatch_if_due
 from scheduler_lib.errors import (
@@ -132,7 +132,7 @@ def _save(
     same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
     created_time = existing.created_time if same_timing and existing else now
     schedule = schedule_of(definition, created_time)
-    quotas.check_job_recurrence(limits, definition, sample(schedule))
+    quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
     bookkeeping = dict(existing.bookkeeping) if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
         next_time = schedule.first()
