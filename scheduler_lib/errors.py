@@ -7,6 +7,8 @@ Azure Resource Manager clients, the `azure-mgmt-scheduler` SDK included, know ho
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -70,3 +72,11 @@ class PreconditionFailedError(SchedulerError):
 
     status = 412
     code = "PreconditionFailed"
+
+
+def did_you_mean(word: str, options: Iterable[str]) -> str:
+    """` (did you mean 'minutes'?)` when `word` is close to one of `options` (a singular
+    `minute`, an old-API `monthly`), else empty: what a pasted example most often gets wrong."""
+    spelled = {option.lower(): option for option in options}
+    close = difflib.get_close_matches(word.lower(), spelled, n=1, cutoff=0.75)
+    return f" (did you mean {spelled[close[0]]!r}?)" if close else ""

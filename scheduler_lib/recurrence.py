@@ -1,4 +1,4 @@
-"""The recurrence engine: when a job runs, per docs/schedule-semantics.md.
+"""The recurrence engine: when a job runs, per docs/schedule.md.
 
 `parse_schedule` validates a job's timing and returns an immutable `Schedule`, which answers
 two questions without ever replaying a job's history:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from scheduler_lib.errors import ValidationError
+from scheduler_lib.errors import ValidationError, did_you_mean
 from scheduler_lib.timezones import UTC, UTC_ZONE, EvaluationZone, resolve_zone
 
 FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month", "Year")
@@ -157,8 +157,9 @@ def _parse_frequency(value: Any) -> str:
         raise ValidationError("recurrence.frequency", "is required when recurrence is given")
     name = _FREQUENCY_INDEX.get(value.casefold()) if isinstance(value, str) else None
     if name is None:
+        hint = did_you_mean(value, FREQUENCIES) if isinstance(value, str) else ""
         raise ValidationError(
-            "recurrence.frequency", f"{value!r} is not one of {', '.join(FREQUENCIES)}"
+            "recurrence.frequency", f"{value!r} is not one of {', '.join(FREQUENCIES)}{hint}"
         )
     return name
 

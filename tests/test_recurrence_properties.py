@@ -1,6 +1,6 @@
 """Property tests of the recurrence engine against two independent references.
 
-1. A brute-force oracle written here from docs/schedule-semantics.md alone: it walks the
+1. A brute-force oracle written here from docs/schedule.md alone: it walks the
    evaluation zone's wall clock minute by minute (elapsed minutes for Hour), checks each
    reading against the schedule's rules, and resolves readings to instants by probing the
    zone's offsets (not by PEP 495 folds, as the engine does).

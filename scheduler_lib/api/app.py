@@ -20,7 +20,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from scheduler_lib.api import collection_routes, job_routes, list_routes, preview_routes
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.docs import schemas
+from scheduler_lib.api.docs import schemas, without_framework_errors
+from scheduler_lib.api.docs_page import add_docs_page
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
@@ -53,7 +54,7 @@ def create_app(
             "SDK: set its `base_url` to `https://<app>/api`). Every route except /api/health and "
             "this documentation requires `Authorization: Bearer <key>`."
         ),
-        docs_url=PREFIX + "/docs",
+        docs_url=None,  # served by docs_page, without a CDN
         redoc_url=None,
         openapi_url=PREFIX + "/openapi.json",
     )
@@ -66,6 +67,7 @@ def create_app(
     for module in (collection_routes, job_routes, list_routes, preview_routes):
         app.include_router(module.router)
     _add_health(app)
+    add_docs_page(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     app.add_middleware(ArmMiddleware, api_keys=settings.api_keys)
@@ -118,5 +120,5 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components.setdefault("schemas", {}).update(schemas())
         components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
         document["security"] = [{"bearer": []}]
-        app.openapi_schema = document
+        app.openapi_schema = without_framework_errors(document)
     return app.openapi_schema

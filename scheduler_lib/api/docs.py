@@ -61,3 +61,20 @@ def _ref(name: str) -> dict[str, str]:
 def schemas() -> dict[str, Any]:
     """The official definitions, as OpenAPI 3 component schemas."""
     return json.loads((Path(__file__).with_name("schemas.json")).read_text())
+
+
+#: What FastAPI adds for its own request validation: a 422 answer with these two schemas. The
+#: API never answers 422 (its handler turns a rejected parameter into an ARM 400, documented
+#: on every operation), so they would only mislead a reader and a generated client.
+_FRAMEWORK_SCHEMAS = ("HTTPValidationError", "ValidationError")
+
+
+def without_framework_errors(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` without FastAPI's 422 responses and their schemas."""
+    for path in document.get("paths", {}).values():
+        for operation in path.values():
+            operation.get("responses", {}).pop("422", None)
+    component_schemas = document.get("components", {}).get("schemas", {})
+    for name in _FRAMEWORK_SCHEMAS:
+        component_schemas.pop(name, None)
+    return document

@@ -15,20 +15,14 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.paths import PREFIX, canonical_path
 from scheduler_lib.errors import AuthenticationError, SchedulerError
 
 log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and
 #: a browser opening the docs page cannot send a bearer key).
-PUBLIC_PATHS = frozenset(
-    {
-        PREFIX + "/health",
-        PREFIX + "/docs",
-        PREFIX + "/docs/oauth2-redirect",
-        PREFIX + "/openapi.json",
-    }
-)
+PUBLIC_PATHS = frozenset({PREFIX + "/health", DOCS_PATH, *ASSETS, PREFIX + "/openapi.json"})
 
 
 def authorized(header: str | None, keys: tuple[str, ...]) -> bool:

@@ -27,6 +27,13 @@ PROPERTY_KEYS = ("startTime", "action", "recurrence", "state", "status")
 def split_body(body: Any) -> dict[str, Any]:
     """The `properties` of a JobDefinition body (`id`, `name`, `type` are read-only and
     ignored: a client may send back what it read)."""
+    for key in wire.obj(body, ""):
+        if key.lower() in {name.lower() for name in PROPERTY_KEYS}:
+            raise ValidationError(
+                key,
+                "belongs inside \"properties\": the 2016-03-01 API takes "
+                '{"properties": {"startTime", "action", "recurrence", "state"}}',
+            )
     source = wire.keys(body, "", BODY_KEYS)
     if source.get("properties") is None:
         raise ValidationError("properties", "is required")

@@ -16,7 +16,7 @@ from typing import Any
 import isodate
 
 from scheduler_lib.actions.durations import read_iso_duration
-from scheduler_lib.errors import ValidationError
+from scheduler_lib.errors import ValidationError, did_you_mean
 
 
 def join(path: str, key: str | int) -> str:
@@ -50,7 +50,8 @@ def keys(
     for key, item in source.items():
         name = canonical.get(key.lower())
         if name is None:
-            raise ValidationError(join(path, key), "is not a known property")
+            hint = did_you_mean(key, allowed)
+            raise ValidationError(join(path, key), "is not a known property" + hint)
         if name in result:
             raise ValidationError(join(path, key), f"is given twice (as {name!r} too)")
         result[name] = item
@@ -91,7 +92,8 @@ def enum(value: Any, path: str, choices: Iterable[str]) -> str:
         for option in options:
             if option.lower() == value.lower():
                 return option
-    raise ValidationError(path, f"must be one of {', '.join(options)}")
+    hint = did_you_mean(value, options) if isinstance(value, str) else ""
+    raise ValidationError(path, f"must be one of {', '.join(options)}{hint}")
 
 
 def string_map(value: Any, path: str, *, max_items: int = 100) -> dict[str, str]:
