@@ -9,6 +9,7 @@ would be silently ignored, so it is refused instead.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -108,12 +109,36 @@ def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
             source["body"], wire.join(path, "body"), max_length=MAX_BODY, empty=True
         )
     if source.get("headers") is not None:
-        request["headers"] = wire.string_map(source["headers"], wire.join(path, "headers"))
+        request["headers"] = _headers(source["headers"], wire.join(path, "headers"))
     if source.get("authentication") is not None:
         auth = _authentication(source["authentication"], wire.join(path, "authentication"))
         if auth is not None:
             request["authentication"] = auth
     return request
+
+
+#: An HTTP header name is a token (RFC 9110 5.1): visible ASCII except separators.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+def _headers(value: Any, path: str) -> dict[str, str]:
+    """Request headers an HTTP client can actually send: token names, and values without
+    CR/LF (header injection) that HTTP/1.1 can carry (Latin-1). A header that could not be
+    sent would otherwise fail every attempt of the job long after the PUT was accepted."""
+    headers = wire.string_map(value, path)
+    for name, item in headers.items():
+        field = wire.join(path, name) if name else path
+        if not _HEADER_NAME.match(name):
+            raise ValidationError(field, "is not a valid HTTP header name")
+        if "\r" in item or "\n" in item:
+            raise ValidationError(field, "must not contain CR or LF")
+        try:
+            item.encode("latin-1")
+        except UnicodeEncodeError:
+            raise ValidationError(
+                field, "holds characters an HTTP header cannot carry (only Latin-1)"
+            ) from None
+    return headers
 
 
 def _authentication(value: Any, path: str) -> dict[str, Any] | None:
