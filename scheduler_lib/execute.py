@@ -31,8 +31,10 @@
    deleted while its action ran keeps no history (the API purged it before this attempt's
    entry was written).
 
-An exception from the action layer itself (a bug, not a failing target: targets never raise)
-propagates, so the host redelivers the same message, which then runs again.
+An exception from the action layer itself (a bug, or a stored definition it cannot send) is a
+failed attempt like a failing target (`run_action` records it), so it follows the retry policy
+and the errorAction. A message that still fails five times (storage down) is poisoned, and the
+poison-queue function records that in the job's history (`poisoned`).
 """
 
 from __future__ import annotations
