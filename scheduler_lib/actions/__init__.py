@@ -4,9 +4,10 @@
 the errorAction); retries and the errorAction are the caller's business, so that every attempt
 shows up in the job history like it did in Azure Scheduler.
 
-A failing *target* never raises, and neither does this code's own failure: refused connections, timeouts, non-2xx answers, rejected SAS
+A failing *target* never raises: refused connections, timeouts, non-2xx answers, rejected SAS
 tokens or an unreadable pfx all become `ActionOutcome(succeeded=False, message=...)`, because
 the caller's answer to each of them is the same (record it, retry per the retry policy).
+Neither does an unexpected exception of this code's own: it becomes a failed outcome too.
 Every outcome message passes through a `Redactor` built from the action's secrets, so a target
 that echoes our credentials back cannot put them into the history.
 
