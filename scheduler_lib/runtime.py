@@ -21,6 +21,7 @@ from scheduler_lib.dispatch import TickReport, run_tick
 from scheduler_lib.execute import ExecutionReport, handle_message
 from scheduler_lib.execution_queue import ExecutionQueue
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
+from scheduler_lib.poisoned import PoisonReport, record_poisoned
 from scheduler_lib.store.tables import TableStore
 
 log = logging.getLogger("scheduler")
@@ -84,6 +85,11 @@ class Runtime:
             clock=self.clock,
             sleep=self.sleep,
         )
+
+    def record_poisoned(self, body: str, *, message_id: str) -> PoisonReport:
+        """Record a message from the poison queue in its job (the poison-queue trigger)."""
+        self.ensure_storage()
+        return record_poisoned(self.store, body, message_id=message_id, now=self.clock())
 
     def housekeeping(self) -> HousekeepingReport:
         """Prune history and delete long-ended jobs (the daily timer)."""
