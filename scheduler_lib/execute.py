@@ -16,6 +16,7 @@
    for the second itself (`sleep`), so the action starts on time rather than up to a polling
    interval plus a second late. A message delivered far earlier than that (a clock far off)
    is not held: it is sent again to appear at its time ("Deferred") and this copy ends.
+   One delivered more than the grace period late is not run but Postponed (`execute_late`).
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
@@ -45,7 +46,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from scheduler_lib import claims, lifecycle
+from scheduler_lib import claims, execute_late, lifecycle
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
@@ -72,7 +73,7 @@ MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
-    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred"
+    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
     reason: str
     job_key: str
     execution_tag: str
@@ -133,6 +134,15 @@ def handle_message(
     if isinstance(claimed, claims.Skip):
         return report(claimed.disposition, claimed.reason)
     record, verdict = claimed
+    # Judged at the first claim: a Rerun of an attempt that started in time still runs.
+    claimed_at = lifecycle.claimed_at(record, message) or clock()
+    if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
+        rerun = verdict is lifecycle.Verdict.RERUN
+        grace = settings.grace_period
+        record = execute_late.postpone_late(
+            store, record, message, rerun=rerun, now=clock(), grace=grace
+        )
+        return report("Postponed", "started later than the grace period", job_state=_state(record))
 
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted
