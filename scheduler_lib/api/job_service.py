@@ -126,8 +126,6 @@ def _save(
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)
     limits = quotas.effective_limits(collection.properties)
-    if existing is None:
-        quotas.check_job_count(limits, job_store.count_jobs(ctx.store, collection.key))
 
     same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
     created_time = existing.created_time if same_timing and existing else now
@@ -170,6 +168,7 @@ def _save(
             record,
             etag=existing.etag if existing else None,
             create_only=existing is None,
+            check_count=lambda count: quotas.check_job_count(limits, count),
         )
     _reindex(ctx, existing, saved)
     return _dispatch_if_due(ctx, saved, now=now), existing is None

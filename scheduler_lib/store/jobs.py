@@ -14,19 +14,24 @@ dispatcher, the executor) can never silently overwrite each other.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
+from scheduler_lib.store.job_count import (
+    COUNTER_ROW,
+    JOB_ROWS,
+    create_counted,
+    delete_counted,
+)
 from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
     collection_key,
     dumps,
-    etag_kwargs,
     job_key,
     query_page,
     storage_errors,
@@ -185,42 +190,54 @@ def list_jobs(
         page_size=page_size,
         continuation=continuation,
     )
-    return [_from_entity(e) for e in entities], token
+    # The job count entity sorts after every job: only a last page can hold it.
+    return [_from_entity(e) for e in entities if e["RowKey"] != COUNTER_ROW], token
 
 
 def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
     """Every job in the account, partition by partition. A full scan: only for daily
     housekeeping, never for the per-minute dispatcher."""
     for entity in store.table(TABLE).list_entities():
-        yield _from_entity(entity)
+        if entity["RowKey"] != COUNTER_ROW:
+            yield _from_entity(entity)
 
 
 def count_jobs(store: TableStore, collection_key_: str) -> int:
     """How many jobs a collection holds (for the `maxJobCount` quota); reads keys only."""
     entities = store.table(TABLE).query_entities(
-        "PartitionKey eq @pk", parameters={"pk": collection_key_}, select=["RowKey"]
+        f"PartitionKey eq @pk and {JOB_ROWS}",
+        parameters={"pk": collection_key_},
+        select=["RowKey"],
     )
     return sum(1 for _ in entities)
 
 
 def put_job(
-    store: TableStore, record: JobRecord, *, etag: str | None = None, create_only: bool = False
+    store: TableStore,
+    record: JobRecord,
+    *,
+    etag: str | None = None,
+    create_only: bool = False,
+    check_count: Callable[[int], None] | None = None,
 ) -> JobRecord:
     """Create or replace a job and return it with its new ETag.
 
-    `create_only` fails with ConflictError when the job already exists; `etag` makes the
-    replace conditional (PreconditionFailedError when someone changed it meanwhile).
+    `create_only` fails with ConflictError when the job already exists, and counts the job
+    in its collection atomically (`job_count`), calling `check_count(jobs already there)`
+    first (the quota check, which raises); `etag` makes the replace conditional
+    (PreconditionFailedError when someone changed it meanwhile).
     """
+    table = store.table(TABLE)
     with storage_errors(f"Job '{record.name}'"):
-        meta = write_entity(
-            store.table(TABLE), _to_entity(record), etag=etag, create_only=create_only
-        )
+        if create_only:
+            meta = create_counted(table, _to_entity(record), check_count)
+        else:
+            meta = write_entity(table, _to_entity(record), etag=etag, create_only=False)
     return replace(record, etag=meta.get("etag"))
 
 
 def delete_job(store: TableStore, record: JobRecord, *, etag: str | None = None) -> None:
-    """Delete the job entity (its due-index row, if any, is dropped by the dispatcher)."""
+    """Delete the job entity and uncount it (its due-index row, if any, is dropped by the
+    dispatcher)."""
     with storage_errors(f"Job '{record.name}'"):
-        store.table(TABLE).delete_entity(
-            record.collection_key, record.name.lower(), **etag_kwargs(etag)
-        )
+        delete_counted(store.table(TABLE), record.collection_key, record.name.lower(), etag)
