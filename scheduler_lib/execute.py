@@ -29,8 +29,7 @@
    runs again rather than losing the occurrence.
 7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
    marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
-   deleted while its action ran keeps no history (the API purged it before this attempt's
-   entry was written).
+   deleted while its action ran keeps no history (its purge is requested again).
 
 An exception from the action layer itself (a bug, or a stored definition it cannot send) is a
 failed attempt like a failing target (`run_action` records it), so it follows the retry policy
@@ -53,7 +52,8 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.retry import Delivery, RetryPolicy, deliver
-from scheduler_lib.store.history import HistoryEntry, add_history, delete_history
+from scheduler_lib.store.history import HistoryEntry, add_history
+from scheduler_lib.store.history_purge import request_history_purge
 from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
 
@@ -167,7 +167,7 @@ def handle_message(
     started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))
     ended = clock()
-    entry = add_history(store, _history_entry(message, outcome, started, ended))
+    entry = add_history(store, _history_entry(record, message, outcome, started, ended))
 
     follow_up, faulted_now = _follow_up(record, message, policy, succeeded=outcome.succeeded)
     follow_up_at = delivery = None
@@ -176,11 +176,12 @@ def handle_message(
         delivery = deliver(follow_up, visible_at=follow_up_at, now=ended, queue=queue, store=store)
 
     attempt = claims.Attempt(outcome.succeeded, started, faulted_now, final=follow_up is None)
+    history_key = record.history_key
     record = claims.finish(store, record, message, message_id, attempt, now=clock())
     if record is None:
-        # Deleted while the action ran: the API already purged its history; do not leave
-        # this attempt's entry behind as an orphan.
-        delete_history(store, message.job_key)
+        # Deleted while the action ran: the purge of its history may be over already; do
+        # not leave this attempt's entry behind as an orphan.
+        request_history_purge(store, history_key)
     return report(
         "Rerun" if verdict is lifecycle.Verdict.RERUN else "Ran",
         f"{verdict.value}: dequeue {dequeue_count}",
@@ -217,13 +218,17 @@ def _follow_up(
 
 
 def _history_entry(
-    message: ExecutionMessage, outcome: ActionOutcome, started: datetime, ended: datetime
+    record: JobRecord,
+    message: ExecutionMessage,
+    outcome: ActionOutcome,
+    started: datetime,
+    ended: datetime,
 ) -> HistoryEntry:
     text = outcome.message
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
     return HistoryEntry(
-        job_key=message.job_key,
+        job_key=record.history_key,
         start_time=started,
         end_time=ended,
         expected_execution_time=message.occurrence,

@@ -21,9 +21,9 @@ from datetime import datetime, timedelta
 import isodate
 
 from scheduler_lib import claims, lifecycle
-from scheduler_lib.dispatch_context import iso
 from scheduler_lib.dispatch_postpone import POSTPONED_STATUS
 from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.model.wire import iso_utc as iso
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
@@ -57,7 +57,7 @@ def postpone_late(
         add_history(
             store,
             HistoryEntry(
-                job_key=record.key,
+                job_key=record.history_key,
                 start_time=now,
                 end_time=now,
                 expected_execution_time=message.occurrence,
@@ -77,5 +77,5 @@ def postpone_late(
 
 
 def _already_recorded(store: TableStore, record: JobRecord, message: ExecutionMessage) -> bool:
-    newest, _ = list_history(store, record.key, status=POSTPONED_STATUS, page_size=1)
+    newest, _ = list_history(store, record.history_key, status=POSTPONED_STATUS, page_size=1)
     return bool(newest) and newest[0].expected_execution_time == message.occurrence

@@ -66,7 +66,7 @@ def record_poisoned(
     entry = add_history(
         store,
         HistoryEntry(
-            job_key=record.key,
+            job_key=record.history_key,
             start_time=now,
             end_time=now,
             expected_execution_time=message.occurrence,

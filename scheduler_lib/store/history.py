@@ -1,25 +1,44 @@
 """Job history in Table storage: one entity per attempt of an action.
 
-`JobHistory`: PartitionKey = job key, RowKey = inverted start time plus a random suffix,
-so a partition reads newest first (what the history API returns) and two attempts that
-start in the same microsecond never collide.
+`JobHistory`: PartitionKey = the job's `history_key` (job key and incarnation), RowKey =
+inverted start time plus a random suffix, so a partition reads newest first (what the
+history API returns) and two attempts that start in the same microsecond never collide.
+
+At most `HISTORY_KEEP` entries per job, enforced when they are written, not only by the
+daily housekeeping (an every-minute job with retries stored 20,000 in two weeks). Each
+partition counts its entries (`partition_counter`, in the same transaction as the insert), so
+a write knows the count without a scan; once it passes the cap by `TRIM_SLACK`, that write
+deletes the oldest entries beyond the cap: one scan of keys per `TRIM_SLACK` writes.
 """
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import TableTransactionError
 
+from scheduler_lib.store.partition_counter import (
+    COUNTED_ROWS,
+    COUNTER_ROW,
+    create_counted,
+    uncount,
+)
 from scheduler_lib.store.tables import TableStore, as_datetime, query_page
 
 TABLE = "JobHistory"
 _MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
 _BATCH = 100  # Table storage's limit of operations per transaction
+#: Entries kept per job (Azure Scheduler's documented limit).
+HISTORY_KEEP = 1000
+#: How far past `HISTORY_KEEP` a job's history may grow before a write trims it.
+TRIM_SLACK = 100
 STATUSES = ("Completed", "Failed", "Postponed")
 
 
@@ -76,10 +95,14 @@ def _from_entity(entity: Any) -> HistoryEntry:
     )
 
 
-def add_history(store: TableStore, entry: HistoryEntry) -> HistoryEntry:
-    """Append an entry and return it with its id."""
+def add_history(
+    store: TableStore, entry: HistoryEntry, *, keep: int = HISTORY_KEEP
+) -> HistoryEntry:
+    """Append an entry (counted) and return it with its id; trim the job's history to the
+    newest `keep` entries when the count passes `keep + TRIM_SLACK`."""
     row = _row_key(entry.start_time)
-    store.table(TABLE).create_entity(
+    _, count = create_counted(
+        store.table(TABLE),
         {
             "PartitionKey": entry.job_key,
             "RowKey": row,
@@ -91,9 +114,19 @@ def add_history(store: TableStore, entry: HistoryEntry) -> HistoryEntry:
             "Message": entry.message,
             "RetryCount": entry.retry_count,
             "RepeatCount": entry.repeat_count,
-        }
+        },
     )
+    if count > keep + TRIM_SLACK:
+        trim_history(store, entry.job_key, keep=keep)
     return replace(entry, history_id=row)
+
+
+def trim_history(store: TableStore, job_key: str, *, keep: int) -> int:
+    """Delete every entry but the newest `keep` (and uncount them); returns how many."""
+    doomed = [row for index, (row, _) in enumerate(_keys(store, job_key)) if index >= keep]
+    removed = _delete_rows(store, job_key, doomed)
+    uncount(store.table(TABLE), job_key, removed)
+    return removed
 
 
 def list_history(
@@ -112,12 +145,16 @@ def list_history(
         page_size=page_size,
         continuation=continuation,
     )
-    return [_from_entity(e) for e in entities], token
+    # The entry count sorts after every entry: only a last page can hold it.
+    return [_from_entity(e) for e in entities if e["RowKey"] != COUNTER_ROW], token
 
 
 def _keys(store: TableStore, job_key: str) -> Iterator[tuple[str, datetime | None]]:
+    """The entries' ids and start times, newest first (not the count entity)."""
     entities = store.table(TABLE).query_entities(
-        "PartitionKey eq @pk", parameters={"pk": job_key}, select=["RowKey", "StartTime"]
+        f"PartitionKey eq @pk and {COUNTED_ROWS}",
+        parameters={"pk": job_key},
+        select=["RowKey", "StartTime"],
     )
     for entity in entities:
         yield entity["RowKey"], as_datetime(entity.get("StartTime"))
@@ -136,9 +173,20 @@ def _delete_rows(store: TableStore, job_key: str, rows: list[str]) -> int:
     return len(rows)
 
 
-def delete_history(store: TableStore, job_key: str) -> int:
-    """Delete every entry of a job (when the job is deleted); returns how many."""
-    return _delete_rows(store, job_key, [row for row, _ in _keys(store, job_key)])
+def delete_history(store: TableStore, job_key: str, *, limit: int | None = None) -> int:
+    """Delete the entries of a job (all, or `limit` of them: a bounded step of a background
+    purge, which reads no more keys than it deletes) and, once none is left, its count;
+    returns how many entries."""
+    keys = _keys(store, job_key)
+    rows = [row for row, _ in (keys if limit is None else itertools.islice(keys, limit + 1))]
+    everything = limit is None or len(rows) <= limit
+    removed = _delete_rows(store, job_key, rows[:limit])
+    if everything:
+        with suppress(ResourceNotFoundError):
+            store.table(TABLE).delete_entity(job_key, COUNTER_ROW)
+    else:
+        uncount(store.table(TABLE), job_key, removed)
+    return removed
 
 
 def prune_history(store: TableStore, job_key: str, *, keep: int, older_than: datetime) -> int:
@@ -148,4 +196,6 @@ def prune_history(store: TableStore, job_key: str, *, keep: int, older_than: dat
         for index, (row, start) in enumerate(_keys(store, job_key))
         if index >= keep or (start is not None and start < older_than)
     ]
-    return _delete_rows(store, job_key, doomed)
+    removed = _delete_rows(store, job_key, doomed)
+    uncount(store.table(TABLE), job_key, removed)
+    return removed

@@ -21,13 +21,14 @@ from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.store.job_count import (
+from scheduler_lib.store.partition_counter import (
+    COUNTED_ROWS,
     COUNTER_ROW,
-    JOB_ROWS,
     create_counted,
     delete_counted,
 )
 from scheduler_lib.store.tables import (
+    SEPARATOR,
     TableStore,
     as_datetime,
     collection_key,
@@ -65,6 +66,14 @@ class JobRecord:
     next_execution_time: datetime | None = None
     bookkeeping: dict[str, Any] = field(default_factory=dict)
     etag: str | None = None
+    #: Which life of the name this is: a job deleted and created again under the same name is
+    #: a new incarnation, so what belongs to the old one (its due-index row, its history being
+    #: deleted in the background) can never be mistaken for the new one's. Empty for jobs
+    #: stored before incarnations existed.
+    incarnation: str = ""
+    #: The history partition, when it is not the job key: a job created while the history of
+    #: a deleted job of the same name was still being purged gets its own (`history_purge`).
+    history_partition: str = ""
 
     @property
     def collection_key(self) -> str:
@@ -74,6 +83,15 @@ class JobRecord:
     def key(self) -> str:
         """The job's identity in the due index and the history table."""
         return job_key(self.subscription_id, self.resource_group, self.collection_name, self.name)
+
+    @property
+    def history_key(self) -> str:
+        """The job's PartitionKey in the history table: its key, unless it has its own."""
+        return self.history_partition or self.key
+
+    def own_history_key(self) -> str:
+        """A history partition of this incarnation alone (see `history_partition`)."""
+        return f"{self.key}{SEPARATOR}{self.incarnation}"
 
     def upcoming_execution(self, now: datetime) -> datetime | None:
         """The job's next execution as of `now`: an occurrence already sent to the executor
@@ -121,6 +139,10 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         "FaultedCount": record.faulted_count,
         "Bookkeeping": dumps(record.bookkeeping),
     }
+    if record.incarnation:
+        entity["Incarnation"] = record.incarnation
+    if record.history_partition:
+        entity["HistoryKey"] = record.history_partition
     # Table storage has no null: an absent property is how "no value" is stored.
     if record.last_execution_time is not None:
         entity["LastExecutionTime"] = record.last_execution_time
@@ -145,6 +167,8 @@ def _from_entity(entity: Any) -> JobRecord:
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         bookkeeping=json.loads(entity.get("Bookkeeping") or "{}"),
         etag=entity.metadata.get("etag"),
+        incarnation=entity.get("Incarnation", ""),
+        history_partition=entity.get("HistoryKey", ""),
     )
 
 
@@ -202,10 +226,23 @@ def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
             yield _from_entity(entity)
 
 
+def enabled_jobs(store: TableStore, *, due_before: datetime | None = None) -> Iterator[JobRecord]:
+    """Every Enabled job (with `due_before`: only those whose next execution lies before it),
+    across collections. A filtered scan of the table: only for the periodic consistency check
+    (`anti_entropy`) and the daily housekeeping, never per job."""
+    query = "State eq 'Enabled'"
+    parameters: dict[str, Any] = {}
+    if due_before is not None:
+        query += " and NextExecutionTime lt @before"
+        parameters["before"] = due_before
+    for entity in store.table(TABLE).query_entities(query, parameters=parameters):
+        yield _from_entity(entity)
+
+
 def count_jobs(store: TableStore, collection_key_: str) -> int:
     """How many jobs a collection holds (for the `maxJobCount` quota); reads keys only."""
     entities = store.table(TABLE).query_entities(
-        f"PartitionKey eq @pk and {JOB_ROWS}",
+        f"PartitionKey eq @pk and {COUNTED_ROWS}",
         parameters={"pk": collection_key_},
         select=["RowKey"],
     )
@@ -223,14 +260,14 @@ def put_job(
     """Create or replace a job and return it with its new ETag.
 
     `create_only` fails with ConflictError when the job already exists, and counts the job
-    in its collection atomically (`job_count`), calling `check_count(jobs already there)`
+    in its collection atomically (`partition_counter`), calling `check_count(jobs already there)`
     first (the quota check, which raises); `etag` makes the replace conditional
     (PreconditionFailedError when someone changed it meanwhile).
     """
     table = store.table(TABLE)
     with storage_errors(f"Job '{record.name}'"):
         if create_only:
-            meta = create_counted(table, _to_entity(record), check_count)
+            meta, _ = create_counted(table, _to_entity(record), check_count)
         else:
             meta = write_entity(table, _to_entity(record), etag=etag, create_only=False)
     return replace(record, etag=meta.get("etag"))

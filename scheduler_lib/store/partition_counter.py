@@ -1,16 +1,18 @@
-"""A collection's job count, kept exact under concurrent creates and deletes.
+"""How many entities a partition holds, kept exact under concurrent inserts and deletes.
 
-Counting a collection's jobs and then inserting one is a race: 50 parallel PUTs into a
+Used for a collection's jobs (the `maxJobCount` quota) and a job's history (the cap of
+entries kept). Counting a partition and then inserting is a race: 50 parallel PUTs into a
 collection allowing 10 all count fewer than 10 and all insert. So the count is an entity in
-the collection's own partition of `Jobs` (RowKey `COUNTER_ROW`, which no job name can take:
-names start with a letter or digit, and `~` sorts after them all), and every create and
-delete of a job changes it in the same entity-group transaction (Table storage batch) as the
-job itself, conditioned on the counter's ETag. Of racing writers exactly one wins each
-round; the others re-read the count and check the quota again.
+the partition itself (RowKey `COUNTER_ROW`, which no job name or history id can take: they
+start with a letter or digit, and `~` sorts after them all), and every insert and delete
+changes it in the same entity-group transaction (Table storage batch), conditioned on the
+counter's ETag. Of racing writers exactly one wins each round; the others re-read the count
+(and check the quota again).
 
-Collections stored before the counter existed have none: the first create or delete that
-needs it counts the jobs once and creates it (create-only, so of two racing initialisers one
-wins and the other re-reads). A delete in a partition without a counter just deletes.
+Partitions stored before the counter existed have none: the first insert or delete that
+needs it counts the partition once and creates it (create-only, so of two racing
+initialisers one wins and the other re-reads). A delete in a partition without a counter
+just deletes.
 """
 
 from __future__ import annotations
@@ -20,15 +22,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import (
+    ResourceExistsError,
+    ResourceModifiedError,
+    ResourceNotFoundError,
+)
 from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
 from scheduler_lib.store.tables import etag_kwargs
 
 COUNTER_ROW = "~count"
-#: OData filter keeping a partition query to job rows (the counter sorts after every name).
-JOB_ROWS = "RowKey lt '~'"
+#: OData filter keeping a partition query to counted rows (the counter sorts after them).
+COUNTED_ROWS = "RowKey lt '~'"
 #: Rounds a writer may lose to others changing the counter before it gives up (each round
 #: one writer wins, so this bounds the parallel creates one collection absorbs at once).
 _MAX_ROUNDS = 200
@@ -49,7 +55,9 @@ def _initialised(table: TableClient, partition: str) -> tuple[int, str]:
         if found is not None:
             return found
         rows = table.query_entities(
-            f"PartitionKey eq @pk and {JOB_ROWS}", parameters={"pk": partition}, select=["RowKey"]
+            f"PartitionKey eq @pk and {COUNTED_ROWS}",
+            parameters={"pk": partition},
+            select=["RowKey"],
         )
         count = sum(1 for _ in rows)
         try:
@@ -71,10 +79,11 @@ def _back_off(round_: int) -> None:
 
 
 def create_counted(
-    table: TableClient, entity: dict[str, Any], check: Callable[[int], None] | None
-) -> dict[str, Any]:
-    """Insert a job entity and count it; `check(count)` first, with the current count (it
-    raises when the quota is reached). ConflictError if the job exists."""
+    table: TableClient, entity: dict[str, Any], check: Callable[[int], None] | None = None
+) -> tuple[dict[str, Any], int]:
+    """Insert an entity and count it; `check(count)` first, with the current count (it
+    raises when a quota is reached). ConflictError if it exists. Returns the insert's
+    metadata and the partition's count after it."""
     partition = entity["PartitionKey"]
     for round_ in range(_MAX_ROUNDS):
         count, etag = _initialised(table, partition)
@@ -86,15 +95,15 @@ def create_counted(
             )
         except TableTransactionError as exc:
             if exc.error_code == "EntityAlreadyExists":
-                raise ConflictError(f"Job '{entity['Name']}' already exists.") from exc
+                raise ConflictError(f"'{entity['RowKey']}' already exists.") from exc
             _back_off(round_)  # the counter changed: count again
             continue
-        return results[0]
-    raise ConflictError("The job collection is being changed by other requests; retry.")
+        return results[0], count + 1
+    raise ConflictError("The partition is being changed by other requests; retry.")
 
 
 def delete_counted(table: TableClient, partition: str, row: str, etag: str | None) -> None:
-    """Delete a job entity (only as read, with `etag`) and uncount it."""
+    """Delete an entity (only as read, with `etag`) and uncount it."""
     for round_ in range(_MAX_ROUNDS):
         found = _counter(table, partition)
         if found is None:
@@ -111,17 +120,36 @@ def delete_counted(table: TableClient, partition: str, row: str, etag: str | Non
             _back_off(round_)
             continue
         return
-    raise ConflictError("The job collection is being changed by other requests; retry.")
+    raise ConflictError("The partition is being changed by other requests; retry.")
+
+
+def uncount(table: TableClient, partition: str, removed: int) -> None:
+    """Take `removed` entities deleted outside `delete_counted` off the count (ETag loop)."""
+    for round_ in range(_MAX_ROUNDS):
+        found = _counter(table, partition)
+        if found is None:
+            return
+        count, etag = found
+        try:
+            table.update_entity(
+                _counter_op(partition, max(count - removed, 0), etag)[1],
+                mode=UpdateMode.REPLACE,
+                **etag_kwargs(etag),
+            )
+        except (ResourceModifiedError, ResourceNotFoundError):
+            _back_off(round_)
+            continue
+        return
 
 
 def _explain_failed_delete(
     table: TableClient, partition: str, row: str, etag: str | None, exc: Exception
 ) -> None:
-    """Raise what a failed delete transaction means for the job; return if only the counter
-    changed meanwhile (the caller tries again)."""
+    """Raise what a failed delete transaction means for the entity; return if only the
+    counter changed meanwhile (the caller tries again)."""
     try:
         current = table.get_entity(partition, row)
     except ResourceNotFoundError:
-        raise NotFoundError(f"Job '{row}' was not found.") from exc
+        raise NotFoundError(f"'{row}' was not found.") from exc
     if etag is not None and current.metadata["etag"] != etag:
-        raise PreconditionFailedError(f"Job '{row}' was changed by another request.") from exc
+        raise PreconditionFailedError(f"'{row}' was changed by another request.") from exc
