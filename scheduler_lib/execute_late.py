@@ -54,25 +54,30 @@ def postpone_late(
             f"have started {round(late.total_seconds())} s late, more than the grace period "
             f"({isodate.duration_isoformat(grace)}). The job continues at its next occurrence."
         )
-        add_history(
-            store,
-            HistoryEntry(
-                job_key=record.history_key,
-                start_time=now,
-                end_time=now,
-                expected_execution_time=message.occurrence,
-                action_name=message.action,
-                status=POSTPONED_STATUS,
-                message=text,
-                repeat_count=message.occurrence_number,
-            ),
-        )
+        add_history(store, not_run_entry(record, message, POSTPONED_STATUS, text, now=now))
         log.info(
             "occurrence postponed: started too late",
             extra={"job": record.key, "occurrence": iso(message.occurrence)},
         )
     return claims.apply(
         store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
+    )
+
+
+def not_run_entry(
+    record: JobRecord, message: ExecutionMessage, status: str, text: str, *, now: datetime
+) -> HistoryEntry:
+    """The history entry of an attempt that did not run (postponed, poisoned), at `now`."""
+    return HistoryEntry(
+        job_key=record.history_key,
+        start_time=now,
+        end_time=now,
+        expected_execution_time=message.occurrence,
+        action_name=message.action,
+        status=status,
+        message=text,
+        retry_count=message.attempt,
+        repeat_count=message.occurrence_number,
     )
 
 

@@ -22,6 +22,7 @@ from datetime import datetime
 
 from scheduler_lib import claims, lifecycle
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.execute_late import not_run_entry
 from scheduler_lib.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.store.history import HistoryEntry, add_history
 from scheduler_lib.store.jobs import find_job
@@ -63,20 +64,7 @@ def record_poisoned(
     if claim is not None and claim.get("final"):
         return PoisonReport("Dropped", "the occurrence is already over")
 
-    entry = add_history(
-        store,
-        HistoryEntry(
-            job_key=record.history_key,
-            start_time=now,
-            end_time=now,
-            expected_execution_time=message.occurrence,
-            action_name=message.action,
-            status="Failed",
-            message=POISONED_MESSAGE,
-            retry_count=message.attempt,
-            repeat_count=message.occurrence_number,
-        ),
-    )
+    entry = add_history(store, not_run_entry(record, message, "Failed", POISONED_MESSAGE, now=now))
     if claim is None:  # never claimed (it failed before that): claim it, to mark it final
         record = lifecycle.with_claim(record, message, message_id, now=now)
     attempt = claims.Attempt(

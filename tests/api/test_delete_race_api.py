@@ -19,7 +19,7 @@ from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
 from scheduler_lib.store.due_index import due_rows, minute_key
 from scheduler_lib.store.history import list_history
-from scheduler_lib.store.jobs import delete_job, get_job
+from scheduler_lib.store.jobs import JobRecord, delete_job, get_job
 from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import RG, SUB, job_body, job_path, make_collection
 from tests.support.api_server import ManualClock
@@ -67,20 +67,19 @@ def test_the_deleted_jobs_own_row_is_removed(client: httpx.Client, store: TableS
     assert _rows(store) == []
 
 
-def _lose_the_row(store: TableStore, due: datetime, key: str) -> None:
-    store.table(DUE_TABLE).delete_entity(minute_key(due), key)
+def _job_without_its_row(client: httpx.Client, store: TableStore, **properties) -> JobRecord:
+    """A job created through the API whose due-index row was then lost."""
+    make_collection(client)
+    assert client.put(job_path(), json=job_body(startTime=START, **properties)).status_code == 201
+    job = get_job(store, SUB, RG, "coll", "job1")
+    store.table(DUE_TABLE).delete_entity(minute_key(job.next_execution_time), job.key)
+    return job
 
 
 def test_an_overdue_job_without_a_row_is_found_repaired_postponed_and_reported(
     client: httpx.Client, store: TableStore, settings: Settings
 ) -> None:
-    make_collection(client)
-    assert (
-        client.put(job_path(), json=job_body(startTime=START, recurrence=EVERY_MINUTE)).status_code
-        == 201
-    )
-    job = get_job(store, SUB, RG, "coll", "job1")
-    _lose_the_row(store, job.next_execution_time, job.key)
+    job = _job_without_its_row(client, store, recurrence=EVERY_MINUTE)
     later = datetime(2026, 3, 4, 10, 0, 10, tzinfo=UTC)  # 30 min after its next execution
     runtime = Runtime(settings, clock=lambda: later)
     queue = runtime.queue
@@ -106,10 +105,7 @@ def test_an_overdue_job_without_a_row_is_found_repaired_postponed_and_reported(
 def test_the_periodic_check_runs_every_fifth_minute_only(
     client: httpx.Client, store: TableStore, settings: Settings
 ) -> None:
-    make_collection(client)
-    assert client.put(job_path(), json=job_body(startTime=START)).status_code == 201
-    job = get_job(store, SUB, RG, "coll", "job1")
-    _lose_the_row(store, job.next_execution_time, job.key)
+    job = _job_without_its_row(client, store)
     runtime = Runtime(settings)
     off_minute = datetime(2026, 3, 4, 10, 1, tzinfo=UTC)
 
@@ -122,10 +118,7 @@ def test_the_periodic_check_runs_every_fifth_minute_only(
 def test_housekeeping_re_indexes_a_future_job_without_a_row(
     client: httpx.Client, store: TableStore, settings: Settings
 ) -> None:
-    make_collection(client)
-    assert client.put(job_path(), json=job_body(startTime=START)).status_code == 201
-    job = get_job(store, SUB, RG, "coll", "job1")
-    _lose_the_row(store, job.next_execution_time, job.key)
+    job = _job_without_its_row(client, store)
     now = datetime(2026, 3, 4, 9, 5, tzinfo=UTC)
 
     report = run_housekeeping(store, now=now, grace_period=settings.grace_period)
