@@ -4,11 +4,8 @@
 inverted start time plus a random suffix, so a partition reads newest first (what the
 history API returns) and two attempts that start in the same microsecond never collide.
 
-At most `HISTORY_KEEP` entries per job, enforced when they are written, not only by the
-daily housekeeping (an every-minute job with retries stored 20,000 in two weeks). Each
-partition counts its entries (`partition_counter`, in the same transaction as the insert), so
-a write knows the count without a scan; once it passes the cap by `TRIM_SLACK`, that write
-deletes the oldest entries beyond the cap: one scan of keys per `TRIM_SLACK` writes.
+At most `HISTORY_KEEP` entries per job, enforced as they are written (`history_cap`), not
+only by the daily housekeeping: an every-minute job with retries stored 20,000 in two weeks.
 """
 
 from __future__ import annotations
@@ -22,23 +19,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
-from azure.data.tables import TableTransactionError
 
-from scheduler_lib.store.partition_counter import (
-    COUNTED_ROWS,
-    COUNTER_ROW,
-    create_counted,
-    uncount,
-)
+from scheduler_lib.store.history_cap import delete_rows, insert_capped
+from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, uncount
 from scheduler_lib.store.tables import TableStore, as_datetime, query_page
 
 TABLE = "JobHistory"
 _MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
-_BATCH = 100  # Table storage's limit of operations per transaction
 #: Entries kept per job (Azure Scheduler's documented limit).
 HISTORY_KEEP = 1000
-#: How far past `HISTORY_KEEP` a job's history may grow before a write trims it.
-TRIM_SLACK = 100
 STATUSES = ("Completed", "Failed", "Postponed")
 
 
@@ -98,35 +87,23 @@ def _from_entity(entity: Any) -> HistoryEntry:
 def add_history(
     store: TableStore, entry: HistoryEntry, *, keep: int = HISTORY_KEEP
 ) -> HistoryEntry:
-    """Append an entry (counted) and return it with its id; trim the job's history to the
-    newest `keep` entries when the count passes `keep + TRIM_SLACK`."""
+    """Append an entry and return it with its id; the job's oldest entry goes when that
+    would make more than `keep` (`history_cap`)."""
     row = _row_key(entry.start_time)
-    _, count = create_counted(
-        store.table(TABLE),
-        {
-            "PartitionKey": entry.job_key,
-            "RowKey": row,
-            "StartTime": entry.start_time,
-            "EndTime": entry.end_time,
-            "ExpectedExecutionTime": entry.expected_execution_time,
-            "ActionName": entry.action_name,
-            "Status": entry.status,
-            "Message": entry.message,
-            "RetryCount": entry.retry_count,
-            "RepeatCount": entry.repeat_count,
-        },
-    )
-    if count > keep + TRIM_SLACK:
-        trim_history(store, entry.job_key, keep=keep)
+    entity = {
+        "PartitionKey": entry.job_key,
+        "RowKey": row,
+        "StartTime": entry.start_time,
+        "EndTime": entry.end_time,
+        "ExpectedExecutionTime": entry.expected_execution_time,
+        "ActionName": entry.action_name,
+        "Status": entry.status,
+        "Message": entry.message,
+        "RetryCount": entry.retry_count,
+        "RepeatCount": entry.repeat_count,
+    }
+    insert_capped(store.table(TABLE), entity, keep=keep)
     return replace(entry, history_id=row)
-
-
-def trim_history(store: TableStore, job_key: str, *, keep: int) -> int:
-    """Delete every entry but the newest `keep` (and uncount them); returns how many."""
-    doomed = [row for index, (row, _) in enumerate(_keys(store, job_key)) if index >= keep]
-    removed = _delete_rows(store, job_key, doomed)
-    uncount(store.table(TABLE), job_key, removed)
-    return removed
 
 
 def list_history(
@@ -161,16 +138,7 @@ def _keys(store: TableStore, job_key: str) -> Iterator[tuple[str, datetime | Non
 
 
 def _delete_rows(store: TableStore, job_key: str, rows: list[str]) -> int:
-    table = store.table(TABLE)
-    for i in range(0, len(rows), _BATCH):
-        batch = [("delete", {"PartitionKey": job_key, "RowKey": r}) for r in rows[i : i + _BATCH]]
-        try:
-            table.submit_transaction(batch)
-        except TableTransactionError:
-            # A row deleted meanwhile fails the whole batch; fall back to one by one.
-            for _, entity in batch:
-                table.delete_entity(entity["PartitionKey"], entity["RowKey"])
-    return len(rows)
+    return delete_rows(store.table(TABLE), job_key, rows)
 
 
 def delete_history(store: TableStore, job_key: str, *, limit: int | None = None) -> int:

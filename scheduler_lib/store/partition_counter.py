@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from azure.core.exceptions import (
@@ -37,21 +38,26 @@ COUNTER_ROW = "~count"
 COUNTED_ROWS = "RowKey lt '~'"
 #: Rounds a writer may lose to others changing the counter before it gives up (each round
 #: one writer wins, so this bounds the parallel creates one collection absorbs at once).
-_MAX_ROUNDS = 200
+MAX_ROUNDS = 200
 
 
 def _counter(table: TableClient, partition: str) -> tuple[int, str] | None:
+    entity = counter_entity(table, partition)
+    return None if entity is None else (int(entity.get("Count", 0)), entity.metadata["etag"])
+
+
+def counter_entity(table: TableClient, partition: str) -> Any | None:
+    """The counter entity as stored (None if missing)."""
     try:
-        entity = table.get_entity(partition, COUNTER_ROW)
+        return table.get_entity(partition, COUNTER_ROW)
     except ResourceNotFoundError:
         return None
-    return int(entity.get("Count", 0)), entity.metadata["etag"]
 
 
-def _initialised(table: TableClient, partition: str) -> tuple[int, str]:
-    """The counter, created from one count of the partition's jobs if it is missing."""
+def initialised_counter(table: TableClient, partition: str) -> Any:
+    """The counter entity, created from one count of the partition if it is missing."""
     while True:
-        found = _counter(table, partition)
+        found = counter_entity(table, partition)
         if found is not None:
             return found
         rows = table.query_entities(
@@ -60,13 +66,13 @@ def _initialised(table: TableClient, partition: str) -> tuple[int, str]:
             select=["RowKey"],
         )
         count = sum(1 for _ in rows)
-        try:
-            meta = table.create_entity(
-                {"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count}
-            )
-        except ResourceExistsError:
-            continue
-        return count, meta["etag"]
+        with suppress(ResourceExistsError):
+            table.create_entity({"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count})
+
+
+def _initialised(table: TableClient, partition: str) -> tuple[int, str]:
+    entity = initialised_counter(table, partition)
+    return int(entity.get("Count", 0)), entity.metadata["etag"]
 
 
 def _counter_op(partition: str, count: int, etag: str) -> tuple[str, Any, dict[str, Any]]:
@@ -74,7 +80,8 @@ def _counter_op(partition: str, count: int, etag: str) -> tuple[str, Any, dict[s
     return ("update", entity, {"mode": UpdateMode.REPLACE, **etag_kwargs(etag)})
 
 
-def _back_off(round_: int) -> None:
+def back_off(round_: int) -> None:
+    """A short random pause before writer `round_`'s next try, so racing writers spread."""
     time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** min(round_, 5))))
 
 
@@ -85,7 +92,7 @@ def create_counted(
     raises when a quota is reached). ConflictError if it exists. Returns the insert's
     metadata and the partition's count after it."""
     partition = entity["PartitionKey"]
-    for round_ in range(_MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         count, etag = _initialised(table, partition)
         if check is not None:
             check(count)
@@ -96,7 +103,7 @@ def create_counted(
         except TableTransactionError as exc:
             if exc.error_code == "EntityAlreadyExists":
                 raise ConflictError(f"'{entity['RowKey']}' already exists.") from exc
-            _back_off(round_)  # the counter changed: count again
+            back_off(round_)  # the counter changed: count again
             continue
         return results[0], count + 1
     raise ConflictError("The partition is being changed by other requests; retry.")
@@ -104,7 +111,7 @@ def create_counted(
 
 def delete_counted(table: TableClient, partition: str, row: str, etag: str | None) -> None:
     """Delete an entity (only as read, with `etag`) and uncount it."""
-    for round_ in range(_MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         found = _counter(table, partition)
         if found is None:
             table.delete_entity(partition, row, **etag_kwargs(etag))
@@ -117,7 +124,7 @@ def delete_counted(table: TableClient, partition: str, row: str, etag: str | Non
             )
         except TableTransactionError as exc:
             _explain_failed_delete(table, partition, row, etag, exc)
-            _back_off(round_)
+            back_off(round_)
             continue
         return
     raise ConflictError("The partition is being changed by other requests; retry.")
@@ -125,7 +132,7 @@ def delete_counted(table: TableClient, partition: str, row: str, etag: str | Non
 
 def uncount(table: TableClient, partition: str, removed: int) -> None:
     """Take `removed` entities deleted outside `delete_counted` off the count (ETag loop)."""
-    for round_ in range(_MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         found = _counter(table, partition)
         if found is None:
             return
@@ -137,7 +144,7 @@ def uncount(table: TableClient, partition: str, removed: int) -> None:
                 **etag_kwargs(etag),
             )
         except (ResourceModifiedError, ResourceNotFoundError):
-            _back_off(round_)
+            back_off(round_)
             continue
         return
 
