@@ -119,11 +119,14 @@ def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
 
 #: An HTTP header name is a token (RFC 9110 5.1): visible ASCII except separators.
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+#: Control characters a header value may not hold (RFC 9110 5.5; a tab is allowed).
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _headers(value: Any, path: str) -> dict[str, str]:
     """Request headers an HTTP client can actually send: token names, and values without
-    CR/LF (header injection) that HTTP/1.1 can carry (Latin-1). A header that could not be
+    CR/LF (header injection) or other control characters, not starting with whitespace,
+    that HTTP/1.1 can carry (Latin-1). A header that could not be
     sent would otherwise fail every attempt of the job long after the PUT was accepted."""
     headers = wire.string_map(value, path)
     for name, item in headers.items():
@@ -132,6 +135,10 @@ def _headers(value: Any, path: str) -> dict[str, str]:
             raise ValidationError(field, "is not a valid HTTP header name")
         if "\r" in item or "\n" in item:
             raise ValidationError(field, "must not contain CR or LF")
+        if _CONTROL.search(item):
+            raise ValidationError(field, "must not contain control characters")
+        if item[:1].isspace():
+            raise ValidationError(field, "must not start with whitespace")
         try:
             item.encode("latin-1")
         except UnicodeEncodeError:

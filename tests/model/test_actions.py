@@ -178,6 +178,9 @@ def test_error_action_inherits_the_main_policy_unless_it_has_its_own() -> None:
         ({"X:A": "1"}, "X:A", "header name"),
         ({"": "1"}, "", "header name"),
         ({"Ünicode": "1"}, "Ünicode", "header name"),
+        ({"X-A": "nul\x00"}, "X-A", "control characters"),
+        ({"X-A": "bell\x07"}, "X-A", "control characters"),
+        ({"X-A": " leading"}, "X-A", "whitespace"),
     ],
 )
 def test_headers_an_http_client_cannot_send_are_refused_naming_the_header(headers, field, why):
