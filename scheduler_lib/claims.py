@@ -48,6 +48,9 @@ def claim(
         record = find_job(store, message.job_key)
         if record is None:
             return Skip("Dropped", "the job no longer exists")
+        if not message.belongs_to(record.incarnation):
+            # Its claims are the new job's (tags derive from name and time): leave them be.
+            return Skip("Dropped", "the job was deleted and created again since it was sent")
         reason = _why_not_runnable(store, record, message)
         if reason is not None:
             stale = lifecycle.abandoned(record, message, now=now)

@@ -57,7 +57,7 @@ def record_poisoned(
         return PoisonReport("Dropped", "not an execution message")
     extra = {"job": message.job_key, "tag": message.execution_tag, "action": message.action}
     record = find_job(store, message.job_key)
-    if record is None:
+    if record is None or not message.belongs_to(record.incarnation):
         log.warning("poisoned message of a job that no longer exists", extra=extra)
         return PoisonReport("Dropped", "the job no longer exists")
     claim = lifecycle.executor_state(record)["claims"].get(message.execution_tag)

@@ -283,6 +283,6 @@ def purge(ctx: ApiContext, record: JobRecord, *, history_requested: bool = False
 def run_job(ctx: ApiContext, name: JobName, *, now: datetime) -> JobRecord:
     """Queue a manual execution now, outside the schedule; the executor runs it."""
     record = get_job(ctx, name)
-    message = ExecutionMessage.manual_run(record.key, now=now)
+    message = ExecutionMessage.manual_run(record.key, now=now, incarnation=record.incarnation)
     ctx.queue.send(message, visible_at=now, now=now)
     return record
