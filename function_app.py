@@ -1,4 +1,4 @@
-"""The Functions app: wires the three triggers to the scheduler's runtime. No logic here.
+"""The Functions app: wires the triggers to the scheduler's runtime. No logic here.
 
 - HTTP: the Azure Scheduler-compatible API (FastAPI, served through AsgiFunctionApp).
 - Timer, every minute at second 0: one dispatcher tick.

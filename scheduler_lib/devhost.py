@@ -1,4 +1,4 @@
-"""The local Functions host: the three triggers of `function_app.py` in one process.
+"""The local Functions host: the triggers of `function_app.py` in one process.
 
 The Azure Functions Core Tools cannot run everywhere (not on this project's CI), so this
 host runs the same `Runtime` methods the functions call:
