@@ -73,6 +73,9 @@ param deployServiceBus bool = false
 @description('ISO 8601 duration a missed occurrence may still run late (SCHEDULER_GRACE_PERIOD).')
 param gracePeriod string = 'PT5M'
 
+@description('Comma-separated CIDRs and host names of private targets (reached through VNet integration) that actions may call (SCHEDULER_EGRESS_ALLOW). Empty: public addresses only; metadata and link-local addresses are refused whatever this says.')
+param egressAllow string = ''
+
 @description('DNS suffix of Service Bus namespaces; change only for sovereign clouds.')
 param serviceBusEndpointSuffix string = 'servicebus.windows.net'
 
@@ -296,6 +299,10 @@ module api './app/api.bicep' = {
       SCHEDULER_STORAGE_QUEUE_ENDPOINT: 'https://{account}.queue.${environment().suffixes.storage}'
       SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX: serviceBusEndpointSuffix
       SCHEDULER_OAUTH_AUTHORITY: oauthAuthority
+      SCHEDULER_EGRESS_ALLOW: egressAllow
+      // Identity-based (secret-less) queue and Service Bus actions reach only these.
+      SCHEDULER_IDENTITY_STORAGE_ACCOUNTS: storage.outputs.name
+      SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES: deployServiceBus ? serviceBus!.outputs.name : ''
     }
   }
   // The app starts polling its queue and resolving its Key Vault reference as soon as it

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.preview import preview_table
+from scheduler_lib.preview import job_properties, preview_table, read_now
 
 USAGE_ERROR = 2
 
@@ -50,9 +50,7 @@ def _load(path: str) -> Any:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"not valid JSON ({error})") from None
-    if isinstance(document, dict) and isinstance(document.get("properties"), dict):
-        return document["properties"]
-    return document
+    return job_properties(document)
 
 
 def _positive(text: str) -> int:
@@ -64,10 +62,9 @@ def _positive(text: str) -> int:
 
 def _instant(text: str) -> datetime:
     try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 date-time") from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+        return read_now(text, "--now")
+    except ValidationError as error:
+        raise argparse.ArgumentTypeError(error.message) from None
 
 
 if __name__ == "__main__":

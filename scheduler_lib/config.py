@@ -45,8 +45,20 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
+    "SCHEDULER_EGRESS_ALLOW": "CIDRs and host names of private targets actions may reach",
+    "SCHEDULER_IDENTITY_STORAGE_ACCOUNTS": "storage accounts queue actions reach with the app "
+    "identity (default: the app's own account)",
+    "SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES": "Service Bus namespaces actions reach with the "
+    "app identity",
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
 }
+
+#: What a local scheduler allows actions to reach besides public addresses: loopback, so that
+#: a job on a developer's machine can call a service on the same machine. "Local" is known by
+#: the storage: the emulator's account (Azurite, `UseDevelopmentStorage=true`) is never what a
+#: deployment uses. `Settings()` is that configuration; `from_env` applies the same rule when
+#: `SCHEDULER_EGRESS_ALLOW` is not set, and allows nothing private otherwise.
+LOCAL_EGRESS_ALLOW = ("127.0.0.0/8", "::1/128")
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 
@@ -72,6 +84,10 @@ class Settings:
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
     oauth_authority: str = "https://login.microsoftonline.com"
     appinsights_connection_string: str | None = None
+    egress_allow: tuple[str, ...] = LOCAL_EGRESS_ALLOW
+    #: Empty: the app's own account (`own_storage_account`).
+    identity_storage_accounts: tuple[str, ...] = ()
+    identity_servicebus_namespaces: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -106,6 +122,30 @@ class Settings:
         return (
             self.storage_queue_uri or f"https://{self.storage_account_name}.queue.core.windows.net"
         )
+
+    @property
+    def own_storage_account(self) -> str | None:
+        """The app's own storage account: the identity-based account name, or the
+        connection string's `AccountName` (Azurite's for `UseDevelopmentStorage=true`)."""
+        if self.storage_account_name:
+            return self.storage_account_name.lower()
+        fields = dict(
+            part.split("=", 1)
+            for part in (self.storage_connection_string or "").split(";")
+            if "=" in part
+        )
+        if fields.get("UseDevelopmentStorage", "").lower() == "true":
+            return AZURITE_ACCOUNT
+        account = fields.get("AccountName")
+        return account.lower() if account else None
+
+    @property
+    def identity_storage_accounts_allowed(self) -> frozenset[str]:
+        """Storage accounts a queue action without a SAS token may send to (lowercase)."""
+        if self.identity_storage_accounts:
+            return frozenset(a.lower() for a in self.identity_storage_accounts)
+        own = self.own_storage_account
+        return frozenset({own} if own else ())
 
     @property
     def poison_queue_name(self) -> str:
@@ -157,4 +197,24 @@ class Settings:
                 "SCHEDULER_OAUTH_AUTHORITY", "https://login.microsoftonline.com"
             ).rstrip("/"),
             appinsights_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
+            egress_allow=_egress_allow(env.get("SCHEDULER_EGRESS_ALLOW"), conn, account),
+            identity_storage_accounts=_list(env.get("SCHEDULER_IDENTITY_STORAGE_ACCOUNTS")),
+            identity_servicebus_namespaces=_list(
+                env.get("SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES")
+            ),
         )
+
+
+def _egress_allow(value: str | None, conn: str | None, account: str | None) -> tuple[str, ...]:
+    """The setting's entries or, when it is not set, loopback for a scheduler on the storage
+    emulator (see LOCAL_EGRESS_ALLOW) and nothing for any other."""
+    if value is not None:
+        return _list(value)
+    storage = Settings(storage_connection_string=conn, storage_account_name=account)
+    local = account is None and storage.own_storage_account == AZURITE_ACCOUNT
+    return LOCAL_EGRESS_ALLOW if local else ()
+
+
+def _list(value: str | None) -> tuple[str, ...]:
+    """A comma-separated app setting as a tuple of its non-empty entries."""
+    return tuple(item.strip() for item in (value or "").split(",") if item.strip())

@@ -35,7 +35,7 @@ from scheduler_lib.dispatch_postpone import finish_interrupted_postponement, pos
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.recurrence import parse_schedule
 from scheduler_lib.store.due_index import DueRow, add_due
-from scheduler_lib.store.jobs import DISPATCHED, JobRecord
+from scheduler_lib.store.jobs import DISPATCHED, JobRecord, with_sent
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,9 @@ def advanced(job: JobRecord, due: datetime) -> JobRecord:
     return replace(
         job,
         next_execution_time=nxt,
-        bookkeeping={**job.bookkeeping, OCCURRENCES: done, DISPATCHED: iso(due)},
+        bookkeeping={
+            **job.bookkeeping, OCCURRENCES: done, DISPATCHED: with_sent(job.bookkeeping, due)
+        },
     )
 
 

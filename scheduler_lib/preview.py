@@ -14,11 +14,43 @@ from zoneinfo import ZoneInfo
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.recurrence import Schedule, parse_schedule
+from scheduler_lib.recurrence_parse import parse_date_time
+from scheduler_lib.timezones import UTC_ZONE
+
+#: The keys of a job's properties (the 2016-03-01 JobProperties); a preview reads only the
+#: timing, so the others are let through unread.
+JOB_PROPERTIES = ("startTime", "action", "recurrence", "state", "status")
+
+
+def job_properties(document: Any) -> Any:
+    """What a preview reads from a job document: the `properties` of a whole job (as GET
+    returns it, or as a PUT body), else the document itself (just the properties)."""
+    if isinstance(document, Mapping) and isinstance(document.get("properties"), Mapping):
+        return document["properties"]
+    return document
+
+
+def read_now(value: Any, field: str = "now") -> datetime:
+    """The instant a preview is evaluated as of: ISO 8601, naive meaning UTC; one that lies
+    outside years 1-9999 once in UTC (year 1 at +14:00) is a ValidationError naming `field`."""
+    instant = parse_date_time(value, field, UTC_ZONE)
+    if instant is None:
+        raise ValidationError(field, "must be an ISO 8601 date-time string")
+    return instant
 
 
 def preview(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> list[datetime]:
     """The job's next `count` executions (aware UTC) as of `now`; ValidationError on bad input."""
     return _next(parse_schedule(job, now=now), count)
+
+
+def preview_with_reason(
+    job: Mapping[str, Any], *, now: datetime, count: int = 10
+) -> tuple[list[datetime], str | None]:
+    """The next `count` executions, and when there are fewer, why (see `end_reason`)."""
+    schedule = parse_schedule(job, now=now)
+    executions = _next(schedule, count)
+    return executions, end_reason(schedule, executions) if len(executions) < count else None
 
 
 def preview_table(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> str:
@@ -41,7 +73,7 @@ def preview_table(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> 
         for row in rows
     ]
     if len(executions) < count:
-        lines.append(_why_fewer(schedule, executions))
+        lines.append(f"({end_reason(schedule, executions)})")
     return "\n".join(lines)
 
 
@@ -51,10 +83,13 @@ def _next(schedule: Schedule, count: int) -> list[datetime]:
     return list(islice(schedule.executions(), count))
 
 
-def _why_fewer(schedule: Schedule, executions: list[datetime]) -> str:
-    """One line saying why the list is shorter than asked: the job ends within it."""
+def end_reason(schedule: Schedule, executions: list[datetime]) -> str:
+    """Why the job has no execution after `executions` (the earlier end wins when both
+    count and endTime are given): what the CLI prints and the API returns."""
     if schedule.count is not None and len(executions) == schedule.count:
-        return f"(no more: recurrence.count is {schedule.count})"
+        return f"no more: recurrence.count is {schedule.count}"
+    if not schedule.recurs:
+        return "no more: without a recurrence the job runs once"
     if schedule.end_time is not None:
-        return f"(no more: recurrence.endTime is {schedule.end_time:%Y-%m-%d %H:%M:%SZ})"
-    return "(no more executions)"
+        return f"no more: recurrence.endTime is {schedule.end_time:%Y-%m-%d %H:%M:%SZ}"
+    return "no more executions"

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.recurrence_calendar import Parts, PeriodCalendar, period_calendar
-from scheduler_lib.recurrence_parse import Recurrence, parse_job_timing
+from scheduler_lib.recurrence_parse import Recurrence, parse_job_timing, whole_second
 from scheduler_lib.timezones import EvaluationZone
 
 __all__ = ["Schedule", "occurrences", "parse_schedule"]
@@ -52,6 +52,11 @@ class Schedule:
     time_zone: str
     _first: datetime | None = field(repr=False)
     _steps: _Steps | None = field(repr=False, compare=False)
+
+    @property
+    def recurs(self) -> bool:
+        """Whether the job has a recurrence (without one it runs once)."""
+        return self._steps is not None
 
     def first(self) -> datetime | None:
         """The first execution (see the startTime table); None when nothing is left."""
@@ -98,9 +103,11 @@ def parse_schedule(job: Mapping[str, Any], *, now: datetime) -> Schedule:
     """Validate a job's `startTime`/`recurrence` (ValidationError naming the field) and build
     its schedule; `now` is the job's creation instant."""
     _require_aware(now, "now")
-    now = now.astimezone(UTC)
+    now = whole_second(now.astimezone(UTC))
     timing = parse_job_timing(job)
     start, recurrence, zone = timing.start_time, timing.recurrence, timing.zone
+    if start is not None:
+        start = whole_second(start)
     reference = start or now
     if recurrence is None:
         first = now if start is None else max(start, now)

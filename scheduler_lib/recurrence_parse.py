@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
@@ -22,6 +22,9 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 _WEEKDAY_INDEX = {name.casefold(): index for index, name in enumerate(WEEKDAYS)}
 _FREQUENCY_INDEX = {name.casefold(): name for name in FREQUENCIES}
 
+#: The most executions `count` may ask for: the 2016-03-01 API's int32 (what the .NET SDK's
+#: `JobRecurrence.Count` holds), far beyond any job's life (every minute: 4000 years).
+MAX_COUNT = 2**31 - 1
 _RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
 #: Schedule fields and the frequencies that may use them.
 _SCHEDULE_KEYS: dict[str, tuple[str, ...]] = {
@@ -105,6 +108,19 @@ def parse_date_time(value: Any, field: str, zone: EvaluationZone) -> datetime | 
         raise ValidationError(field, f"{value.isoformat()} is out of range") from None
 
 
+def whole_second(instant: datetime) -> datetime:
+    """`instant` rounded up to a whole second. Every execution derives from `now` or
+    startTime (R), so rounding these two here puts every occurrence on a whole second; up,
+    not to the nearest, because a job "runs once at once" must never run before it exists
+    (year 9999's last second is kept as it is: nothing runs after it anyway)."""
+    if not instant.microsecond:
+        return instant
+    try:
+        return instant.replace(microsecond=0) + timedelta(seconds=1)
+    except OverflowError:
+        return instant
+
+
 def _parse_zone(value: Any) -> EvaluationZone:
     if value is None:
         return UTC_ZONE
@@ -130,7 +146,7 @@ def _parse_recurrence(raw: Mapping[str, Any], zone: EvaluationZone) -> Recurrenc
     )
     count = raw.get("count")
     if count is not None:
-        count = _integer(count, "recurrence.count", 1, None, "")
+        count = _integer(count, "recurrence.count", 1, MAX_COUNT, " (the API's int32)")
     end_time = parse_date_time(raw.get("endTime"), "recurrence.endTime", zone)
     fields = _parse_schedule(raw.get("schedule"), frequency)
     return Recurrence(frequency, interval, count=count, end_time=end_time, **fields)

@@ -26,6 +26,7 @@ from typing import Any
 
 import isodate
 
+from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution_queue import MAX_DELAY, ExecutionQueue
 from scheduler_lib.messages import ERROR_ACTION, ExecutionMessage
@@ -92,11 +93,11 @@ def _interval(value: Any, field: str) -> timedelta | isodate.Duration:
     text = DEFAULT_INTERVAL if value in (None, "") else value
     if not isinstance(text, str):
         raise ValidationError(field, "must be an ISO 8601 duration such as PT30S")
+    interval = read_iso_duration(text, field)
     try:
-        interval = isodate.parse_duration(text)
-    except (isodate.ISO8601Error, ValueError):
-        raise ValidationError(field, f"{text!r} is not an ISO 8601 duration") from None
-    span = _span(interval)
+        span = _span(interval)
+    except OverflowError:
+        raise ValidationError(field, "must be between 15 seconds and 18 months") from None
     if not MIN_INTERVAL <= span <= MAX_INTERVAL:
         raise ValidationError(field, "must be between 15 seconds and 18 months")
     return interval

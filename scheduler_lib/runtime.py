@@ -15,6 +15,7 @@ from functools import cached_property
 
 from fastapi import FastAPI
 
+from scheduler_lib.actions.egress import policy_for
 from scheduler_lib.anti_entropy import due_for_check, repair_jobs
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
@@ -44,6 +45,7 @@ class Runtime:
         clock: Callable[[], datetime] = utc_now,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        policy_for(settings)  # a malformed SCHEDULER_EGRESS_ALLOW stops the worker here
         self.settings = settings
         self.clock = clock
         self.sleep = sleep  # how the executor waits for an occurrence's exact second

@@ -41,6 +41,9 @@ def test_parses(text: str, expected: timedelta) -> None:
         pytest.param("24:00:00", "not a valid TimeSpan", id="twenty-four-hours"),
         pytest.param("-00:05:00", "neither", id="negative-timespan"),
         pytest.param("-PT5M", "positive", id="negative-iso"),
+        pytest.param("PT99999999999999999999S", "too long", id="iso-overflow"),
+        pytest.param("99999999999.00:00:00", "too long", id="timespan-overflow"),
+        pytest.param("99999999999", "too long", id="days-overflow"),
     ],
 )
 def test_rejects(text: str, reason: str) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import html
+import json
+import re
 from collections.abc import Callable
 from urllib.parse import quote, quote_plus
 
@@ -58,3 +62,36 @@ def test_hides_any_sig_parameter_in_a_url() -> None:
 def test_longest_secret_wins_and_empty_ones_are_ignored() -> None:
     redact = Redactor(["abc", "abcdef", ""])
     assert redact("abcdef abc xyz") == "*** *** xyz"
+
+
+TRICKY = 'pä"ss\\wo/rd\t<&>😀 x'
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        pytest.param(lambda s: json.dumps(s)[1:-1], id="json-ascii"),
+        pytest.param(lambda s: json.dumps(s, ensure_ascii=False)[1:-1], id="json-unicode"),
+        pytest.param(lambda s: json.dumps(s)[1:-1].replace("/", "\\/"), id="json-escaped-slash"),
+        pytest.param(lambda s: re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m[1].upper(),
+                                      json.dumps(s)[1:-1]), id="json-uppercase-hex"),
+        pytest.param(lambda s: "".join(
+            f"\\u{ord(c):04x}" if c.isalpha() else json.dumps(c, ensure_ascii=False)[1:-1]
+            for c in s), id="json-every-letter-escaped"),
+        pytest.param(lambda s: quote(s, safe="").lower(), id="percent-lowercase-hex"),
+        pytest.param(lambda s: html.escape(s), id="html"),
+        pytest.param(lambda s: "".join(f"&#{ord(c)};" for c in s), id="html-numeric"),
+    ],
+)
+def test_hides_escaped_echoes(encode: Callable[[str], str]) -> None:
+    echoed = encode(TRICKY)
+    assert echoed != TRICKY
+    assert Redactor([TRICKY])(f'{{"echo": "{echoed}"}}') == '{"echo": "***"}'
+
+
+def test_an_echoed_basic_header_is_hidden_in_json() -> None:
+    credential = base64.b64encode(b"user:p/ss+w==").decode()
+    redact = Redactor([credential])
+    echoed = json.dumps({"Authorization": f"Basic {credential}"}).replace("/", "\\/")
+    assert credential not in redact(echoed) and "***" in redact(echoed)
+    assert "\\/" not in redact(echoed)

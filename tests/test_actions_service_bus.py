@@ -133,17 +133,43 @@ def test_shared_access_key_credential() -> None:
     assert (credential.named_key.name, credential.named_key.key) == ("QPolicy", SAS_KEY)
 
 
+ALLOWED = replace(Settings(), identity_servicebus_namespaces=("Contoso-Bus",))
+
+
 @pytest.mark.parametrize(
     "authentication",
     [
         pytest.param(None, id="no-authentication"),
-        pytest.param({"type": "SharedAccessKey", "sasKeyName": "QPolicy"}, id="key-name-only"),
+        pytest.param({"type": "NotSpecified"}, id="not-specified"),
     ],
 )
-def test_without_sas_key_uses_default_azure_credential(authentication: Any) -> None:
+def test_without_authentication_uses_the_app_identity_for_allowed_namespaces(
+    authentication: Any,
+) -> None:
     recorder = Recorder()
-    assert run(queue_action(authentication=authentication), recorder).succeeded
+    assert run(queue_action(authentication=authentication), recorder, ALLOWED).succeeded
     assert isinstance(recorder.sent[0].target.credential, DefaultAzureCredential)
+
+
+def test_the_app_identity_reaches_no_other_namespace() -> None:
+    """Re-checked when the action runs: the setting may have changed since the PUT."""
+    recorder = Recorder()
+    for settings in (Settings(), ALLOWED):
+        action = queue_action(authentication=None, namespace="someone-elses-bus")
+        outcome = run(action, recorder, settings)
+        assert not outcome.succeeded
+        assert "action.serviceBusQueueMessage.authentication: is required" in outcome.message
+        assert "SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES" in outcome.message
+    assert recorder.sent == []
+
+
+def test_shared_access_key_without_its_key_is_refused_not_sent_with_the_identity() -> None:
+    recorder = Recorder()
+    auth = {"type": "SharedAccessKey", "sasKeyName": "QPolicy"}
+    outcome = run(queue_action(authentication=auth), recorder, ALLOWED)
+    assert not outcome.succeeded
+    assert "action.serviceBusQueueMessage.authentication.sasKey: is required" in outcome.message
+    assert recorder.sent == []
 
 
 def test_topic_message_goes_to_the_topic_sender() -> None:
@@ -158,7 +184,7 @@ def test_topic_message_goes_to_the_topic_sender() -> None:
             "customMessageProperties": {"kind": "tick", "n": "1"},
         },
     }
-    settings = replace(Settings(), servicebus_endpoint_suffix="servicebus.chinacloudapi.cn")
+    settings = replace(ALLOWED, servicebus_endpoint_suffix="servicebus.chinacloudapi.cn")
     outcome = run(action, recorder, settings)
     assert outcome.message == (
         "ServiceBusTopic Action - Message sent to topic 'events' "
@@ -273,3 +299,15 @@ def test_message_id_defaults_to_the_execution_tag(
     run(queue_action(brokeredMessageProperties=properties), recorder)
     [sent] = recorder.sent
     assert sent.message.message_id == expected_id
+
+
+def test_a_stored_namespace_that_is_not_a_name_never_reaches_the_sdk() -> None:
+    """A job stored before namespaces were validated: `127.0.0.1/` made the SDK open TLS to
+    127.0.0.1:5671 and offer the app identity's token there. Refused at run time too."""
+    recorder = Recorder()
+    outcome = run(queue_action(namespace="127.0.0.1/"), recorder, ALLOWED)
+    assert not outcome.succeeded
+    assert "action.serviceBusQueueMessage.namespace: must be a Service Bus namespace name" in (
+        outcome.message
+    )
+    assert recorder.sent == []

@@ -114,3 +114,54 @@ def test_unreachable_storage_is_a_failed_outcome_without_the_token(settings: Set
     assert "ServiceRequestError" in outcome.message
     signature = dict(p.split("=", 1) for p in token.split("&"))["sig"]
     assert signature not in outcome.message
+
+
+def identity_action(queue_name: str, account: str = AZURITE_ACCOUNT) -> dict[str, Any]:
+    return {"type": "StorageQueue", "queueMessage": {
+        "storageAccount": account, "queueName": queue_name, "message": "no secret in the job"}}
+
+
+def test_without_sas_token_the_own_account_is_reached_with_the_apps_credential(
+    settings: Settings, queue: QueueClient
+) -> None:
+    """Locally the app's own account is Azurite's and its credential the connection string
+    (in Azure: the managed identity, see docs/deploy.md)."""
+    outcome = run_action(identity_action(queue.queue_name), CONTEXT, settings)
+    assert outcome.succeeded, outcome.message
+    assert [m.content for m in queue.receive_messages()] == ["no secret in the job"]
+
+
+def test_without_sas_token_other_accounts_are_refused(
+    settings: Settings, queue: QueueClient
+) -> None:
+    """Re-checked when the action runs: an account no longer allowed is refused."""
+    not_allowed = replace(settings, identity_storage_accounts=("contosoqueues",))
+    for current, account in ((settings, "someoneelse"), (not_allowed, AZURITE_ACCOUNT)):
+        outcome = run_action(identity_action(queue.queue_name, account), CONTEXT, current)
+        assert not outcome.succeeded
+        assert "action.queueMessage.sasToken: is required" in outcome.message
+        assert "SCHEDULER_IDENTITY_STORAGE_ACCOUNTS" in outcome.message
+    assert queue.peek_messages() == []
+
+
+def test_the_queue_endpoint_goes_through_the_egress_policy(
+    settings: Settings, queue: QueueClient
+) -> None:
+    """Azurite listens on loopback, which the local host allows; a deployment that allows
+    nothing private does not reach it."""
+    closed = replace(settings, egress_allow=())
+    token = sas_token(queue.queue_name)
+    outcome = run_action(queue_action(queue.queue_name, token, "m"), CONTEXT, closed)
+    assert not outcome.succeeded
+    assert "refused by the egress policy" in outcome.message
+    assert "127.0.0.1 is not publicly routable" in outcome.message
+    assert queue.peek_messages() == []
+
+
+def test_a_stored_account_that_is_not_a_name_is_refused_at_run_time(settings: Settings) -> None:
+    """A job stored before account names were validated never turns into a host."""
+    action = queue_action("q", "?sig=x", "m")
+    action["queueMessage"]["storageAccount"] = "127.0.0.1:10001/devstoreaccount1?"
+    outcome = run_action(action, CONTEXT, settings)
+    assert not outcome.succeeded
+    assert "action.queueMessage.storageAccount: must be a storage account name" in outcome.message

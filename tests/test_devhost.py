@@ -105,7 +105,12 @@ def test_a_job_due_in_seconds_runs_and_leaves_history(devhost) -> None:
             history = client.get(COLLECTION + "/jobs/soon/history").json()["value"]
             return [h["properties"]["status"] for h in history] == ["Completed"]
 
+        def job_completed() -> bool:
+            """The executor writes the history entry first, the job's state after it."""
+            return client.get(COLLECTION + "/jobs/soon").json()["properties"]["state"] != "Enabled"
+
         _wait_until(completed, timeout=30, what="the history entry")
+        _wait_until(job_completed, timeout=30, what="the job's state")
         status = client.get(COLLECTION + "/jobs/soon").json()["properties"]
         assert status["state"] == "Completed"
         assert status["status"]["executionCount"] == 1

@@ -130,6 +130,39 @@ def test_next_execution_time_shows_an_occurrence_sent_ahead_until_its_second(
     assert next_execution() == "2026-03-04T09:11:30Z"
 
 
+def test_next_execution_time_is_the_earliest_occurrence_not_started_with_two_in_flight(
+    system: System, target: HttpTarget
+) -> None:
+    """An every-minute job created at 09:00:29.5 runs at once (09:00:30) and its 09:01:30 is
+    in the look-ahead minute too: both are sent, the job advanced past both. Until each
+    starts, GET, list and the PUT response itself show the earliest one (issue 11)."""
+    job_url = f"{COLLECTION}/jobs/Two-In-Flight"
+    system.clock.now = datetime(2026, 3, 4, 9, 0, 29, 500_000, tzinfo=UTC)
+    created = system.put(job_url, {"properties": {
+        "recurrence": {"frequency": "Minute", "interval": 1},
+        "action": {"type": "Http", "request": {"uri": target.url, "method": "GET"}},
+    }})  # fmt: skip
+    in_flight = system.queue.client.get_queue_properties().approximate_message_count
+    assert in_flight == 2  # both occurrences were sent by the PUT's immediate dispatch
+
+    def shown() -> tuple[str, str]:
+        [listed] = system.get(f"{COLLECTION}/jobs")["value"]
+        return (
+            system.get(job_url)["properties"]["status"]["nextExecutionTime"],
+            listed["properties"]["status"]["nextExecutionTime"],
+        )
+
+    assert created["properties"]["status"]["nextExecutionTime"] == "2026-03-04T09:00:30Z"
+    assert shown() == ("2026-03-04T09:00:30Z",) * 2
+    system.clock.now = datetime(2026, 3, 4, 9, 0, 30, tzinfo=UTC)
+    assert shown() == ("2026-03-04T09:01:30Z",) * 2
+    system.clock.now = datetime(2026, 3, 4, 9, 1, 5, tzinfo=UTC)
+    run_tick(system.store, system.queue, system.settings, now=system.clock.now)  # 09:02:30
+    assert shown() == ("2026-03-04T09:01:30Z",) * 2
+    system.clock.now = datetime(2026, 3, 4, 9, 1, 30, tzinfo=UTC)
+    assert shown() == ("2026-03-04T09:02:30Z",) * 2
+
+
 def test_a_schedule_changed_after_an_occurrence_ran_never_runs_it_again(
     system: System, target: HttpTarget
 ) -> None:
@@ -318,6 +351,25 @@ def test_a_storage_queue_job_lands_in_an_azurite_queue(system: System) -> None:
     assert [m.content for m in inbox.receive_messages()] == ["rebuild the index"]
     job = system.get(f"{COLLECTION}/jobs/Enqueue")["properties"]
     assert job["state"] == "Completed"
+
+
+def test_a_storage_queue_job_without_a_sas_token_uses_the_apps_credential(
+    system: System,
+) -> None:
+    """No secret in the job: the app's own account (Azurite's here) is reached with the app's
+    credential (the connection string locally, the managed identity in Azure)."""
+    name = f"{system.settings.storage_prefix}-keyless"
+    inbox = QueueClient.from_connection_string(system.settings.storage_connection_string, name)
+    inbox.create_queue()
+    system.put(f"{COLLECTION}/jobs/Keyless", {"properties": {"action": {
+        "type": "StorageQueue",
+        "queueMessage": {"storageAccount": AZURITE_ACCOUNT, "queueName": name, "message": "hi"},
+    }}})  # fmt: skip
+
+    [report] = system.tick_and_execute()
+
+    assert report.history.status == "Completed", report.history.message
+    assert [m.content for m in inbox.receive_messages()] == ["hi"]
 
 
 def test_a_service_bus_job_reaches_the_sender_boundary(system: System) -> None:

@@ -436,3 +436,26 @@ def test_funcignore_keeps_the_app_and_drops_the_rest() -> None:
     assert {".venv", "tests", "bench", "infra", ".azurite", "docs", "node_modules"} <= patterns
     kept = {"function_app.py", "host.json", "requirements.txt", "scheduler_lib"}
     assert kept.isdisjoint(patterns)
+
+
+#: Roles whose data actions include sending a queue message (messages/add/action).
+QUEUE_SENDER_ROLES = {
+    "974c5e8b-45b9-4653-ba55-5f855dd0fb88": "Storage Queue Data Contributor",
+    "c6a89b2d-59bc-44d0-9896-0f6e12d7b80a": "Storage Queue Data Message Sender",
+}
+
+
+def test_identity_based_queue_and_service_bus_actions_reach_what_the_template_grants() -> None:
+    """A Storage-queue action without a sasToken sends with the app identity to the app's own
+    account: the identity holds a role that may add messages there, and the setting that
+    limits identity-based sends names exactly that account (and the namespace the template
+    creates, on which the identity is a Service Bus Data Sender)."""
+    assert assigned_role_ids(INFRA / "app" / "rbac.bicep") & set(QUEUE_SENDER_ROLES)
+    settings = app_settings()
+    accounts, _ = settings["SCHEDULER_IDENTITY_STORAGE_ACCOUNTS"]
+    assert accounts.text.decode() == "storage.outputs.name"
+    namespaces, _ = settings["SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES"]
+    assert "serviceBus!.outputs.name" in namespaces.text.decode()
+    assert ROLE_IDS["Azure Service Bus Data Sender"] in assigned_role_ids(
+        INFRA / "app" / "servicebus.bicep"
+    )

@@ -68,7 +68,11 @@ def test_table_says_when_nothing_is_left() -> None:
            "recurrence": {"frequency": "Day", "endTime": "2026-02-01T00:00:00Z"}}  # fmt: skip
     lines = preview_table(job, now=NOW).splitlines()
     assert lines == ["#  UTC  UTC  day", "(no more: recurrence.endTime is 2026-02-01 00:00:00Z)"]
-    assert preview_table({}, now=NOW).splitlines()[-1] == "(no more executions)"
+    once = preview_table({}, now=NOW).splitlines()[-1]
+    assert once == "(no more: without a recurrence the job runs once)"
+    never = {"startTime": "2027-03-01T00:00:00Z",
+             "recurrence": {"frequency": "Year", "interval": 4, "schedule": {"monthDays": [29], "months": [2]}}}  # fmt: skip  # noqa: E501
+    assert preview_table(never, now=NOW).splitlines()[-1] == "(no more executions)"
 
 
 # --------------------------------------------------------------------------- the command
@@ -128,3 +132,5 @@ def test_command_rejects_a_missing_file_and_bad_options() -> None:
     assert len(missing.stderr.splitlines()) == 1
     assert run_cli("-", "--count", "0", stdin="{}").returncode == 2
     assert run_cli("-", "--now", "yesterday", stdin="{}").returncode == 2
+    off_the_calendar = run_cli("-", "--now", "0001-01-01T00:00:00+14:00", stdin="{}")
+    assert off_the_calendar.returncode == 2 and "Traceback" not in off_the_calendar.stderr

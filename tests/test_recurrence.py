@@ -203,10 +203,20 @@ def test_semantics_interval_example_counts_iso_weeks_from_the_start_week() -> No
     assert got == [utc(f"2026-{t} 08:00") for t in ("03-05", "03-17", "03-19", "03-31")]
 
 
-def test_no_start_time_keeps_the_creation_instant_to_the_microsecond() -> None:
+@pytest.mark.parametrize("frequency", ["Minute", "Hour", "Day", "Week", "Month", "Year"])
+def test_executions_fall_on_whole_seconds_rounded_up(frequency: str) -> None:
+    """A job created at 10:00:07.25 runs first at 10:00:08 (never before it exists) and
+    keeps that second; a startTime with a fraction is rounded up the same way."""
     created = datetime(2026, 3, 4, 10, 0, 7, 250_000, tzinfo=UTC)
-    got = first({"recurrence": {"frequency": "Minute", "interval": 5}}, created, 2)
-    assert got == [created, created + timedelta(minutes=5)]
+    second = created.replace(microsecond=0) + timedelta(seconds=1)
+    got = first({"recurrence": {"frequency": frequency, "interval": 5}}, created, 3)
+    assert got[0] == second and all(t.microsecond == 0 for t in got)
+    assert got[1].second == second.second
+    job = {"startTime": "2026-03-05T10:00:07.25Z", "recurrence": {"frequency": frequency}}
+    got = first(job, created, 3)
+    assert got[0] == second + timedelta(days=1) and all(t.microsecond == 0 for t in got)
+    once = parse_schedule({}, now=created).first()
+    assert once == second
 
 
 # ------------------------------------------------------------------- count and endTime

@@ -73,6 +73,13 @@ def _read_instant(text: str | None, zone: ZoneInfo) -> datetime | None:
     return value.astimezone(UTC) if value.tzinfo else _resolve(value, zone)
 
 
+def _up(instant: datetime | None) -> datetime | None:
+    """R and the creation instant rounded up to a whole second, as the engine reads them."""
+    if instant is None or not instant.microsecond:
+        return instant
+    return instant.replace(microsecond=0) + timedelta(seconds=1)
+
+
 def _period(day: date, ref: date, frequency: str) -> int:
     if frequency == "Day":
         return (day - ref).days
@@ -116,7 +123,7 @@ def _scheduled(
     force: walking minutes from where `since` is (less a margin) rather than from R."""
     recurrence = job["recurrence"]
     zone = _zone(recurrence.get("timeZone"))
-    reference = _read_instant(job.get("startTime"), zone) or now
+    reference = _up(_read_instant(job.get("startTime"), zone)) or _up(now)
     ref_wall = _wall(reference, zone)
     frequency, interval = recurrence["frequency"].title(), recurrence.get("interval", 1)
     schedule = recurrence.get("schedule") or {}
@@ -161,7 +168,7 @@ def _executions(job: dict[str, Any], now: datetime, scheduled: list[datetime]) -
     """The startTime table, count and endTime applied to the schedule's times."""
     recurrence = job["recurrence"]
     zone = _zone(recurrence.get("timeZone"))
-    start = _read_instant(job.get("startTime"), zone)
+    start, now = _up(_read_instant(job.get("startTime"), zone)), _up(now)
     if start is None:
         runs = [now] + [t for t in scheduled if t > now]
     else:
@@ -257,7 +264,7 @@ def test_engine_matches_the_minute_by_minute_oracle(case: tuple[dict[str, Any], 
     listed = list(islice(occurrences(job, now=now), TAKE))
     until = _horizon(job, now, listed)
     zone = _zone(job["recurrence"].get("timeZone"))
-    start = _read_instant(job.get("startTime"), zone) or now
+    start = _up(_read_instant(job.get("startTime"), zone)) or _up(now)
     expected = _executions(job, now, _scheduled(job, now, until))
     assert listed == [t for t in expected if t <= until][:TAKE]
     assert all(t.tzinfo is UTC for t in listed)

@@ -55,8 +55,9 @@ INVALID = [
     case(recurrence("Year", interval=101), "recurrence.interval", "100",
                  id="Year interval over 100"),
     # count
-    case(recurrence(count=0), "recurrence.count", "at least 1", id="count 0"),
-    case(recurrence(count=-2), "recurrence.count", "at least 1", id="count negative"),
+    case(recurrence(count=0), "recurrence.count", "and 2147483647", id="count 0"),
+    case(recurrence(count=-2), "recurrence.count", "and 2147483647", id="count negative"),
+    case(recurrence(count=2**31), "recurrence.count", "and 2147483647", id="count 2^31"),
     case(recurrence(count="3"), "recurrence.count", "integer", id="count a string"),
     # date-times
     case({"startTime": "next Tuesday"}, "startTime", "ISO 8601", id="startTime not ISO"),

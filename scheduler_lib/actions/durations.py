@@ -1,4 +1,10 @@
-"""Service Bus `timeToLive` values: ISO 8601 durations or .NET TimeSpan strings.
+"""Durations: the one ISO 8601 duration reader, and Service Bus `timeToLive` values.
+
+`read_iso_duration` is liberal where the meaning is unambiguous: lower-case designators
+(`pt30s`) and a day count written in the time part (`PT1D`, which the Azure Scheduler
+documentation's own retryPolicy example uses) read as `P1D`; a value too large for any
+date (`PT99999999999999999999S`) is a ValidationError naming the field, not a crash. What
+is stored and returned is canonical (`isodate.duration_isoformat`, e.g. `P1D`).
 
 The 2016 API documents `timeToLive` as a duration, but jobs created through the .NET SDK
 carried `TimeSpan.ToString()` values such as `1.02:03:04.5000000`, and Azure Scheduler
@@ -23,10 +29,33 @@ _TIMESPAN = re.compile(
 )
 
 
+# A day count in the time part: "PT1D", "PT1D12H" (the date part has no day count of its own).
+_DAYS_IN_TIME = re.compile(
+    r"^(?P<sign>[-+]?)P(?P<date>[^TD]*)T(?P<days>\d+(?:[.,]\d+)?D)(?P<time>.*)$"
+)
+
+
+def read_iso_duration(value: str, field: str) -> timedelta | isodate.Duration:
+    """An ISO 8601 duration, read liberally (see the module docstring); years and months
+    give an `isodate.Duration`, everything else a `timedelta`."""
+    text = value.strip().upper()
+    if match := _DAYS_IN_TIME.match(text):
+        time = match["time"]
+        text = f"{match['sign']}P{match['date']}{match['days']}" + (f"T{time}" if time else "")
+    try:
+        return isodate.parse_duration(text)
+    except OverflowError:
+        raise ValidationError(field, "is too long a duration") from None
+    except (isodate.ISO8601Error, ValueError):
+        raise ValidationError(field, "must be an ISO 8601 duration, e.g. PT30S") from None
+
+
 def parse_time_to_live(value: str, *, field: str = TTL_FIELD) -> timedelta:
     """A positive timedelta from an ISO 8601 duration (`PT10M`) or a TimeSpan (`00:10:00`)."""
     text = value.strip()
     if text.isdigit():
+        if len(text) > 9:  # timedelta's limit, 999999999 days
+            raise ValidationError(field, "is too long a duration")
         result = timedelta(days=int(text))
     elif match := _TIMESPAN.match(text):
         parts = match.groupdict()
@@ -34,20 +63,20 @@ def parse_time_to_live(value: str, *, field: str = TTL_FIELD) -> timedelta:
         seconds = int(parts["seconds"] or 0)
         if hours > 23 or minutes > 59 or seconds > 59:
             raise ValidationError(field, f"{value!r} is not a valid TimeSpan")
-        result = timedelta(
-            days=int(parts["days"] or 0),
-            hours=hours,
-            minutes=minutes,
-            seconds=seconds,
-            microseconds=int((parts["fraction"] or "0").ljust(7, "0")) // 10,
-        )
-    else:
         try:
-            parsed = isodate.parse_duration(text)
-        except (isodate.ISO8601Error, ValueError):
-            raise ValidationError(
-                field, f"{value!r} is neither an ISO 8601 duration nor a TimeSpan"
-            ) from None
+            result = timedelta(
+                days=int(parts["days"] or 0),
+                hours=hours,
+                minutes=minutes,
+                seconds=seconds,
+                microseconds=int((parts["fraction"] or "0").ljust(7, "0")) // 10,
+            )
+        except OverflowError:
+            raise ValidationError(field, "is too long a duration") from None
+    else:
+        if not text.upper().lstrip("+-").startswith("P"):
+            raise ValidationError(field, "is neither an ISO 8601 duration nor a TimeSpan")
+        parsed = read_iso_duration(text, field)
         if not isinstance(parsed, timedelta):
             raise ValidationError(field, "use days, hours, minutes or seconds, not years or months")
         result = parsed

@@ -1,17 +1,21 @@
 """The Http and Https actions: one request with `requests`, judged by its status code.
 
 Choices, and why:
-- Redirects are not followed. The job's `uri` is the contract: following a 3xx could send the
-  body and the job's credentials (user headers, the client certificate) to another host, and
-  would turn a POST into a GET that drops the body, then record the success of a request the
-  user never configured. A 3xx is therefore not a success; its `Location` is in the history
-  message, so the fix (update the uri) is obvious.
+- Redirects are not followed (nor their bodies read: see `pinned`). The job's `uri` is the
+  contract: following a 3xx could send the body and the job's credentials (user headers,
+  the client certificate) to another host, and would turn a POST into a GET that drops the
+  body, then record the success of a request the user never configured. A 3xx is therefore
+  not a success; its `Location` is in the history message, so the fix (update the uri) is
+  obvious.
 - `trust_env` is off: requests would otherwise read proxies, CA bundles and `.netrc`
   credentials from the environment, and library code takes its settings from `Settings` only.
+- Every connection goes through the egress policy (`egress`, `pinned`): a target that is,
+  or resolves to, a metadata, link-local or (unless allowed) private address is refused, and
+  the refusal is the attempt's failed outcome.
 - A new Session per attempt: a pooled connection, which may carry one job's client
   certificate, is never reused for another job.
-- Only the first 2048 bytes of the body are read (streamed), since that is all the history
-  keeps; a target that answers with a large file costs nothing more.
+- Only the first 2048 bytes (+1) of the body are read (streamed), since that is all the
+  history keeps; a target that answers with a large file costs nothing more.
 - The status line decides: if the body cannot be read after it, the attempt still counts as
   the target's answer, and the message says the body was unreadable.
 - The timeout is requests' per-socket-operation timeout (connect, then each read), so a target
@@ -29,7 +33,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 
 from scheduler_lib.actions import (
@@ -40,12 +43,14 @@ from scheduler_lib.actions import (
     require,
 )
 from scheduler_lib.actions.client_certificate import client_ssl_context, load_pfx
+from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.actions.oauth import (
     DEFAULT_TOKEN_CACHE,
     TokenCache,
     TokenError,
     acquire_token,
 )
+from scheduler_lib.actions.pinned import pinned_session, read_capped
 from scheduler_lib.actions.redaction import MASK, Redactor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
@@ -77,14 +82,22 @@ def execute(
     headers.update(_identifying_headers(context))
     body = request.get("body")
 
-    with requests.Session() as session:
-        session.trust_env = False
+    authentication = request.get("authentication")
+    policy = policy_for(settings)
+    try:
+        policy.check_host(host)
+    except EgressDenied as exc:
+        return ActionOutcome(False, _refused(host, exc))
+    client_context = _client_certificate_context(authentication, verify)
+    with pinned_session(policy, ssl_context=client_context) as session:
         session.verify = verify
         try:
-            _authenticate(session, headers, request.get("authentication"), settings, redactor,
+            _authenticate(session, headers, authentication, settings, redactor,
                           token_cache=token_cache, timeout=timeout)
         except TokenError as exc:
             return ActionOutcome(False, f"Http Action - {exc.message}", exc.status_code)
+        except EgressDenied as exc:
+            return ActionOutcome(False, f"Http Action - the token endpoint: {exc.message}")
         try:
             response = session.request(
                 method,
@@ -95,6 +108,8 @@ def execute(
                 allow_redirects=False,
                 stream=True,
             )
+        except EgressDenied as exc:
+            return ActionOutcome(False, _refused(host, exc))
         except requests.Timeout:
             return ActionOutcome(
                 False,
@@ -117,6 +132,22 @@ def execute(
         f"Response Headers: {shown} Body: {text}"
     )
     return ActionOutcome(200 <= code < 300, message, code)
+
+
+def _refused(host: str, exc: EgressDenied) -> str:
+    return f"Http Action - Request to host '{host}' refused by the egress policy: {exc.message}"
+
+
+def _client_certificate_context(
+    authentication: Mapping[str, Any] | None, verify: bool | str
+) -> Any:
+    """The SSLContext holding the job's client certificate, for ClientCertificate auth."""
+    if (authentication or {}).get("type") != "ClientCertificate":
+        return None
+    path = f"{REQUEST_PATH}.authentication"
+    client = load_pfx(require(authentication, "pfx", path), authentication.get("password"),
+                      field=f"{path}.pfx")
+    return client_ssl_context(client, verify if isinstance(verify, str) else None)
 
 
 def _identifying_headers(context: ExecutionContext) -> dict[str, str]:
@@ -159,25 +190,9 @@ def _authenticate(
         redactor.add(token)
         headers["Authorization"] = f"Bearer {token}"
     elif kind == "ClientCertificate":
-        client = load_pfx(require(authentication, "pfx", path), authentication.get("password"),
-                          field=f"{path}.pfx")
-        cafile = session.verify if isinstance(session.verify, str) else None
-        adapter = _ContextAdapter(client_ssl_context(client, cafile))
-        session.mount("https://", adapter)
+        return  # the session was built with its SSLContext
     else:
         raise ValidationError(f"{path}.type", f"unsupported authentication type {kind!r}")
-
-
-class _ContextAdapter(HTTPAdapter):
-    """An adapter whose connections use a given SSLContext (holding the client key)."""
-
-    def __init__(self, ssl_context: Any) -> None:
-        self._ssl_context = ssl_context
-        super().__init__(max_retries=0)
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["ssl_context"] = self._ssl_context
-        super().init_poolmanager(*args, **kwargs)
 
 
 def _describe(exc: requests.RequestException) -> str:
@@ -191,16 +206,9 @@ def _describe(exc: requests.RequestException) -> str:
 
 
 def _first_bytes_of_body(response: requests.Response) -> str:
-    chunks: list[bytes] = []
-    size = 0
     try:
-        for chunk in response.iter_content(BODY_LIMIT):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size >= BODY_LIMIT:
-                break
+        data, _ = read_capped(response, BODY_LIMIT)
     except requests.RequestException as exc:
         return f"<the body could not be read: {type(exc).__name__}>"
-    data = b"".join(chunks)[:BODY_LIMIT]
     # Drop a multi-byte character cut in half by the limit instead of showing U+FFFD for it.
     return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -25,8 +26,12 @@ from urllib.parse import quote
 import requests
 
 from scheduler_lib.actions import BODY_LIMIT, require
+from scheduler_lib.actions.pinned import read_capped
 
 AUTH_PATH = "action.request.authentication"
+#: The most of a token endpoint's answer that is read: a token response is a few KB; a
+#: misconfigured authority that answers with a large page is not read into memory.
+TOKEN_RESPONSE_LIMIT = 64 * 1024
 
 
 class TokenError(Exception):
@@ -105,17 +110,25 @@ def acquire_token(
     }
     where = f"from '{token_url}' for audience '{audience}'"
     try:
-        response = session.post(token_url, data=form, timeout=timeout, allow_redirects=False)
+        response = session.post(
+            token_url, data=form, timeout=timeout, allow_redirects=False, stream=True
+        )
+        with response:
+            content, too_long = read_capped(response, TOKEN_RESPONSE_LIMIT)
     except requests.RequestException as exc:
         raise TokenError(f"Could not get an access token {where}: {exc}") from None
-    text = response.content[:BODY_LIMIT].decode("utf-8", errors="replace")
+    text = content[:BODY_LIMIT].decode("utf-8", errors="replace")
     if not 200 <= response.status_code < 300:
         raise TokenError(
             f"Could not get an access token {where}: '{response.status_code}' Body: {text}",
             response.status_code,
         )
+    if too_long:
+        raise TokenError(
+            f"The token endpoint answered with more than {TOKEN_RESPONSE_LIMIT} bytes {where}"
+        )
     try:
-        payload = response.json()
+        payload = json.loads(content)
         token = payload["access_token"]
     except (ValueError, KeyError, TypeError):
         raise TokenError(f"The token endpoint answered without an access_token {where}") from None

@@ -6,14 +6,22 @@ an SDK connection error quotes the request URL with the SAS token in its query s
 instead of trusting each message source, every outcome message is scrubbed of every secret
 value the action holds, in the encodings it travels in, plus derived values (a Basic header,
 an OAuth access token) that the executors register.
+
+"The encodings it travels in": a target that echoes a request back usually does so inside
+JSON, where `"`, `\\`, control characters and (by the encoder's taste) `/`, non-ASCII and
+HTML-sensitive characters are escaped (`\\"`, `\\/`, `\\u00e9`, `\\u00E9`), or in a URL or
+form, percent-encoded (either hex case, `+` for a space), or in HTML as a character
+reference. So each secret is matched by a pattern in which every character may appear in
+any of those forms, mixed, rather than by a list of whole-string encodings.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, quote, quote_plus
+from urllib.parse import parse_qsl
 
 #: Property names that hold secrets anywhere in an action (compared case-insensitively).
 SECRET_PROPERTIES = frozenset({"password", "pfx", "secret", "sastoken", "saskey"})
@@ -38,20 +46,61 @@ class Redactor:
         return cls(_secret_values(action))
 
     def add(self, value: str | None) -> None:
-        """Also hide `value`, as is and URL-encoded (and a SAS token's parameter values)."""
+        """Also hide `value`, in every encoding (and a SAS token's parameter values)."""
         if not value:
             return
-        self._values.update({value, quote(value, safe=""), quote_plus(value)})
+        self._values.add(value)
         if "=" in value:  # a SAS token: its signature may be re-encoded on its way to a message
             for _, param in parse_qsl(value.lstrip("?")):
                 if len(param) >= 16:
-                    self._values.update({param, quote(param, safe=""), quote_plus(param)})
+                    self._values.add(param)
 
     def __call__(self, text: str) -> str:
         # Longest first, so that a secret containing another is masked whole.
         for value in sorted(self._values, key=len, reverse=True):
-            text = text.replace(value, MASK)
+            text = _pattern(value).sub(MASK, text)
         return _SAS_SIGNATURE.sub(r"\g<1>" + MASK, text)
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(value: str) -> re.Pattern[str]:
+    """`value` with each character in any of its encoded forms (see the module docstring)."""
+    return re.compile("".join(_char_forms(c) for c in value))
+
+
+#: Characters JSON writes as a backslash and a letter.
+_JSON_LETTER = {"\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
+_HTML_NAMED = {'"': "&quot;", "&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&#39;|&apos;"}
+
+
+def _hex(number: int, width: int) -> str:
+    """`number` in hex, either case, as a pattern."""
+    return "".join(
+        f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in f"{number:0{width}x}"
+    )
+
+
+def _char_forms(c: str) -> str:
+    """Every form of `c`. JSON escapes may be nested (JSON in a JSON string: `\\u00e9`
+    becomes `\\\\u00e9`), so an escape's backslash may be any run of backslashes."""
+    code = ord(c)
+    forms = [re.escape(c)]
+    if c in '"/\\':
+        forms.append(r"\\+" + re.escape(c))
+    if c in _JSON_LETTER:
+        forms.append(r"\\+" + _JSON_LETTER[c])
+    if code > 0xFFFF:  # JSON escapes it as a UTF-16 surrogate pair
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        forms.append(rf"\\+u{_hex(high, 4)}\\+u{_hex(low, 4)}")
+    else:
+        forms.append(rf"\\+u{_hex(code, 4)}")
+    forms.append("".join(f"%{_hex(b, 2)}" for b in c.encode("utf-8")))
+    if c == " ":
+        forms.append(r"\+")
+    forms.append(f"&#0*{code};|&#[xX]0*{_hex(code, 1)};")
+    if c in _HTML_NAMED:
+        forms.append(_HTML_NAMED[c])
+    return "(?:" + "|".join(forms) + ")"
 
 
 def _secret_values(node: Any) -> Iterable[str]:

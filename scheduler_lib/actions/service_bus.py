@@ -1,9 +1,14 @@
 """The ServiceBusQueue and ServiceBusTopic actions: one message through azure-servicebus.
 
-Authentication is the job's SharedAccessKey (`sasKeyName` + `sasKey`) or, with no `sasKey`,
-`DefaultAzureCredential`: in Azure the app's managed identity (with
-`AzureWebJobsStorage__clientId` as the user-assigned identity, if set) holds a Service Bus
-Data Sender role, so no key needs to live in the job.
+Authentication is the job's SharedAccessKey (`sasKeyName` + `sasKey`) or, with no
+authentication (or type NotSpecified), the app's identity (`identity.app_credential`): in
+Azure the managed identity holds a Service Bus Data Sender role, so no key needs to live in
+the job. Identity-based sends reach only the namespaces `SCHEDULER_IDENTITY_SERVICEBUS_
+NAMESPACES` allows (`destinations`, checked at PUT and again here); a SharedAccessKey
+authentication without its key is refused, never silently turned into an identity send.
+The namespace's address is checked by the egress policy before the SDK connects (AMQP
+connections cannot be pinned to the checked address the way HTTP ones are; the host name
+is built from a validated namespace name and the configured suffix).
 
 Both `NetMessaging` (SBMP, which Microsoft retired) and `AMQP` are sent over AMQP, the only
 protocol the SDK speaks. `forcePersistence` and `viaPartitionKey` have no AMQP equivalent;
@@ -16,7 +21,8 @@ The SDK's own retries are off; the job's retryPolicy retries, and each attempt i
 
 from __future__ import annotations
 
-import functools
+import contextlib
+import socket
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -25,11 +31,13 @@ from typing import Any, Literal
 
 from azure.core.credentials import AzureNamedKeyCredential, TokenCredential
 from azure.core.exceptions import AzureError
-from azure.identity import DefaultAzureCredential
 from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusSender, TransportType
 
 from scheduler_lib.actions import ACTION_TIMEOUT_SECONDS, ActionOutcome, ExecutionContext, require
+from scheduler_lib.actions.destinations import check_action, uses_identity
 from scheduler_lib.actions.durations import parse_time_to_live
+from scheduler_lib.actions.egress import EgressDenied, EgressPolicy, policy_for
+from scheduler_lib.actions.identity import app_credential
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 
@@ -57,6 +65,7 @@ class ServiceBusTarget:
     entity_name: str
     credential: AzureNamedKeyCredential | TokenCredential
     transport_type: TransportType = TransportType.Amqp
+    egress: EgressPolicy | None = None  # checked by `open_sender` before it connects
 
 
 SenderFactory = Callable[[ServiceBusTarget], AbstractContextManager[ServiceBusSender]]
@@ -66,6 +75,10 @@ SenderFactory = Callable[[ServiceBusTarget], AbstractContextManager[ServiceBusSe
 def open_sender(target: ServiceBusTarget) -> Iterator[ServiceBusSender]:
     """A sender for `target`. The sender is not entered (that would connect before sending);
     closing the client closes it."""
+    if target.egress is not None:
+        # An unknown host is left to the SDK, which reports it in its own words.
+        with contextlib.suppress(socket.gaierror):
+            target.egress.resolve(target.fully_qualified_namespace, 5671)
     with ServiceBusClient(
         target.fully_qualified_namespace,
         target.credential,
@@ -98,13 +111,21 @@ def execute(
         body = require(action, "serviceBusTopicMessage", "action")
         kind = "topic"
         entity = require(body, "topicPath", path)
+    check_action(action, settings)
     namespace = f"{require(body, 'namespace', path)}.{settings.servicebus_endpoint_suffix}"
-    target = ServiceBusTarget(namespace, kind, entity, _credential(body, path, settings))
+    target = ServiceBusTarget(
+        namespace, kind, entity, _credential(body, path, settings), egress=policy_for(settings)
+    )
     message = build_message(body, path, default_message_id=context.execution_tag)
     where = f"{kind} '{entity}' in namespace '{namespace}'"
     try:
         with sender_factory(target) as sender:
             sender.send_messages(message, timeout=timeout)
+    except EgressDenied as exc:
+        return ActionOutcome(
+            False, f"{action_type} Action - Sending to {where} refused by the egress policy: "
+            f"{exc.message}"
+        )
     except (AzureError, ValueError, OSError) as exc:
         return ActionOutcome(
             False, f"{action_type} Action - Sending to {where} failed: {type(exc).__name__}: {exc}"
@@ -163,14 +184,8 @@ def _utc(value: str, field: str) -> datetime:
 def _credential(
     body: Mapping[str, Any], path: str, settings: Settings
 ) -> AzureNamedKeyCredential | TokenCredential:
-    auth = body.get("authentication") or {}
-    if not auth.get("sasKey"):
-        return _default_credential(settings.storage_client_id)
+    if uses_identity(body):
+        return app_credential(settings.storage_client_id)
+    auth = body["authentication"]
     name = require(auth, "sasKeyName", f"{path}.authentication")
-    return AzureNamedKeyCredential(name, auth["sasKey"])
-
-
-@functools.lru_cache(maxsize=4)
-def _default_credential(client_id: str | None) -> DefaultAzureCredential:
-    """One credential per identity for the process, so its token cache survives executions."""
-    return DefaultAzureCredential(managed_identity_client_id=client_id)
+    return AzureNamedKeyCredential(name, require(auth, "sasKey", f"{path}.authentication"))

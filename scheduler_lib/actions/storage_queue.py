@@ -1,4 +1,12 @@
-"""The StorageQueue action: put the job's message on a Storage queue with the job's SAS token.
+"""The StorageQueue action: put the job's message on a Storage queue with the job's SAS token,
+or, without one, with the app's own identity.
+
+Identity-based sends reach only the accounts `destinations` allows (by default the app's own
+account; checked at PUT and again here). For the app's own account with a connection string
+(Azurite locally) the connection string's key is the credential; otherwise the managed
+identity (`identity.app_credential`), which the Bicep template grants Storage Queue Data
+Contributor (it includes sending messages) on the app's account.
+Requests go through the egress policy's pinned session (`pinned`), like HTTP actions.
 
 The message goes as plain text (no base64 encode policy): consumers written for Azure
 Scheduler read the text as it was configured. The SDK's own retries are off (`retry_total=0`):
@@ -13,9 +21,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from azure.core.exceptions import AzureError, HttpResponseError
+from azure.core.pipeline.transport import RequestsTransport
 from azure.storage.queue import QueueClient
 
 from scheduler_lib.actions import ACTION_TIMEOUT_SECONDS, ActionOutcome, ExecutionContext, require
+from scheduler_lib.actions.destinations import check_action
+from scheduler_lib.actions.egress import EgressDenied, policy_for
+from scheduler_lib.actions.identity import app_credential
+from scheduler_lib.actions.pinned import pinned_session
 from scheduler_lib.config import Settings
 
 PATH = "action.queueMessage"
@@ -32,24 +45,28 @@ def execute(
     queue_message = require(action, "queueMessage", "action")
     account = require(queue_message, "storageAccount", PATH)
     queue_name = require(queue_message, "queueName", PATH)
-    sas_token = require(queue_message, "sasToken", PATH)
+    sas_token = queue_message.get("sasToken") or None
+    check_action(action, settings)
     text = queue_message.get("message") or ""
     where = f"queue '{queue_name}' in storage account '{account}'"
     statuses: list[int] = []
+    session = pinned_session(policy_for(settings))
     try:
-        client = QueueClient(
-            account_url=settings.storage_queue_endpoint.format(account=account),
-            queue_name=queue_name,
-            credential=sas_token,
-            retry_total=0,
-            connection_timeout=timeout,
-            read_timeout=timeout,
+        client = _client(
+            settings, account.lower(), queue_name, sas_token,
+            transport=RequestsTransport(session=session, session_owner=False),
+            retry_total=0, connection_timeout=timeout, read_timeout=timeout,
         )
         with client:
             client.send_message(
                 text,
                 raw_response_hook=lambda r: statuses.append(r.http_response.status_code),
             )
+    except EgressDenied as exc:
+        return ActionOutcome(
+            False, f"StorageQueue Action - Sending to {where} refused by the egress policy: "
+            f"{exc.message}"
+        )
     except HttpResponseError as exc:
         code = getattr(exc.error_code, "value", exc.error_code)  # StorageErrorCode is an enum
         reason = code or exc.reason or type(exc).__name__
@@ -64,5 +81,25 @@ def execute(
         return ActionOutcome(
             False, f"StorageQueue Action - Sending to {where} failed: {type(exc).__name__}: {exc}"
         )
+    finally:
+        session.close()
     status = statuses[-1] if statuses else None
     return ActionOutcome(True, f"StorageQueue Action - Message sent to {where}: '{status}'", status)
+
+
+def _client(
+    settings: Settings, account: str, queue_name: str, sas_token: str | None, **kwargs: Any
+) -> QueueClient:
+    if sas_token is None and account == settings.own_storage_account and (
+        settings.storage_connection_string
+    ):
+        return QueueClient.from_connection_string(
+            settings.storage_connection_string, queue_name, **kwargs
+        )
+    credential = sas_token or app_credential(settings.storage_client_id)
+    return QueueClient(
+        account_url=settings.storage_queue_endpoint.format(account=account),
+        queue_name=queue_name,
+        credential=credential,
+        **kwargs,
+    )

@@ -30,12 +30,32 @@ def schedule_of(definition: dict[str, Any], created_time: datetime) -> Schedule:
         raise timing.prefixed(exc) from None
 
 
-def sample(schedule: Schedule) -> list[datetime]:
-    """The first `quotas.SAMPLE` executions, or fewer when the calendar ends first (a
-    schedule near year 9999 overflows `datetime`; that is its end, not a server error)."""
+def steady_sample(definition: dict[str, Any], schedule: Schedule) -> list[datetime]:
+    """Up to `quotas.SAMPLE` executions of the job's rule in steady state, for the recurrence
+    quota: what the rule itself produces, never the distance from "now" or from startTime.
+
+    - A job that runs at most once (no recurrence, `count` 1, nothing left before endTime)
+      never recurs: an empty sample.
+    - The immediate first run of a job without startTime is not part of the rule, so the
+      sample is of the rule's own steps from the reference instant R (startTime, else the
+      creation instant), with `count` and `endTime` dropped.
+    - Gaps are wall-clock gaps: the rule is read in UTC instead of its `timeZone`, so a daily
+      job stays "every 24 hours" across the day a clock springs forward (23 elapsed hours).
+    """
+    recurrence = definition.get("recurrence")
+    if not isinstance(recurrence, dict) or len(list(islice(schedule.executions(), 2))) < 2:
+        return []
+    steady_rule = {
+        key: value
+        for key, value in recurrence.items()
+        if key not in ("count", "endTime", "timeZone")
+    }
     found: list[datetime] = []
-    with suppress(OverflowError, ValueError):
-        for execution in islice(schedule.executions(), quotas.SAMPLE):
+    with suppress(OverflowError, ValueError, ValidationError):
+        steady = parse_schedule(
+            {"startTime": schedule.reference, "recurrence": steady_rule}, now=schedule.reference
+        )
+        for execution in islice(steady.executions(), quotas.SAMPLE):
             found.append(execution)
     return found
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from scheduler_lib.actions import destinations
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_schedule import restarted, resume, sample, schedule_of, timing_of
+from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch_now import dispatch_if_due
 from scheduler_lib.errors import (
@@ -123,6 +124,7 @@ def _save(
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
     secrets.finalize(definition["action"], describe_certificate)
+    destinations.check_definition(definition["action"], ctx.settings)
     jobs.check_size(definition)
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)
@@ -131,7 +133,7 @@ def _save(
     same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
     created_time = existing.created_time if same_timing and existing else now
     schedule = schedule_of(definition, created_time)
-    quotas.check_job_recurrence(limits, definition, sample(schedule))
+    quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
     bookkeeping = dict(existing.bookkeeping) if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
         next_time = schedule.first()

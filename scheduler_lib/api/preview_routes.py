@@ -4,7 +4,7 @@ route exists to say what is wrong; only a body that is not a preview request is 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -14,10 +14,12 @@ from scheduler_lib.api.docs import responses
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import timing, wire
-from scheduler_lib.preview import preview
+from scheduler_lib.preview import JOB_PROPERTIES, job_properties, preview_with_reason, read_now
 
 router = APIRouter(tags=["Preview"])
 MAX_COUNT = 1000
+_TIMING = ("startTime", "recurrence")
+_ENVELOPE = ("id", "name", "type")  # of a job as GET returns it; not read
 
 _REQUEST_SCHEMA = {
     "type": "object",
@@ -26,6 +28,10 @@ _REQUEST_SCHEMA = {
         "recurrence": {"$ref": "#/components/schemas/JobRecurrence"},
         "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": 10},
         "now": {"type": "string", "format": "date-time", "description": "default: the clock"},
+        "properties": {
+            "type": "object",
+            "description": "a whole job instead of startTime and recurrence (as the CLI reads)",
+        },
     },
     "example": {
         "startTime": "2026-03-04T09:00:00Z",
@@ -36,24 +42,36 @@ _REQUEST_SCHEMA = {
 
 
 def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
-    """{"executions": [...ISO UTC], "errors": [{"code", "message", "target"}]}."""
-    source = wire.keys(body, "", ("startTime", "recurrence", "count", "now"))
+    """{"executions": [...ISO UTC], "errors": [{"code", "message", "target"}]}, plus
+    "endReason" when fewer than `count` executions are left (the CLI's last line).
+
+    The body is the bare `{startTime, recurrence}` or a whole job as the CLI reads it
+    (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a schedule
+    and are not read), with `count` and `now` beside them."""
+    whole = isinstance(body, dict) and "properties" in body
+    allowed = ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now")
+    source = wire.keys(body, "", allowed)
     count = wire.integer(source.get("count", 10), "count", low=1, high=MAX_COUNT)
-    now = clock_now
-    if source.get("now") is not None:
-        now = wire.parse_datetime(source["now"], "now")
-        now = now.replace(tzinfo=UTC) if now.tzinfo is None else now.astimezone(UTC)
-    job = {k: v for k, v in source.items() if k in ("startTime", "recurrence") and v is not None}
+    now = clock_now if source.get("now") is None else read_now(source["now"], "now")
+    if whole:
+        properties = wire.keys(job_properties(source), "properties", JOB_PROPERTIES)
+    else:
+        properties = source
+    job = {k: v for k, v in properties.items() if k in _TIMING and v is not None}
     try:
         if "recurrence" in job:
             job["recurrence"] = timing.normalize_recurrence(job["recurrence"], "recurrence")
-        executions = preview(job, now=now, count=count)
+        executions, reason = preview_with_reason(job, now=now, count=count)
     except ValidationError as exc:
-        return {"executions": [], "errors": [exc.to_arm()["error"]]}
+        error = timing.prefixed(exc) if whole else exc
+        return {"executions": [], "errors": [error.to_arm()["error"]]}
     except (OverflowError, ValueError) as exc:
         error = ValidationError("recurrence", f"cannot be evaluated ({type(exc).__name__})")
         return {"executions": [], "errors": [error.to_arm()["error"]]}
-    return {"executions": [wire.iso_utc(t) for t in executions], "errors": []}
+    result: dict[str, Any] = {"executions": [wire.iso_utc(t) for t in executions], "errors": []}
+    if reason is not None:
+        result["endReason"] = reason
+    return result
 
 
 @router.post(
@@ -62,7 +80,9 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     summary="Preview the next executions of a startTime + recurrence",
     description=(
         "Returns up to `count` (default 10, at most 1000) executions as of `now` (default: "
-        "the server clock) and the validation errors of the schedule, if any."
+        "the server clock), the validation errors of the schedule, if any, and when fewer "
+        "executions are left, why (`endReason`). The body is `{startTime, recurrence}` or a "
+        "whole job (`{properties: {...}}`), as `python -m scheduler_lib preview` reads."
     ),
     responses=responses(200, 400),
     openapi_extra={

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
+from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import wire
+from scheduler_lib.model import targets, wire
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
@@ -67,17 +67,18 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
         raise ValidationError(wire.join(path, payload), f"is required for a {kind} action")
     action: dict[str, Any] = {"type": kind}
     where = wire.join(path, payload)
+    policy = _retry_policy_source(source, payload, path)
     if payload == "request":
-        action[payload] = _request(source[payload], where, https_only=kind == "Https")
+        request = {k: v for k, v in wire.obj(source[payload], where).items() if k != "retryPolicy"}
+        action[payload] = _request(request, where, https_only=kind == "Https")
     elif payload == "queueMessage":
         action[payload] = _queue_message(source[payload], where)
     else:
         action[payload] = _service_bus(source[payload], where, topic=kind == "ServiceBusTopic")
-    if not error_action or source.get("retryPolicy") is not None:
+    if not error_action or policy is not None:
         # An errorAction without a policy of its own runs under the main action's (the
         # executor looks it up there), so no default is stored for it.
-        policy_path = wire.join(path, "retryPolicy")
-        action["retryPolicy"] = _retry_policy(source.get("retryPolicy"), policy_path)
+        action["retryPolicy"] = policy if policy is not None else dict(DEFAULT_RETRY)
     if source.get("errorAction") is not None:
         action["errorAction"] = normalize_action(
             source["errorAction"], wire.join(path, "errorAction"), error_action=True
@@ -85,17 +86,32 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
     return action
 
 
+def _retry_policy_source(
+    source: dict[str, Any], payload: str, path: str
+) -> dict[str, Any] | None:
+    """The action's retry policy, validated (None: not given). The documentation's full HTTP
+    job example puts it inside `request`; it is read there too and stored at the action
+    level, where the API defines it. Given in both places, the two must agree."""
+    outer = source.get("retryPolicy")
+    request = source.get(payload) if payload == "request" else None
+    inner = request.get("retryPolicy") if isinstance(request, dict) else None
+    outer_path = wire.join(path, "retryPolicy")
+    inner_path = wire.join(wire.join(path, payload), "retryPolicy")
+    policy = _retry_policy(outer, outer_path) if outer is not None else None
+    if inner is None:
+        return policy
+    nested = _retry_policy(inner, inner_path)
+    if policy is not None and policy != nested:
+        raise ValidationError(inner_path, f"differs from {outer_path}; give it once")
+    return nested
+
+
 def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
     source = wire.keys(value, path, ("uri", "method", "body", "headers", "authentication"))
     for name in ("uri", "method"):
         if source.get(name) is None:
             raise ValidationError(wire.join(path, name), "is required")
-    uri = wire.string(source["uri"], wire.join(path, "uri"), max_length=2048)
-    parts = urlsplit(uri)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise ValidationError(wire.join(path, "uri"), "must be an absolute http(s) URL")
-    if https_only and parts.scheme.lower() != "https":
-        raise ValidationError(wire.join(path, "uri"), "must be an https URL for an Https action")
+    uri = targets.http_uri(source["uri"], wire.join(path, "uri"), https_only=https_only)
     request: dict[str, Any] = {
         "uri": uri,
         "method": wire.enum(
@@ -181,6 +197,8 @@ def _queue_message(value: Any, path: str) -> dict[str, Any]:
     for name in ("storageAccount", "queueName"):
         if name not in message:
             raise ValidationError(wire.join(path, name), "is required")
+    account_path = wire.join(path, "storageAccount")
+    message["storageAccount"] = targets.storage_account(message["storageAccount"], account_path)
     if source.get("message") is not None:
         message["message"] = wire.string(
             source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
@@ -208,6 +226,9 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
         if source.get(name) is None:
             raise ValidationError(wire.join(path, name), "is required")
         message[name] = wire.string(source[name], wire.join(path, name), max_length=260)
+    message["namespace"] = targets.servicebus_namespace(
+        message["namespace"], wire.join(path, "namespace")
+    )
     if source.get("message") is not None:
         message["message"] = wire.string(
             source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
@@ -273,16 +294,10 @@ def _retry_policy(value: Any, path: str) -> dict[str, Any]:
         wire.join(path, "retryInterval"),
         low=timedelta(seconds=15),
     )
-    if isodate_seconds(interval) > 548 * 86400:
+    if read_iso_duration(interval, wire.join(path, "retryInterval")) > timedelta(days=548):
         raise ValidationError(wire.join(path, "retryInterval"), "must be at most 18 months")
     count = wire.integer(source.get("retryCount", 4), wire.join(path, "retryCount"), low=1, high=20)
     return {"retryType": "Fixed", "retryInterval": interval, "retryCount": count}
-
-
-def isodate_seconds(duration: str) -> float:
-    import isodate
-
-    return isodate.parse_duration(duration).total_seconds()
 
 
 def uses_authentication(action: dict[str, Any]) -> bool:

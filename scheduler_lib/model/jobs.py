@@ -70,9 +70,12 @@ def check_size(definition: dict[str, Any]) -> None:
 
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch, except that a changed `type` replaces the whole object
-    (so patching an Http action into a StorageQueue one leaves no `request` behind)."""
+    (so patching an Http action into a StorageQueue one leaves no `request` behind), and a
+    `retryPolicy` is a unit: a patch's policy replaces the stored one (defaults fill what it
+    leaves out), also when given inside `request` as the documentation writes it."""
     if not isinstance(patch, dict):
         return patch
+    patch = _lift_request_retry_policy(patch)
     if not isinstance(target, dict):
         target = {}
     new_type, old_type = patch.get("type"), target.get("type")
@@ -88,10 +91,23 @@ def merge_patch(target: Any, patch: Any) -> Any:
         existing = next((k for k in result if k.lower() == key.lower()), key)
         if value is None:
             result.pop(existing, None)
+        elif key.lower() == "retrypolicy":
+            result.pop(existing, None)
+            result[key] = value
         else:
             merged = merge_patch(result.pop(existing, None), value)
             result[key] = merged
     return result
+
+
+def _lift_request_retry_policy(patch: dict[str, Any]) -> dict[str, Any]:
+    """An action patch with `retryPolicy` inside `request` (and none beside it) sets the
+    action's policy: moved up, it replaces the stored one instead of contradicting it."""
+    request = patch.get("request")
+    if not isinstance(request, dict) or "retryPolicy" not in request or "retryPolicy" in patch:
+        return patch
+    inner = {k: v for k, v in request.items() if k != "retryPolicy"}
+    return {**patch, "request": inner, "retryPolicy": request["retryPolicy"]}
 
 
 def stored_properties(record: JobRecord) -> dict[str, Any]:

@@ -8,9 +8,12 @@
 
 A collection's `quota.maxJobCount` and `quota.maxRecurrence` may tighten these, never
 loosen them (400 otherwise). A job breaking them gets 409 QuotaExceeded. How often a job
-recurs is judged by what it actually does: the smallest gap between its first
-`SAMPLE` executions, so a daily job with `minutes: [0, 15, 30, 45]` counts as every 15
-minutes. `maxJobOccurrence` caps a job's `recurrence.count`.
+recurs is judged by what its rule does in steady state: the smallest gap between `SAMPLE`
+consecutive executions of the rule (see `api.job_schedule.steady_sample`: not the distance
+from now or from startTime, wall-clock time), so a daily job with `minutes: [0, 15, 30, 45]`
+counts as every 15 minutes and a daily job created a minute before its hour as daily. A
+month counts as its shortest length, 28 days, so that a monthly job fits a monthly quota in
+February too. `maxJobOccurrence` caps a job's `recurrence.count`.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ PERIOD = {
     "Hour": timedelta(hours=1),
     "Day": timedelta(days=1),
     "Week": timedelta(weeks=1),
-    "Month": timedelta(days=30),
+    "Month": timedelta(days=28),  # the shortest month: a monthly job's smallest gap
 }
 SAMPLE = 50
 

@@ -4,9 +4,12 @@ Secrets (Basic and client-certificate passwords, `pfx`, OAuth `secret`, `sasToke
 Bus `sasKey`) are stored because the executor needs them, and never returned. A client that
 reads a job and writes it back (the SDK's GET-modify-PUT) therefore sends it without its
 secrets; `carry_over` gives such an update the stored secret again, but only when the object
-still names the same principal or target (same auth type, same username / tenant+clientId+
-audience / storage account / namespace+key name). Pointing a job at another account without
-giving that account's secret is an error, never a silent reuse of the old one.
+still names the same principal (same auth type, same username / tenant+clientId+audience /
+storage account / namespace+key name) *and* the same destination the secret is sent to (the
+request URI's scheme, host and port for Basic and client-certificate authentication). A Basic
+password carried over to a URI that now names another host would be handed to that host, so
+pointing a job (or its errorAction) elsewhere without re-sending the secret is a 400 naming
+the secret, never a silent reuse of the old one.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import copy
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import wire
@@ -29,6 +33,7 @@ class Holder(NamedTuple):
     secrets: tuple[str, ...]  # dotted paths inside `node`
     identity: tuple[str, ...]  # dotted paths inside `node` that must match to carry over
     required: tuple[str, ...]  # secrets the executor cannot do without
+    destination: tuple[Any, ...] = ()  # where the secret is sent; must match to carry over
 
 
 _AUTH = {
@@ -46,6 +51,9 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
     auth = (action.get("request") or {}).get("authentication")
     if auth and auth.get("type") in _AUTH:
         secrets, identity, required = _AUTH[auth["type"]]
+        # An OAuth secret goes to the configured authority, never to the URI; the token it
+        # buys is bound to tenant+audience, which are its identity.
+        sent_to_uri = auth["type"] != "ActiveDirectoryOAuth"
         yield Holder(
             auth["type"],
             f"{path}.request.authentication",
@@ -53,6 +61,7 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
             secrets,
             ("type", *identity),
             required,
+            origin(action["request"].get("uri")) if sent_to_uri else (),
         )
     if action.get("queueMessage"):
         yield Holder(
@@ -61,7 +70,7 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
             action["queueMessage"],
             ("sasToken",),
             ("storageAccount",),
-            ("sasToken",),
+            (),  # without one, the app's identity sends (`actions.destinations`)
         )
     for name in _SB:
         if action.get(name):
@@ -71,9 +80,24 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
                 action[name],
                 ("authentication.sasKey",),
                 ("namespace", "authentication.sasKeyName"),
-                ("authentication.sasKey",),
+                (),  # required for SharedAccessKey only: `actions.destinations` checks it
             )
     yield from holders(action.get("errorAction"), f"{path}.errorAction")
+
+
+def origin(uri: Any) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of an http(s) URI, with the scheme's default port filled in, so
+    that `https://a/` and `https://A:443/x` are the same destination."""
+    try:
+        parts = urlsplit(uri if isinstance(uri, str) else "")
+        port = parts.port
+    except ValueError:
+        return ("", str(uri), None)
+    scheme = parts.scheme.lower()
+    return (scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme))
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _get(node: dict[str, Any], dotted: str) -> Any:
@@ -109,22 +133,57 @@ def redact(properties: dict[str, Any]) -> dict[str, Any]:
 
 def carry_over(new: dict[str, Any], old: dict[str, Any] | None) -> None:
     """Fill secrets omitted from `new` (an action) from `old`, in place, where the holder at
-    the same place names the same principal; see the module docstring."""
+    the same place names the same principal and destination; see the module docstring.
+
+    Raises ValidationError naming the secret when one was stored, is omitted now, and the
+    principal or destination changed: the client must send it again."""
     if not old:
         return
     previous = {h.path: h for h in holders(old)}
     for holder in holders(new):
         before = previous.get(holder.path)
-        if before is None or before.kind != holder.kind:
-            continue
-        if any(_get(holder.node, k) != _get(before.node, k) for k in holder.identity):
+        if before is None or before.kind != holder.kind or not _uses_secrets(holder):
             continue
         given = [s for s in holder.secrets if _get(holder.node, s) is not None]
         if holder.kind == "ClientCertificate" and "pfx" in given:
             continue  # a new certificate: its password is the one sent (or none)
-        for secret in holder.secrets:
-            if secret not in given and _get(before.node, secret) is not None:
+        stored = [s for s in holder.secrets if s not in given and _get(before.node, s) is not None]
+        if not stored:
+            continue
+        if _same_target(holder, before):
+            for secret in stored:
                 _set(holder.node, secret, _get(before.node, secret))
+            continue
+        missing = next((s for s in holder.required if s in stored), stored[0])
+        raise ValidationError(
+            f"properties.{holder.path}.{missing}",
+            f"must be sent again: the stored one was for {_describe(before)}, this definition "
+            f"names {_describe(holder)} (a stored secret is reused only for the same principal "
+            "and destination; a definition read with GET carries no secrets)",
+        )
+
+
+def _uses_secrets(holder: Holder) -> bool:
+    """False for a queue or Service Bus message that authenticates with the app's identity
+    (no `authentication` object, or type NotSpecified): nothing to carry over."""
+    if holder.kind != "serviceBus":
+        return True
+    auth = holder.node.get("authentication") or {}
+    return bool(auth) and auth.get("type") != "NotSpecified"
+
+
+def _same_target(holder: Holder, before: Holder) -> bool:
+    return holder.destination == before.destination and all(
+        _get(holder.node, k) == _get(before.node, k) for k in holder.identity
+    )
+
+
+def _describe(holder: Holder) -> str:
+    parts = [f"{k}={_get(holder.node, k)!r}" for k in holder.identity if k != "type"]
+    if holder.destination:
+        scheme, host, port = holder.destination
+        parts.append(f"destination {scheme}://{host}:{port}")
+    return ", ".join(parts) or holder.kind
 
 
 Describe = Callable[..., Any]

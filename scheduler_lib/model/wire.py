@@ -15,6 +15,7 @@ from typing import Any
 
 import isodate
 
+from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
 
 
@@ -132,10 +133,7 @@ def duration(value: Any, path: str, *, low: timedelta | None = None) -> str:
     refused because their length is not fixed."""
     if not isinstance(value, str):
         raise ValidationError(path, "must be an ISO 8601 duration string, e.g. PT30S")
-    try:
-        parsed = isodate.parse_duration(value.strip().upper())
-    except (ValueError, isodate.ISO8601Error):
-        raise ValidationError(path, "must be an ISO 8601 duration, e.g. PT30S") from None
+    parsed = read_iso_duration(value, path)  # liberal: `pt30s`, `PT1D`
     if not isinstance(parsed, timedelta):
         raise ValidationError(path, "must use days, hours, minutes or seconds")
     if low is not None and parsed < low:

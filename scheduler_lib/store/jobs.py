@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
@@ -42,10 +42,29 @@ from scheduler_lib.store.tables import (
 TABLE = "Jobs"
 JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
 
-#: Bookkeeping key: the latest occurrence the dispatcher sent (ISO 8601). The dispatcher sends
-#: up to a minute ahead and then advances `next_execution_time` past it, so until that
-#: occurrence's second it, not `next_execution_time`, is the job's next execution.
+#: Bookkeeping key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
+#: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
+#: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is
+#: the job's next execution. (Older entities hold one string: the latest sent.)
 DISPATCHED = "dispatched"
+#: How long a sent occurrence is remembered after a later one is sent: far more than the
+#: dispatcher's look-ahead (a tick sends at most through the end of the minute after the
+#: next), so every occurrence dropped from the list has started by then.
+_SENT_MEMORY = timedelta(minutes=5)
+
+
+def sent_occurrences(bookkeeping: dict[str, Any]) -> list[datetime]:
+    """The occurrences recorded as sent (either stored form), ascending."""
+    sent = bookkeeping.get(DISPATCHED)
+    values = [sent] if isinstance(sent, str) else sent if isinstance(sent, list) else []
+    return sorted(datetime.fromisoformat(v) for v in values if isinstance(v, str))
+
+
+def with_sent(bookkeeping: dict[str, Any], due: datetime) -> list[str]:
+    """The DISPATCHED list once `due` is sent too: those older than `_SENT_MEMORY` before it
+    are forgotten (they have started), so the list stays a handful of entries."""
+    kept = {t for t in sent_occurrences(bookkeeping) if t >= due - _SENT_MEMORY} | {due}
+    return [_iso(t) for t in sorted(kept)]
 
 
 @dataclass(frozen=True)
@@ -94,14 +113,14 @@ class JobRecord:
         return f"{self.key}{SEPARATOR}{self.incarnation}"
 
     def upcoming_execution(self, now: datetime) -> datetime | None:
-        """The job's next execution as of `now`: an occurrence already sent to the executor
-        and not yet due, else `next_execution_time`. A job that is not Enabled will not run
-        what was sent (the executor drops it)."""
-        sent = self.bookkeeping.get(DISPATCHED)
-        if self.state == "Enabled" and isinstance(sent, str):
-            instant = datetime.fromisoformat(sent)
-            if instant > now:
-                return instant
+        """The job's next execution as of `now`: the earliest occurrence that has not
+        started — one already sent to the executor and not yet due, else
+        `next_execution_time`. A job that is not Enabled will not run what was sent (the
+        executor drops it)."""
+        if self.state == "Enabled":
+            pending = [t for t in sent_occurrences(self.bookkeeping) if t > now]
+            if pending:
+                return pending[0]
         return self.next_execution_time
 
     def status(self, now: datetime) -> dict[str, Any]:

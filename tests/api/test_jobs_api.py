@@ -193,3 +193,29 @@ def test_far_future_schedules_are_stored_not_server_errors(client):
     response = client.put(job_path(), json=body)
     assert response.status_code == 201
     assert response.json()["properties"]["status"]["nextExecutionTime"] == "9999-12-31T23:00:00Z"
+
+
+def test_recurrence_count_is_bounded_by_the_apis_int32(client):
+    make_collection(client)
+    for too_many in (2**31, 2**64):
+        body = job_body(recurrence={"frequency": "Minute", "count": too_many})
+        error = arm_error(client.put(job_path(), json=body), 400)
+        assert error["target"] == "properties.recurrence.count"
+    most = job_body(recurrence={"frequency": "Minute", "count": 2**31 - 1})
+    stored = client.put(job_path(), json=most)
+    assert stored.status_code == 201, stored.text
+    assert stored.json()["properties"]["recurrence"]["count"] == 2**31 - 1
+
+
+def test_count_and_end_time_together_end_at_the_earlier(client):
+    """The spec forbids both; Azure accepted both, so this does too: the earlier end wins."""
+    make_collection(client)
+    for recurrence, runs in (
+        ({"frequency": "Hour", "count": 3, "endTime": "2026-03-05T00:00:00Z"}, 3),
+        ({"frequency": "Hour", "count": 30, "endTime": "2026-03-04T11:00:00Z"}, 3),
+    ):
+        timing = {"startTime": "2026-03-04T09:00:00Z", "recurrence": recurrence}
+        preview = client.post("/preview", json={**timing, "count": 10}).json()
+        assert len(preview["executions"]) == runs
+        created = client.put(job_path(), json=job_body(**timing))
+        assert created.status_code in (200, 201), created.text

@@ -43,7 +43,7 @@ def _all_secret_actions():
             "type": "ServiceBusQueue",
             "serviceBusQueueMessage": {
                 "queueName": "q",
-                "namespace": "ns",
+                "namespace": "contoso-ns",
                 "authentication": {"sasKeyName": "k", "sasKey": "sb-key"},
             },
         },
@@ -134,3 +134,36 @@ def test_free_collections_cannot_authenticate_outbound(client):
     action = http_action(authentication={"type": "Basic", "username": "u", "password": "p"})
     error = arm_error(client.put(job_path(), json=job_body(action=action)), 409)
     assert error["code"] == "QuotaExceeded"
+
+
+def test_a_stored_password_does_not_follow_a_patched_uri(client, store):
+    """PUT a Basic job to host A, PATCH only the URI to host B: without the password again
+    this is a 400 naming it (before, B would have received A's password on the next run)."""
+    make_collection(client)
+    auth = {"type": "Basic", "username": "u", "password": "basic-pw"}
+    action = http_action(uri="http://a.example/", authentication=auth)
+    action["errorAction"] = http_action(uri="http://e.example/", authentication=auth)
+    assert client.put(job_path(), json=job_body(action=action)).status_code == 201
+    for where, patch_action in (
+        ("action.request", {"request": {"uri": "http://b.example/"}}),
+        ("action.errorAction.request", {"errorAction": {"request": {"uri": "http://b.example/"}}}),
+        ("action.request", {"request": {"uri": "http://a.example:8080/"}}),
+    ):
+        error = arm_error(client.patch(job_path(), json={"properties": {"action": patch_action}}),
+                          400)
+        assert error["target"] == f"properties.{where}.authentication.password"
+        assert "basic-pw" not in error["message"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]
+    assert stored["request"]["uri"] == "http://a.example/"
+    # The same host, another path: the password stays (the SDK's GET-modify-PUT).
+    same_host = {"properties": {"action": {"request": {"uri": "http://A.example:80/v2"}}}}
+    assert client.patch(job_path(), json=same_host).status_code == 200
+    read = client.get(job_path()).json()
+    read["properties"]["action"]["request"]["uri"] = "http://b.example/"
+    error = arm_error(client.put(job_path(), json=read), 400)
+    assert error["target"] == "properties.action.request.authentication.password"
+    read["properties"]["action"]["request"]["authentication"]["password"] = "b-pw"
+    assert client.put(job_path(), json=read).status_code == 200
+    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]
+    assert stored["request"]["authentication"]["password"] == "b-pw"
+    assert stored["errorAction"]["request"]["authentication"]["password"] == "basic-pw"

@@ -155,7 +155,7 @@ def test_executor_writing_the_job_meanwhile_keeps_its_keys(
     stored = reload(store, job)
     assert stored.bookkeeping == {
         "occurrences": 1,
-        DISPATCHED: "2026-03-04T09:00:30Z",
+        DISPATCHED: ["2026-03-04T09:00:30Z"],
         "claim": queue.sent[0].message.execution_tag,
     }
     assert stored.next_execution_time == NEXT

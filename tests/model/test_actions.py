@@ -51,7 +51,7 @@ def test_service_bus_topic_with_brokered_properties():
             "type": "ServiceBusTopic",
             "serviceBusTopicMessage": {
                 "topicPath": "t",
-                "namespace": "ns",
+                "namespace": "contoso-ns",
                 "transportType": "amqp",
                 "authentication": {"sasKeyName": "k", "sasKey": "s", "type": "sharedaccesskey"},
                 "brokeredMessageProperties": {"timeToLive": "PT1H", "forcePersistence": True},
@@ -166,6 +166,93 @@ def test_error_action_inherits_the_main_policy_unless_it_has_its_own() -> None:
         {**http(), "errorAction": {**http(), "retryPolicy": {"retryType": "None"}}}, "action"
     )
     assert own["errorAction"]["retryPolicy"] == {"retryType": "None"}
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        pytest.param("http://[::1/", id="unclosed-ipv6-bracket"),
+        pytest.param("http://[zz]/", id="bad-ipv6-literal"),
+        pytest.param("http:///path", id="no-host"),
+        pytest.param("http://:8080/", id="port-without-host"),
+        pytest.param("http://example.com:99999/", id="port-out-of-range"),
+        pytest.param("http://example.com:0/", id="port-zero"),
+        pytest.param("http://example.com:http/", id="port-not-a-number"),
+        pytest.param("http://user:pw@example.com/", id="userinfo-with-password"),
+        pytest.param("http://user@example.com/", id="userinfo"),
+        pytest.param("http://exa mple.com/", id="space-in-host"),
+        pytest.param("http://example.com/a b", id="space-in-path"),
+        pytest.param("http://example.com/\r\nX-Injected: 1", id="crlf"),
+        pytest.param("http://exa%41mple.com/", id="percent-in-host"),
+        pytest.param("http://a..b/", id="empty-label"),
+        pytest.param("ftp://example.com/", id="not-http"),
+        pytest.param("//example.com/", id="no-scheme"),
+    ],
+)
+def test_malformed_uris_are_a_400_naming_the_uri(uri):
+    for where, action in (
+        ("action.request.uri", http(uri=uri)),
+        ("action.errorAction.request.uri", {**http(), "errorAction": http(uri=uri)}),
+    ):
+        with pytest.raises(ValidationError) as err:
+            normalize_action(action, "action")
+        assert err.value.field == where
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["http://example.com:8080/x?y=1#f", "https://[2001:db8::1]:8443/", "http://münchen.example/",
+     "http://a_b.example/", "http://example.com./", "http://example.com:/"],
+)
+def test_well_formed_uris_are_kept_as_sent(uri):
+    assert normalize_action(http(uri=uri), "action")["request"]["uri"] == uri
+
+
+def queue_action(account):
+    return {"type": "StorageQueue",
+            "queueMessage": {"storageAccount": account, "queueName": "q", "sasToken": "?sig=x"}}
+
+
+def bus_action(namespace, kind="ServiceBusQueue"):
+    body = {"namespace": namespace, "queueName": "q"} if kind == "ServiceBusQueue" else {
+        "namespace": namespace, "topicPath": "t"}
+    key = "serviceBusQueueMessage" if kind == "ServiceBusQueue" else "serviceBusTopicMessage"
+    return {"type": kind, key: body}
+
+
+@pytest.mark.parametrize(
+    "account",
+    ["127.0.0.1/", "ab", "a" * 25, "my-account", "acct.queue.core.windows.net",
+     "https://acct.queue.core.windows.net", "acct/", "acct?x", "acct#", "ácct"],
+)
+def test_storage_account_must_be_an_account_name(account):
+    with pytest.raises(ValidationError) as err:
+        normalize_action(queue_action(account), "action")
+    assert err.value.field == "action.queueMessage.storageAccount"
+
+
+@pytest.mark.parametrize("account", ["abc", "a" * 24, "contoso2024", "myStorageAccount"])
+def test_storage_account_names_azure_accepts(account):
+    assert normalize_action(queue_action(account), "action")["queueMessage"]["storageAccount"]
+
+
+@pytest.mark.parametrize(
+    "namespace",
+    ["127.0.0.1/", "127.0.0.1", "short", "a" * 51, "1contoso", "contoso-", "contoso_bus",
+     "contoso.servicebus.windows.net", "contoso-sb", "contoso-mgmt", "conto:5671", "cont oso"],
+)
+@pytest.mark.parametrize("kind", ["ServiceBusQueue", "ServiceBusTopic"])
+def test_service_bus_namespace_must_be_a_namespace_name(namespace, kind):
+    with pytest.raises(ValidationError) as err:
+        normalize_action(bus_action(namespace, kind), "action")
+    key = "serviceBusQueueMessage" if kind == "ServiceBusQueue" else "serviceBusTopicMessage"
+    assert err.value.field == f"action.{key}.namespace"
+
+
+@pytest.mark.parametrize("namespace", ["contoso", "a" * 50, "mySBNamespace", "contoso-bus-01"])
+def test_service_bus_namespace_names_azure_accepts(namespace):
+    body = normalize_action(bus_action(namespace), "action")["serviceBusQueueMessage"]
+    assert body["namespace"] == namespace
 
 
 @pytest.mark.parametrize(

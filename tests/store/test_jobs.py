@@ -1,6 +1,6 @@
 """Jobs round-trip through real Table storage (Azurite): records, paging, ETags."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -19,6 +19,7 @@ from scheduler_lib.store.jobs import (
     get_job,
     list_jobs,
     put_job,
+    with_sent,
 )
 from scheduler_lib.store.tables import TableStore
 
@@ -132,3 +133,19 @@ def test_upcoming_execution_counts_an_occurrence_sent_ahead(
     )  # fmt: skip
     assert record.upcoming_execution(now) == expected
     assert record.status(now)["nextExecutionTime"] == expected.isoformat().replace("+00:00", "Z")
+
+
+def test_upcoming_execution_is_the_earliest_of_two_sent_ahead() -> None:
+    """Two occurrences in flight (09:10:30 and 09:11:30, the job advanced to 09:12:30): the
+    earliest not yet started is shown; sending a third forgets only long-started ones."""
+    sent = with_sent({DISPATCHED: with_sent({}, SENT)}, SENT + timedelta(minutes=1))
+    assert sent == ["2026-03-04T09:10:30Z", "2026-03-04T09:11:30Z"]
+    record = JobRecord(
+        "s", "rg", "c", "j", {}, created_time=datetime(2026, 3, 4, tzinfo=UTC),
+        next_execution_time=SENT + timedelta(minutes=2), bookkeeping={DISPATCHED: sent},
+    )  # fmt: skip
+    assert record.upcoming_execution(BEFORE) == SENT
+    assert record.upcoming_execution(SENT) == SENT + timedelta(minutes=1)
+    assert record.upcoming_execution(SENT + timedelta(minutes=1)) == SENT + timedelta(minutes=2)
+    later = with_sent({DISPATCHED: sent}, SENT + timedelta(minutes=10))
+    assert later == ["2026-03-04T09:20:30Z"]

@@ -12,9 +12,11 @@ Replies: a rule for the request's exact path (query ignored) wins over a rule wi
 among equals the oldest rule that still has uses left wins; with no rule the answer is
 `200 OK`. A reply's body may be a function of the recorded request (an echo endpoint), and
 its `delay` holds the answer back (released at once by `close()`, so a timeout test does not
-hold up teardown). `wait_for_requests` blocks on a condition, for tests where the request is
-made by another thread. Pass an `ssl_context` (see tests/support/certs.py) for HTTPS; with a
-context that requires client certificates, failed handshakes are kept in `tls_failures`.
+hold up teardown). `wait_for_requests` and `wait_for_tls_failures` block on a condition, for
+tests where the request is made by another thread or the client gave up first (the target's
+thread records after the client has seen a failed handshake or its own timeout). Pass an
+`ssl_context` (see tests/support/certs.py) for HTTPS; with a context that requires client
+certificates, failed handshakes are kept in `tls_failures`.
 Request bodies are read by Content-Length (what `requests` sends).
 """
 
@@ -128,10 +130,21 @@ class HttpTarget:
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         """Block until at least `count` requests arrived; AssertionError after `timeout`."""
+        self._wait(lambda: len(self._requests), count, timeout, "requests")
+        return self.requests
+
+    def wait_for_tls_failures(self, count: int = 1, timeout: float = 5.0) -> list[str]:
+        """Block until at least `count` failed handshakes were recorded. The client sees the
+        server's alert before the server's thread has recorded the failure, so a test must
+        wait for it rather than read `tls_failures` at once."""
+        self._wait(lambda: len(self.tls_failures), count, timeout, "TLS failures")
         with self._lock:
-            if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):
-                raise AssertionError(f"{len(self._requests)} requests arrived, not {count}")
-            return list(self._requests)
+            return list(self.tls_failures)
+
+    def _wait(self, have: Callable[[], int], count: int, timeout: float, what: str) -> None:
+        with self._lock:
+            if not self._lock.wait_for(lambda: have() >= count, timeout):
+                raise AssertionError(f"{have()} {what} arrived, not {count}")
 
     # -- lifecycle --------------------------------------------------------------------------
     def close(self) -> None:
@@ -195,6 +208,7 @@ class _Server(ThreadingHTTPServer):
         except (ssl.SSLError, OSError) as exc:
             with self.target._lock:
                 self.target.tls_failures.append(str(exc))
+                self.target._lock.notify_all()
             return
         try:
             super().finish_request(tls, client_address)
