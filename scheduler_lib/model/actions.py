@@ -9,13 +9,13 @@ would be silently ignored, so it is refused instead.
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import targets, wire
+from scheduler_lib.model.headers import request_headers
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
@@ -86,9 +86,7 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
     return action
 
 
-def _retry_policy_source(
-    source: dict[str, Any], payload: str, path: str
-) -> dict[str, Any] | None:
+def _retry_policy_source(source: dict[str, Any], payload: str, path: str) -> dict[str, Any] | None:
     """The action's retry policy, validated (None: not given). The documentation's full HTTP
     job example puts it inside `request`; it is read there too and stored at the action
     level, where the API defines it. Given in both places, the two must agree."""
@@ -125,43 +123,12 @@ def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
             source["body"], wire.join(path, "body"), max_length=MAX_BODY, empty=True
         )
     if source.get("headers") is not None:
-        request["headers"] = _headers(source["headers"], wire.join(path, "headers"))
+        request["headers"] = request_headers(source["headers"], wire.join(path, "headers"))
     if source.get("authentication") is not None:
         auth = _authentication(source["authentication"], wire.join(path, "authentication"))
         if auth is not None:
             request["authentication"] = auth
     return request
-
-
-#: An HTTP header name is a token (RFC 9110 5.1): visible ASCII except separators.
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-#: Control characters a header value may not hold (RFC 9110 5.5; a tab is allowed).
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-
-
-def _headers(value: Any, path: str) -> dict[str, str]:
-    """Request headers an HTTP client can actually send: token names, and values without
-    CR/LF (header injection) or other control characters, not starting with whitespace,
-    that HTTP/1.1 can carry (Latin-1). A header that could not be
-    sent would otherwise fail every attempt of the job long after the PUT was accepted."""
-    headers = wire.string_map(value, path)
-    for name, item in headers.items():
-        field = wire.join(path, name) if name else path
-        if not _HEADER_NAME.match(name):
-            raise ValidationError(field, "is not a valid HTTP header name")
-        if "\r" in item or "\n" in item:
-            raise ValidationError(field, "must not contain CR or LF")
-        if _CONTROL.search(item):
-            raise ValidationError(field, "must not contain control characters")
-        if item[:1].isspace():
-            raise ValidationError(field, "must not start with whitespace")
-        try:
-            item.encode("latin-1")
-        except UnicodeEncodeError:
-            raise ValidationError(
-                field, "holds characters an HTTP header cannot carry (only Latin-1)"
-            ) from None
-    return headers
 
 
 def _authentication(value: Any, path: str) -> dict[str, Any] | None:
