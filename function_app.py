@@ -1,9 +1,10 @@
-"""The Functions app: wires the three triggers to the scheduler's runtime. No logic here.
+"""The Functions app: wires the triggers to the scheduler's runtime. No logic here.
 
 - HTTP: the Azure Scheduler-compatible API (FastAPI, served through AsgiFunctionApp).
 - Timer, every minute at second 0: one dispatcher tick.
 - Queue, on the execution queue: one execution message (poisoned by the host after
   host.json's maxDequeueCount failed attempts).
+- Queue, on its poison queue: a poisoned message, recorded in its job's history and status.
 - Timer, daily: history retention and deletion of long-ended jobs.
 """
 
@@ -32,6 +33,15 @@ def executor(msg: func.QueueMessage) -> None:
     runtime.execute(
         msg.get_body().decode("utf-8"), message_id=msg.id, dequeue_count=msg.dequeue_count or 1
     )
+
+
+@app.queue_trigger(
+    arg_name="msg",
+    queue_name="%SCHEDULER_EXECUTION_QUEUE%-poison",
+    connection="AzureWebJobsStorage",
+)
+def poisoned(msg: func.QueueMessage) -> None:
+    runtime.record_poisoned(msg.get_body().decode("utf-8"), message_id=msg.id)
 
 
 @app.timer_trigger(arg_name="timer", schedule="0 17 3 * * *", use_monitor=True)

@@ -8,6 +8,7 @@ are the pure functions of `lifecycle`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -47,6 +48,9 @@ def claim(
         record = find_job(store, message.job_key)
         if record is None:
             return Skip("Dropped", "the job no longer exists")
+        if not message.belongs_to(record.incarnation):
+            # Its claims are the new job's (tags derive from name and time): leave them be.
+            return Skip("Dropped", "the job was deleted and created again since it was sent")
         reason = _why_not_runnable(store, record, message)
         if reason is not None:
             stale = lifecycle.abandoned(record, message, now=now)
@@ -99,9 +103,12 @@ def finish(
 ) -> JobRecord | None:
     """Apply the attempt to the job (ETag loop). Returns the job as written, or None if it
     was deleted meanwhile."""
-    for _ in range(_MAX_WRITE_TRIES):
-        updated = lifecycle.with_attempt(
-            record,
+    return apply(
+        store,
+        record,
+        message,
+        lambda current: lifecycle.with_attempt(
+            current,
             message,
             message_id,
             succeeded=attempt.succeeded,
@@ -109,9 +116,21 @@ def finish(
             faulted_now=attempt.faulted_now,
             final=attempt.final,
             now=now,
-        )
+        ),
+    )
+
+
+def apply(
+    store: TableStore,
+    record: JobRecord,
+    message: ExecutionMessage,
+    change: Callable[[JobRecord], JobRecord],
+) -> JobRecord | None:
+    """Write `change(record)` ETag-conditionally, re-reading and re-applying on a conflict.
+    Returns the job as written, or None if it was deleted meanwhile."""
+    for _ in range(_MAX_WRITE_TRIES):
         try:
-            return put_job(store, updated, etag=record.etag)
+            return put_job(store, change(record), etag=record.etag)
         except (PreconditionFailedError, NotFoundError):
             fresh = find_job(store, message.job_key)
             if fresh is None:

@@ -1,4 +1,4 @@
-"""The local Functions host: the three triggers of `function_app.py` in one process.
+"""The local Functions host: the triggers of `function_app.py` in one process.
 
 The Azure Functions Core Tools cannot run everywhere (not on this project's CI), so this
 host runs the same `Runtime` methods the functions call:
@@ -7,7 +7,9 @@ host runs the same `Runtime` methods the functions call:
 - a dispatcher tick at second 0 of every minute (the timer trigger `0 * * * * *`),
 - a worker that consumes the execution queue as the queue trigger does: messages are
   hidden while they run, deleted on success, made visible again on failure, and moved to
-  the poison queue after `MAX_DEQUEUE_COUNT` dequeues.
+  the poison queue after `MAX_DEQUEUE_COUNT` dequeues;
+- a worker on the poison queue, as the poison-queue trigger: each poisoned message is
+  recorded in its job's history and status, then deleted.
 
 Ctrl-C or SIGTERM stops uvicorn first, then lets the worker finish the message in hand;
 a message taken but not finished simply becomes visible again, so none is lost.
@@ -114,6 +116,34 @@ def process_message(runtime: Runtime, message: ReceivedMessage) -> None:
     queue.delete(message)
 
 
+def poison_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Consume the poison queue until `stop` is set (the poison-queue trigger), one message
+    at a time: poisoning is rare. A message that fails is tried again later."""
+    while not stop.is_set():
+        try:
+            messages = runtime.queue.receive(
+                max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT, poisoned=True
+            )
+        except Exception:
+            log.exception("receiving from the poison queue failed")
+            messages = []
+        for message in messages:
+            process_poisoned(runtime, message)
+        if not messages:
+            stop.wait(POLL_INTERVAL * 4)
+
+
+def process_poisoned(runtime: Runtime, message: ReceivedMessage) -> None:
+    """Record one poisoned message; delete it, or release it for another try."""
+    try:
+        runtime.record_poisoned(message.body, message_id=message.id)
+    except Exception:
+        log.exception("poisoned message %s could not be recorded; it will be retried", message.id)
+        runtime.queue.release(message, delay_seconds=RETRY_VISIBILITY, poisoned=True)
+        return
+    runtime.queue.delete(message, poisoned=True)
+
+
 def serve(
     settings: Settings,
     *,
@@ -128,6 +158,7 @@ def serve(
     threads = [
         threading.Thread(target=dispatcher_loop, args=(runtime, stop), name="dispatcher"),
         threading.Thread(target=worker_loop, args=(runtime, stop), name="worker"),
+        threading.Thread(target=poison_loop, args=(runtime, stop), name="poison"),
     ]
     config = uvicorn.Config(runtime.api, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)

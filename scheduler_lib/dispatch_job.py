@@ -84,7 +84,7 @@ def _send(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
     number = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
-    message = ExecutionMessage.scheduled(job.key, row.due, number)
+    message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation)
     ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
     counts.messages_sent += 1
     log.debug(

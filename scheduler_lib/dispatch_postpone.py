@@ -76,7 +76,7 @@ def finish_interrupted_postponement(
 ) -> None:
     """Write the history entry of a postponement whose tick died after advancing the job."""
     counts.history_entities_read += 1
-    newest, _ = list_history(ctx.store, job.key, status=POSTPONED_STATUS, page_size=1)
+    newest, _ = list_history(ctx.store, job.history_key, status=POSTPONED_STATUS, page_size=1)
     if newest and newest[0].expected_execution_time == row.due:
         return
     _record(ctx, job, row.due, str(marker.get("message", "")))
@@ -88,7 +88,7 @@ def _record(ctx: TickContext, job: JobRecord, due: datetime, message: str) -> No
     add_history(
         ctx.store,
         HistoryEntry(
-            job_key=job.key,
+            job_key=job.history_key,
             start_time=ctx.now,
             end_time=ctx.now,
             expected_execution_time=due,

@@ -16,6 +16,7 @@
    for the second itself (`sleep`), so the action starts on time rather than up to a polling
    interval plus a second late. A message delivered far earlier than that (a clock far off)
    is not held: it is sent again to appear at its time ("Deferred") and this copy ends.
+   One delivered more than the grace period late is not run but Postponed (`execute_late`).
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
@@ -28,11 +29,12 @@
    runs again rather than losing the occurrence.
 7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
    marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
-   deleted while its action ran keeps no history (the API purged it before this attempt's
-   entry was written).
+   deleted while its action ran keeps no history (its purge is requested again).
 
-An exception from the action layer itself (a bug, not a failing target: targets never raise)
-propagates, so the host redelivers the same message, which then runs again.
+An exception from the action layer itself (a bug, or a stored definition it cannot send) is a
+failed attempt like a failing target (`run_action` records it), so it follows the retry policy
+and the errorAction. A message that still fails five times (storage down) is poisoned, and the
+poison-queue function records that in the job's history (`poisoned`).
 """
 
 from __future__ import annotations
@@ -43,14 +45,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from scheduler_lib import claims, lifecycle
+from scheduler_lib import claims, execute_late, lifecycle
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.retry import Delivery, RetryPolicy, deliver
-from scheduler_lib.store.history import HistoryEntry, add_history, delete_history
+from scheduler_lib.store.history import HistoryEntry, add_history
+from scheduler_lib.store.history_purge import request_history_purge
 from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
 
@@ -70,7 +73,7 @@ MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
-    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred"
+    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
     reason: str
     job_key: str
     execution_tag: str
@@ -131,6 +134,15 @@ def handle_message(
     if isinstance(claimed, claims.Skip):
         return report(claimed.disposition, claimed.reason)
     record, verdict = claimed
+    # Judged at the first claim: a Rerun of an attempt that started in time still runs.
+    claimed_at = lifecycle.claimed_at(record, message) or clock()
+    if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
+        rerun = verdict is lifecycle.Verdict.RERUN
+        grace = settings.grace_period
+        record = execute_late.postpone_late(
+            store, record, message, rerun=rerun, now=clock(), grace=grace
+        )
+        return report("Postponed", "started later than the grace period", job_state=_state(record))
 
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted
@@ -155,7 +167,7 @@ def handle_message(
     started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))
     ended = clock()
-    entry = add_history(store, _history_entry(message, outcome, started, ended))
+    entry = add_history(store, _history_entry(record, message, outcome, started, ended))
 
     follow_up, faulted_now = _follow_up(record, message, policy, succeeded=outcome.succeeded)
     follow_up_at = delivery = None
@@ -164,11 +176,12 @@ def handle_message(
         delivery = deliver(follow_up, visible_at=follow_up_at, now=ended, queue=queue, store=store)
 
     attempt = claims.Attempt(outcome.succeeded, started, faulted_now, final=follow_up is None)
+    history_key = record.history_key
     record = claims.finish(store, record, message, message_id, attempt, now=clock())
     if record is None:
-        # Deleted while the action ran: the API already purged its history; do not leave
-        # this attempt's entry behind as an orphan.
-        delete_history(store, message.job_key)
+        # Deleted while the action ran: the purge of its history may be over already; do
+        # not leave this attempt's entry behind as an orphan.
+        request_history_purge(store, history_key)
     return report(
         "Rerun" if verdict is lifecycle.Verdict.RERUN else "Ran",
         f"{verdict.value}: dequeue {dequeue_count}",
@@ -205,13 +218,17 @@ def _follow_up(
 
 
 def _history_entry(
-    message: ExecutionMessage, outcome: ActionOutcome, started: datetime, ended: datetime
+    record: JobRecord,
+    message: ExecutionMessage,
+    outcome: ActionOutcome,
+    started: datetime,
+    ended: datetime,
 ) -> HistoryEntry:
     text = outcome.message
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
     return HistoryEntry(
-        job_key=message.job_key,
+        job_key=record.history_key,
         start_time=started,
         end_time=ended,
         expected_execution_time=message.occurrence,

@@ -122,10 +122,11 @@ class ExecutionQueue:
         )
 
     def receive(
-        self, *, max_messages: int = 16, visibility_timeout: int = 300
+        self, *, max_messages: int = 16, visibility_timeout: int = 300, poisoned: bool = False
     ) -> list[ReceivedMessage]:
-        """Take up to `max_messages` visible messages, hidden for `visibility_timeout` s."""
-        received = self.client.receive_messages(
+        """Take up to `max_messages` visible messages, hidden for `visibility_timeout` s
+        (from the poison queue with `poisoned`)."""
+        received = self._source(poisoned).receive_messages(
             messages_per_page=min(max_messages, 32),
             max_messages=max_messages,
             visibility_timeout=visibility_timeout,
@@ -135,12 +136,17 @@ class ExecutionQueue:
             for m in received
         ]
 
-    def delete(self, message: ReceivedMessage) -> None:
-        self.client.delete_message(message.id, message.pop_receipt)
+    def _source(self, poisoned: bool) -> QueueClient:
+        return self.poison if poisoned else self.client
 
-    def release(self, message: ReceivedMessage, *, delay_seconds: int) -> None:
+    def delete(self, message: ReceivedMessage, *, poisoned: bool = False) -> None:
+        self._source(poisoned).delete_message(message.id, message.pop_receipt)
+
+    def release(
+        self, message: ReceivedMessage, *, delay_seconds: int, poisoned: bool = False
+    ) -> None:
         """Make a message that failed visible again after `delay_seconds`."""
-        self.client.update_message(
+        self._source(poisoned).update_message(
             message.id, message.pop_receipt, visibility_timeout=delay_seconds
         )
 

@@ -4,7 +4,9 @@ dispatcher ticking?
 A probe (App Service health check, a load balancer, a monitor) gets 503 only when storage is
 unreachable, because then nothing works. A dispatcher that has not ticked for a while leaves
 the API usable, so that is `Degraded` with 200, and the body says how long ago it last ran —
-the number an operator alerts on.
+the number an operator alerts on. So is a non-zero `jobs.overdue`: the last consistency
+check (`anti_entropy`) found Enabled jobs whose next execution had passed without a due-index
+row to run it (it repaired them; something lost their rows).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 from azure.core.exceptions import AzureError
 
-from scheduler_lib.store.dispatcher_state import get_dispatcher_state
+from scheduler_lib.store.dispatcher_state import get_dispatcher_state, get_repair_state
 from scheduler_lib.store.tables import TableStore
 
 #: The timer fires every minute; three missed ticks in a row is worth a look.
@@ -43,7 +45,12 @@ def check_health(store: TableStore, *, now: datetime) -> tuple[int, dict[str, An
         }
         if age <= STALE_AFTER:
             status = "Healthy"
-    return 200, {"status": status, "storage": {"reachable": True}, "dispatcher": dispatcher}
+    repair = get_repair_state(store)
+    jobs = {"overdue": int(repair.get("overdue", 0)), "checkedAt": repair.get("checked_at")}
+    if jobs["overdue"]:
+        status = "Degraded"  # jobs had lost their due-index rows (repaired; worth a look)
+    body = {"status": status, "storage": {"reachable": True}, "dispatcher": dispatcher}
+    return 200, {**body, "jobs": jobs}
 
 
 def _iso(value: datetime) -> str:

@@ -11,8 +11,9 @@ after they ended. Here, once a day (a timer trigger calls `run_housekeeping`):
   replaced meanwhile (PUT of a new definition) is kept.
 
 One pass a day over the Jobs table (`iter_jobs`) is cheap next to the per-minute dispatcher,
-which never scans. History of jobs already deleted through the
-API is the API's to delete (`delete_history` when it deletes the job).
+which never scans. The same pass finishes the background deletion of deleted jobs' history
+(`history_purge`; ticks delete a bounded share) and, given the grace period, runs the full
+consistency check (`anti_entropy`: overdue and unindexed Enabled jobs are re-indexed).
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from scheduler_lib.anti_entropy import RepairReport, repair_jobs
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.lifecycle import EXECUTOR
 from scheduler_lib.store import jobs
-from scheduler_lib.store.history import delete_history, prune_history
+from scheduler_lib.store.history import HISTORY_KEEP, delete_history, prune_history
+from scheduler_lib.store.history_purge import purge_histories
 from scheduler_lib.store.tables import TableStore
 
 RETENTION = timedelta(days=60)
-HISTORY_KEEP = 1000
 FINISHED_STATES = ("Completed", "Faulted")
 
 
@@ -37,12 +39,19 @@ class HousekeepingReport:
     history_pruned: int = 0  # entries removed by retention
     jobs_deleted: int = 0
     history_deleted: int = 0  # entries removed with their deleted jobs
+    history_purged: int = 0  # entries of jobs deleted through the API, purged in background
+    repair: RepairReport | None = None
 
 
 def run_housekeeping(
-    store: TableStore, *, now: datetime, history_keep: int = HISTORY_KEEP
+    store: TableStore,
+    *,
+    now: datetime,
+    history_keep: int = HISTORY_KEEP,
+    grace_period: timedelta | None = None,
 ) -> HousekeepingReport:
-    """One daily pass (idempotent: running it twice removes nothing more)."""
+    """One daily pass (idempotent: running it twice removes nothing more). With
+    `grace_period`, also the full consistency check."""
     cutoff = now - RETENTION
     scanned = pruned = deleted = history_deleted = 0
     for job in jobs.iter_jobs(store):
@@ -54,8 +63,12 @@ def run_housekeeping(
                 deleted += 1
                 history_deleted += removed
                 continue
-        pruned += prune_history(store, job.key, keep=history_keep, older_than=cutoff)
-    return HousekeepingReport(scanned, pruned, deleted, history_deleted)
+        pruned += prune_history(store, job.history_key, keep=history_keep, older_than=cutoff)
+    purged = purge_histories(store)
+    repair = None
+    if grace_period is not None:
+        repair = repair_jobs(store, now=now, grace_period=grace_period, unindexed=True)
+    return HousekeepingReport(scanned, pruned, deleted, history_deleted, purged, repair)
 
 
 def _delete_finished(store: TableStore, job: jobs.JobRecord) -> int | None:
@@ -65,7 +78,7 @@ def _delete_finished(store: TableStore, job: jobs.JobRecord) -> int | None:
         jobs.delete_job(store, job, etag=job.etag)
     except (NotFoundError, PreconditionFailedError):
         return None
-    return delete_history(store, job.key)
+    return delete_history(store, job.history_key)
 
 
 def _ended(job: jobs.JobRecord) -> datetime:

@@ -95,7 +95,12 @@ def with_claim(
     state = executor_state(record)
     claims = state["claims"]
     previous = claims.get(message.execution_tag) or {}
+    same_step = (
+        previous.get("action") == message.action and previous.get("attempt") == message.attempt
+    )
     claims[message.execution_tag] = {
+        # When this step was first claimed: a redelivery (Rerun) started then, not now.
+        "claimedAt": previous.get("claimedAt", previous["at"]) if same_step else now.isoformat(),
         "action": message.action,
         "attempt": message.attempt,
         "messageId": message_id,
@@ -108,6 +113,16 @@ def with_claim(
     }
     _prune(claims, now)
     return _with_state(record, state)
+
+
+def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
+    """When `message`'s step was first claimed (its attempt started then), if it is claimed."""
+    claim = executor_state(record)["claims"].get(message.execution_tag)
+    if claim is None or _step(claim["action"], claim["attempt"]) != _step(
+        message.action, message.attempt
+    ):
+        return None
+    return datetime.fromisoformat(claim.get("claimedAt", claim["at"]))
 
 
 def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) -> JobRecord | None:
@@ -165,6 +180,23 @@ def with_attempt(
             changes["state"] = new_state
             state["endedAt"] = now.isoformat()
     _prune(claims, now)
+    return replace(_with_state(record, state), **changes)
+
+
+def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetime) -> JobRecord:
+    """`record` after its occurrence was postponed by the executor (it started later than the
+    grace period allows): the claim final, nothing counted (as the dispatcher's postponement
+    counts nothing), and Completed if that was the job's last occurrence."""
+    state = executor_state(record)
+    claim = state["claims"].get(message.execution_tag)
+    if claim is not None:
+        claim.update(done=True, final=True, postponed=True, at=now.isoformat())
+    changes: dict[str, Any] = {}
+    new_state = _final_state(record, state, message, faulted=False)
+    if new_state is not None:
+        changes["state"] = new_state
+        state["endedAt"] = now.isoformat()
+    _prune(state["claims"], now)
     return replace(_with_state(record, state), **changes)
 
 

@@ -32,21 +32,27 @@ class ExecutionMessage:
     action: str = MAIN_ACTION
     attempt: int = 0  # retries of this action so far (0 = first try)
     manual: bool = False
+    #: The incarnation of the job it was sent for (`JobRecord.incarnation`; empty from older
+    #: senders): a job deleted and created again under the same name does not run, or record
+    #: history for, what was queued for its predecessor.
+    incarnation: str = ""
 
     @classmethod
     def scheduled(
-        cls, job_key: str, occurrence: datetime, occurrence_number: int
+        cls, job_key: str, occurrence: datetime, occurrence_number: int, incarnation: str = ""
     ) -> ExecutionMessage:
         """A scheduled occurrence. Its tag is derived from the job and the occurrence, so a
         tick that runs twice produces the same message and the executor can tell."""
         occurrence = occurrence.astimezone(UTC)
         digest = hashlib.sha256(f"{job_key}|{occurrence.isoformat()}".encode()).hexdigest()
-        return cls(job_key, occurrence, digest[:32], occurrence_number)
+        return cls(job_key, occurrence, digest[:32], occurrence_number, incarnation=incarnation)
 
     @classmethod
-    def manual_run(cls, job_key: str, *, now: datetime) -> ExecutionMessage:
+    def manual_run(cls, job_key: str, *, now: datetime, incarnation: str = "") -> ExecutionMessage:
         """`POST .../run`: execute now, outside the schedule, with a fresh tag."""
-        return cls(job_key, now.astimezone(UTC), uuid.uuid4().hex, 0, manual=True)
+        return cls(
+            job_key, now.astimezone(UTC), uuid.uuid4().hex, 0, manual=True, incarnation=incarnation
+        )
 
     @property
     def start_at(self) -> datetime | None:
@@ -61,6 +67,11 @@ class ExecutionMessage:
         if self.manual or self.action != MAIN_ACTION or self.attempt:
             return None
         return self.occurrence
+
+    def belongs_to(self, incarnation: str) -> bool:
+        """Whether this message was sent for that incarnation of its job (a message from an
+        older sender, without one, belongs to any)."""
+        return not self.incarnation or self.incarnation == incarnation
 
     def next_attempt(self) -> ExecutionMessage:
         return replace(self, attempt=self.attempt + 1)

@@ -16,12 +16,15 @@ from functools import cached_property
 from fastapi import FastAPI
 
 from scheduler_lib.actions.egress import policy_for
+from scheduler_lib.anti_entropy import due_for_check, repair_jobs
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch import TickReport, run_tick
 from scheduler_lib.execute import ExecutionReport, handle_message
 from scheduler_lib.execution_queue import ExecutionQueue
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
+from scheduler_lib.poisoned import PoisonReport, record_poisoned
+from scheduler_lib.store.history_purge import TICK_BUDGET, purge_histories
 from scheduler_lib.store.tables import TableStore
 
 log = logging.getLogger("scheduler")
@@ -60,9 +63,10 @@ class Runtime:
         return create_app(self.settings, clock=self.clock, store=self.store, queue=self.queue)
 
     def tick(self) -> TickReport:
-        """One dispatcher tick at the current time (the timer trigger)."""
+        """One dispatcher tick at the current time (the timer trigger), then its upkeep."""
         self.ensure_storage()
         report = run_tick(self.store, self.queue, self.settings, now=self.clock())
+        self.upkeep(report.now)
         log.info(
             "dispatcher tick: %d due rows, %d sent, %d postponed, %d stale, %.2fs",
             report.rows_read,
@@ -72,6 +76,17 @@ class Runtime:
             report.duration,
         )
         return report
+
+    def upkeep(self, now: datetime) -> None:
+        """What a tick does besides dispatching, each part bounded and never failing the
+        tick: every `CHECK_EVERY_MINUTES` the overdue-job check (`anti_entropy`), and a share
+        of the background deletion of deleted jobs' history (`history_purge`)."""
+        try:
+            if due_for_check(now):
+                repair_jobs(self.store, now=now, grace_period=self.settings.grace_period)
+            purge_histories(self.store, budget=TICK_BUDGET)
+        except Exception:
+            log.exception("tick upkeep failed; the next tick tries again")
 
     def execute(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Execute one message from the execution queue (the queue trigger)."""
@@ -87,9 +102,16 @@ class Runtime:
             sleep=self.sleep,
         )
 
+    def record_poisoned(self, body: str, *, message_id: str) -> PoisonReport:
+        """Record a message from the poison queue in its job (the poison-queue trigger)."""
+        self.ensure_storage()
+        return record_poisoned(self.store, body, message_id=message_id, now=self.clock())
+
     def housekeeping(self) -> HousekeepingReport:
         """Prune history and delete long-ended jobs (the daily timer)."""
         self.ensure_storage()
-        report = run_housekeeping(self.store, now=self.clock())
+        report = run_housekeeping(
+            self.store, now=self.clock(), grace_period=self.settings.grace_period
+        )
         log.info("housekeeping: %s", report)
         return report

@@ -11,6 +11,7 @@ import pytest
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execute import HISTORY_MESSAGE_LIMIT, collection_arm_id, job_arm_id
 from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.store.history_purge import TICK_BUDGET, pending_history_purges, purge_histories
 from scheduler_lib.store.jobs import delete_job
 from tests.executor_harness import (
     T0,
@@ -239,4 +240,7 @@ def test_a_job_deleted_while_its_action_runs_leaves_no_history(
     report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
 
     assert report.disposition == "Ran" and report.job_state is None
+    # The executor asks for the purge of the entry it wrote; the next tick's upkeep runs it.
+    assert pending_history_purges(driver.store) == [job.history_key]
+    purge_histories(driver.store, budget=TICK_BUDGET)
     assert driver.history(job.key) == []

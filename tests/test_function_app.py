@@ -53,7 +53,9 @@ def _functions(module: ModuleType) -> dict[str, object]:
 
 def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> None:
     functions = _functions(function_app)
-    assert set(functions) == {"http_app_func", "dispatcher", "executor", "housekeeping"}
+    assert set(functions) == {
+        "http_app_func", "dispatcher", "executor", "poisoned", "housekeeping",
+    }  # fmt: skip
     triggers = {
         name: json.loads(function.get_function_json())["bindings"][0]
         for name, function in functions.items()
@@ -67,6 +69,8 @@ def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> 
     assert triggers["executor"]["type"] == "queueTrigger"
     assert triggers["executor"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%"
     assert triggers["executor"]["connection"] == "AzureWebJobsStorage"
+    assert triggers["poisoned"]["type"] == "queueTrigger"
+    assert triggers["poisoned"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%-poison"
 
 
 def _http(
@@ -105,3 +109,5 @@ def test_timer_queue_and_housekeeping_functions_run(function_app: ModuleType) ->
     bad = QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
     with pytest.raises(ValueError):
         functions["executor"].get_user_function()(bad)
+    # The poison-queue function takes it then: nothing to record against, nothing raised.
+    functions["poisoned"].get_user_function()(bad)

@@ -7,6 +7,7 @@ shows up in the job history like it did in Azure Scheduler.
 A failing *target* never raises: refused connections, timeouts, non-2xx answers, rejected SAS
 tokens or an unreadable pfx all become `ActionOutcome(succeeded=False, message=...)`, because
 the caller's answer to each of them is the same (record it, retry per the retry policy).
+Neither does an unexpected exception of this code's own: it becomes a failed outcome too.
 Every outcome message passes through a `Redactor` built from the action's secrets, so a target
 that echoes our credentials back cannot put them into the history.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,6 +28,8 @@ from typing import Any
 from scheduler_lib.actions.redaction import Redactor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+
+log = logging.getLogger("scheduler.actions")
 
 __all__ = [
     "ACTION_TIMEOUT_SECONDS",
@@ -122,4 +126,11 @@ def run_action(
         outcome: ActionOutcome = execute(action, context, settings, **kwargs)
     except ValidationError as exc:
         outcome = ActionOutcome(False, f"{label} Action - {exc.message}")
+    except Exception as exc:
+        # Anything else is a bug or a stored definition this code cannot send (a header
+        # value that is not Latin-1, written before the API checked it). Raising would make
+        # the host redeliver the message until it is poisoned, with nothing in the history
+        # and no errorAction; as a failed attempt it follows the retry policy like any other.
+        log.warning("action raised %s", type(exc).__name__, extra={"tag": context.execution_tag})
+        outcome = ActionOutcome(False, f"{label} Action - unexpected {type(exc).__name__}: {exc}")
     return ActionOutcome(outcome.succeeded, redactor(outcome.message), outcome.status_code)

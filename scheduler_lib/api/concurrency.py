@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from scheduler_lib.errors import ConflictError, PreconditionFailedError
+from scheduler_lib.errors import ConflictError, PreconditionFailedError, QuotaExceededError
 
 ATTEMPTS = 12
 T = TypeVar("T")
@@ -42,6 +42,8 @@ def conditional_write(client_etag: str | None, what: str) -> Iterator[None]:
     when it sent If-Match (it pinned that version), otherwise a `LostRace` to retry."""
     try:
         yield
+    except QuotaExceededError:
+        raise  # decided on what the write found (a full collection), not a lost race
     except (PreconditionFailedError, ConflictError) as exc:
         if client_etag is not None:
             raise PreconditionFailedError(f"{what} was changed by another request.") from exc

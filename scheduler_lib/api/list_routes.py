@@ -91,7 +91,7 @@ async def list_job_history(
         def fetch(size: int, token: str | None) -> tuple[list[HistoryEntry], str | None]:
             return list_history(
                 ctx.store,
-                job.key,
+                job.history_key,
                 status=options.filter_value,
                 page_size=size,
                 continuation=token,

@@ -15,6 +15,7 @@ from typing import Any
 from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import targets, wire
+from scheduler_lib.model.headers import request_headers
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
@@ -85,9 +86,7 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
     return action
 
 
-def _retry_policy_source(
-    source: dict[str, Any], payload: str, path: str
-) -> dict[str, Any] | None:
+def _retry_policy_source(source: dict[str, Any], payload: str, path: str) -> dict[str, Any] | None:
     """The action's retry policy, validated (None: not given). The documentation's full HTTP
     job example puts it inside `request`; it is read there too and stored at the action
     level, where the API defines it. Given in both places, the two must agree."""
@@ -124,7 +123,7 @@ def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
             source["body"], wire.join(path, "body"), max_length=MAX_BODY, empty=True
         )
     if source.get("headers") is not None:
-        request["headers"] = wire.string_map(source["headers"], wire.join(path, "headers"))
+        request["headers"] = request_headers(source["headers"], wire.join(path, "headers"))
     if source.get("authentication") is not None:
         auth = _authentication(source["authentication"], wire.join(path, "authentication"))
         if auth is not None:

@@ -51,6 +51,27 @@ def get_dispatcher_state(store: TableStore) -> DispatcherState:
     )
 
 
+#: Where the last consistency check (`anti_entropy`) leaves its result for the health endpoint.
+REPAIR_ROW = "repair"
+
+
+def get_repair_state(store: TableStore) -> dict[str, Any]:
+    """The last consistency check's report (empty before the first)."""
+    try:
+        entity = store.table(TABLE).get_entity(PARTITION, REPAIR_ROW)
+    except ResourceNotFoundError:
+        return {}
+    return json.loads(entity.get("Report") or "{}")
+
+
+def save_repair_state(store: TableStore, report: dict[str, Any]) -> None:
+    """Store the consistency check's report (one upsert, last writer wins)."""
+    store.table(TABLE).upsert_entity(
+        {"PartitionKey": PARTITION, "RowKey": REPAIR_ROW, "Report": dumps(report)},
+        mode=UpdateMode.REPLACE,
+    )
+
+
 def save_dispatcher_state(store: TableStore, state: DispatcherState) -> None:
     """Store the cursor and the last tick's summary (one upsert)."""
     entity: dict[str, Any] = {

@@ -37,10 +37,13 @@ class DueRow:
     payload: str | None = None
     row_key: str = ""
     etag: str | None = None  # as read: a batched removal leaves a row rewritten since alone
+    #: The partition it was read from: the minute of `due`, except for a row re-indexed by
+    #: `reindex_overdue` into a minute the dispatcher still reads.
+    partition: str | None = None
 
     @property
     def minute(self) -> str:
-        return minute_key(self.due)
+        return self.partition or minute_key(self.due)
 
 
 def minute_key(instant: datetime) -> str:
@@ -57,10 +60,58 @@ def _occurrence_row(job_key: str, due: datetime) -> dict[str, object]:
     return {"PartitionKey": minute_key(due), "RowKey": job_key, "Due": due.astimezone(UTC)}
 
 
-def add_due(store: TableStore, job_key: str, due: datetime) -> DueRow:
-    """Record that `job_key` has an occurrence at `due` (idempotent)."""
-    store.table(TABLE).upsert_entity(_occurrence_row(job_key, due), mode=UpdateMode.REPLACE)
-    return DueRow(job_key, due, row_key=job_key)
+def add_due(
+    store: TableStore, job_key: str, due: datetime, *, incarnation: str = "", at: str | None = None
+) -> DueRow:
+    """Record that `job_key` has an occurrence at `due` (idempotent). `incarnation` marks the
+    row as the API wrote it for that incarnation of the job (see `remove_incarnation_row`);
+    `at` files it under another minute than `due`'s (see `reindex_overdue`)."""
+    row = _occurrence_row(job_key, due)
+    if incarnation:
+        row["Incarnation"] = incarnation
+    if at is not None:
+        row["PartitionKey"] = at
+    store.table(TABLE).upsert_entity(row, mode=UpdateMode.REPLACE)
+    return DueRow(job_key, due, row_key=job_key, partition=at)
+
+
+def has_due_row(store: TableStore, job_key: str, due: datetime) -> bool:
+    """Whether the row of `job_key`'s occurrence at `due` exists (one point read)."""
+    try:
+        store.table(TABLE).get_entity(minute_key(due), job_key, select=["RowKey"])
+    except ResourceNotFoundError:
+        return False
+    return True
+
+
+def reindex_overdue(store: TableStore, job_key: str, due: datetime, *, now: datetime) -> DueRow:
+    """A row for an occurrence at `due` that lies in a minute no tick reads any more (its row
+    was lost), filed under the minute of `now`: the next tick finds it there and applies its
+    grace and postponement rules to `due`."""
+    return add_due(store, job_key, due, at=minute_key(now))
+
+
+def remove_incarnation_row(
+    store: TableStore, job_key: str, due: datetime, incarnation: str
+) -> bool:
+    """Drop the row of `job_key` at `due` only if the API wrote it for `incarnation` (read,
+    then deleted on the ETag read): a deleted job's row, never the row of the job created
+    again under the same name meanwhile. A row it cannot attribute (written by a tick) is
+    left: the dispatcher drops it as stale, ETag-conditionally. True if it removed one."""
+    if not incarnation:
+        return False
+    try:
+        entity = store.table(TABLE).get_entity(minute_key(due), job_key)
+    except ResourceNotFoundError:
+        return False
+    if entity.get("Incarnation") != incarnation:
+        return False
+    with suppress(ResourceNotFoundError, ResourceModifiedError):
+        store.table(TABLE).delete_entity(
+            minute_key(due), job_key, **etag_kwargs(entity.metadata.get("etag"))
+        )
+        return True
+    return False
 
 
 def add_due_rows(store: TableStore, occurrences: Iterable[tuple[str, datetime]]) -> None:
@@ -112,7 +163,8 @@ def remove_due_rows(store: TableStore, rows: Iterable[DueRow]) -> None:
             table.submit_transaction(operations)
         except (TableTransactionError, ResourceNotFoundError, ResourceModifiedError):
             for row in batch:
-                remove_due(store, row.row_key, row.due, etag=row.etag)
+                with suppress(ResourceNotFoundError, ResourceModifiedError):
+                    table.delete_entity(row.minute, row.row_key, **etag_kwargs(row.etag))
 
 
 def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
@@ -137,5 +189,10 @@ def due_rows(store: TableStore, *, start: datetime, through: datetime) -> Iterat
         if due is not None:
             job_key = entity.get("JobKey") or entity["RowKey"]
             yield DueRow(
-                job_key, due, entity.get("Payload"), entity["RowKey"], entity.metadata.get("etag")
+                job_key,
+                due,
+                entity.get("Payload"),
+                entity["RowKey"],
+                entity.metadata.get("etag"),
+                entity["PartitionKey"],
             )

@@ -1,25 +1,33 @@
 """Job history in Table storage: one entity per attempt of an action.
 
-`JobHistory`: PartitionKey = job key, RowKey = inverted start time plus a random suffix,
-so a partition reads newest first (what the history API returns) and two attempts that
-start in the same microsecond never collide.
+`JobHistory`: PartitionKey = the job's `history_key` (job key and incarnation), RowKey =
+inverted start time plus a random suffix, so a partition reads newest first (what the
+history API returns) and two attempts that start in the same microsecond never collide.
+
+At most `HISTORY_KEEP` entries per job, enforced as they are written (`history_cap`), not
+only by the daily housekeeping: an every-minute job with retries stored 20,000 in two weeks.
 """
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from azure.data.tables import TableTransactionError
+from azure.core.exceptions import ResourceNotFoundError
 
+from scheduler_lib.store.history_cap import delete_rows, insert_capped
+from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, uncount
 from scheduler_lib.store.tables import TableStore, as_datetime, query_page
 
 TABLE = "JobHistory"
 _MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
-_BATCH = 100  # Table storage's limit of operations per transaction
+#: Entries kept per job (Azure Scheduler's documented limit).
+HISTORY_KEEP = 1000
 STATUSES = ("Completed", "Failed", "Postponed")
 
 
@@ -76,23 +84,25 @@ def _from_entity(entity: Any) -> HistoryEntry:
     )
 
 
-def add_history(store: TableStore, entry: HistoryEntry) -> HistoryEntry:
-    """Append an entry and return it with its id."""
+def add_history(
+    store: TableStore, entry: HistoryEntry, *, keep: int = HISTORY_KEEP
+) -> HistoryEntry:
+    """Append an entry and return it with its id; the job's oldest entry goes when that
+    would make more than `keep` (`history_cap`)."""
     row = _row_key(entry.start_time)
-    store.table(TABLE).create_entity(
-        {
-            "PartitionKey": entry.job_key,
-            "RowKey": row,
-            "StartTime": entry.start_time,
-            "EndTime": entry.end_time,
-            "ExpectedExecutionTime": entry.expected_execution_time,
-            "ActionName": entry.action_name,
-            "Status": entry.status,
-            "Message": entry.message,
-            "RetryCount": entry.retry_count,
-            "RepeatCount": entry.repeat_count,
-        }
-    )
+    entity = {
+        "PartitionKey": entry.job_key,
+        "RowKey": row,
+        "StartTime": entry.start_time,
+        "EndTime": entry.end_time,
+        "ExpectedExecutionTime": entry.expected_execution_time,
+        "ActionName": entry.action_name,
+        "Status": entry.status,
+        "Message": entry.message,
+        "RetryCount": entry.retry_count,
+        "RepeatCount": entry.repeat_count,
+    }
+    insert_capped(store.table(TABLE), entity, keep=keep)
     return replace(entry, history_id=row)
 
 
@@ -112,33 +122,39 @@ def list_history(
         page_size=page_size,
         continuation=continuation,
     )
-    return [_from_entity(e) for e in entities], token
+    # The entry count sorts after every entry: only a last page can hold it.
+    return [_from_entity(e) for e in entities if e["RowKey"] != COUNTER_ROW], token
 
 
 def _keys(store: TableStore, job_key: str) -> Iterator[tuple[str, datetime | None]]:
+    """The entries' ids and start times, newest first (not the count entity)."""
     entities = store.table(TABLE).query_entities(
-        "PartitionKey eq @pk", parameters={"pk": job_key}, select=["RowKey", "StartTime"]
+        f"PartitionKey eq @pk and {COUNTED_ROWS}",
+        parameters={"pk": job_key},
+        select=["RowKey", "StartTime"],
     )
     for entity in entities:
         yield entity["RowKey"], as_datetime(entity.get("StartTime"))
 
 
 def _delete_rows(store: TableStore, job_key: str, rows: list[str]) -> int:
-    table = store.table(TABLE)
-    for i in range(0, len(rows), _BATCH):
-        batch = [("delete", {"PartitionKey": job_key, "RowKey": r}) for r in rows[i : i + _BATCH]]
-        try:
-            table.submit_transaction(batch)
-        except TableTransactionError:
-            # A row deleted meanwhile fails the whole batch; fall back to one by one.
-            for _, entity in batch:
-                table.delete_entity(entity["PartitionKey"], entity["RowKey"])
-    return len(rows)
+    return delete_rows(store.table(TABLE), job_key, rows)
 
 
-def delete_history(store: TableStore, job_key: str) -> int:
-    """Delete every entry of a job (when the job is deleted); returns how many."""
-    return _delete_rows(store, job_key, [row for row, _ in _keys(store, job_key)])
+def delete_history(store: TableStore, job_key: str, *, limit: int | None = None) -> int:
+    """Delete the entries of a job (all, or `limit` of them: a bounded step of a background
+    purge, which reads no more keys than it deletes) and, once none is left, its count;
+    returns how many entries."""
+    keys = _keys(store, job_key)
+    rows = [row for row, _ in (keys if limit is None else itertools.islice(keys, limit + 1))]
+    everything = limit is None or len(rows) <= limit
+    removed = _delete_rows(store, job_key, rows[:limit])
+    if everything:
+        with suppress(ResourceNotFoundError):
+            store.table(TABLE).delete_entity(job_key, COUNTER_ROW)
+    else:
+        uncount(store.table(TABLE), job_key, removed)
+    return removed
 
 
 def prune_history(store: TableStore, job_key: str, *, keep: int, older_than: datetime) -> int:
@@ -148,4 +164,6 @@ def prune_history(store: TableStore, job_key: str, *, keep: int, older_than: dat
         for index, (row, start) in enumerate(_keys(store, job_key))
         if index >= keep or (start is not None and start < older_than)
     ]
-    return _delete_rows(store, job_key, doomed)
+    removed = _delete_rows(store, job_key, doomed)
+    uncount(store.table(TABLE), job_key, removed)
+    return removed

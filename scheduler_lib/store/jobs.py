@@ -14,19 +14,25 @@ dispatcher, the executor) can never silently overwrite each other.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
+from scheduler_lib.store.partition_counter import (
+    COUNTED_ROWS,
+    COUNTER_ROW,
+    create_counted,
+    delete_counted,
+)
 from scheduler_lib.store.tables import (
+    SEPARATOR,
     TableStore,
     as_datetime,
     collection_key,
     dumps,
-    etag_kwargs,
     job_key,
     query_page,
     storage_errors,
@@ -79,6 +85,14 @@ class JobRecord:
     next_execution_time: datetime | None = None
     bookkeeping: dict[str, Any] = field(default_factory=dict)
     etag: str | None = None
+    #: Which life of the name this is: a job deleted and created again under the same name is
+    #: a new incarnation, so what belongs to the old one (its due-index row, its history being
+    #: deleted in the background) can never be mistaken for the new one's. Empty for jobs
+    #: stored before incarnations existed.
+    incarnation: str = ""
+    #: The history partition, when it is not the job key: a job created while the history of
+    #: a deleted job of the same name was still being purged gets its own (`history_purge`).
+    history_partition: str = ""
 
     @property
     def collection_key(self) -> str:
@@ -88,6 +102,15 @@ class JobRecord:
     def key(self) -> str:
         """The job's identity in the due index and the history table."""
         return job_key(self.subscription_id, self.resource_group, self.collection_name, self.name)
+
+    @property
+    def history_key(self) -> str:
+        """The job's PartitionKey in the history table: its key, unless it has its own."""
+        return self.history_partition or self.key
+
+    def own_history_key(self) -> str:
+        """A history partition of this incarnation alone (see `history_partition`)."""
+        return f"{self.key}{SEPARATOR}{self.incarnation}"
 
     def upcoming_execution(self, now: datetime) -> datetime | None:
         """The job's next execution as of `now`: the earliest occurrence that has not
@@ -135,6 +158,10 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         "FaultedCount": record.faulted_count,
         "Bookkeeping": dumps(record.bookkeeping),
     }
+    if record.incarnation:
+        entity["Incarnation"] = record.incarnation
+    if record.history_partition:
+        entity["HistoryKey"] = record.history_partition
     # Table storage has no null: an absent property is how "no value" is stored.
     if record.last_execution_time is not None:
         entity["LastExecutionTime"] = record.last_execution_time
@@ -159,6 +186,8 @@ def _from_entity(entity: Any) -> JobRecord:
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         bookkeeping=json.loads(entity.get("Bookkeeping") or "{}"),
         etag=entity.metadata.get("etag"),
+        incarnation=entity.get("Incarnation", ""),
+        history_partition=entity.get("HistoryKey", ""),
     )
 
 
@@ -204,42 +233,67 @@ def list_jobs(
         page_size=page_size,
         continuation=continuation,
     )
-    return [_from_entity(e) for e in entities], token
+    # The job count entity sorts after every job: only a last page can hold it.
+    return [_from_entity(e) for e in entities if e["RowKey"] != COUNTER_ROW], token
 
 
 def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
     """Every job in the account, partition by partition. A full scan: only for daily
     housekeeping, never for the per-minute dispatcher."""
     for entity in store.table(TABLE).list_entities():
+        if entity["RowKey"] != COUNTER_ROW:
+            yield _from_entity(entity)
+
+
+def enabled_jobs(store: TableStore, *, due_before: datetime | None = None) -> Iterator[JobRecord]:
+    """Every Enabled job (with `due_before`: only those whose next execution lies before it),
+    across collections. A filtered scan of the table: only for the periodic consistency check
+    (`anti_entropy`) and the daily housekeeping, never per job."""
+    query = "State eq 'Enabled'"
+    parameters: dict[str, Any] = {}
+    if due_before is not None:
+        query += " and NextExecutionTime lt @before"
+        parameters["before"] = due_before
+    for entity in store.table(TABLE).query_entities(query, parameters=parameters):
         yield _from_entity(entity)
 
 
 def count_jobs(store: TableStore, collection_key_: str) -> int:
     """How many jobs a collection holds (for the `maxJobCount` quota); reads keys only."""
     entities = store.table(TABLE).query_entities(
-        "PartitionKey eq @pk", parameters={"pk": collection_key_}, select=["RowKey"]
+        f"PartitionKey eq @pk and {COUNTED_ROWS}",
+        parameters={"pk": collection_key_},
+        select=["RowKey"],
     )
     return sum(1 for _ in entities)
 
 
 def put_job(
-    store: TableStore, record: JobRecord, *, etag: str | None = None, create_only: bool = False
+    store: TableStore,
+    record: JobRecord,
+    *,
+    etag: str | None = None,
+    create_only: bool = False,
+    check_count: Callable[[int], None] | None = None,
 ) -> JobRecord:
     """Create or replace a job and return it with its new ETag.
 
-    `create_only` fails with ConflictError when the job already exists; `etag` makes the
-    replace conditional (PreconditionFailedError when someone changed it meanwhile).
+    `create_only` fails with ConflictError when the job already exists, and counts the job
+    in its collection atomically (`partition_counter`), calling `check_count(jobs already there)`
+    first (the quota check, which raises); `etag` makes the replace conditional
+    (PreconditionFailedError when someone changed it meanwhile).
     """
+    table = store.table(TABLE)
     with storage_errors(f"Job '{record.name}'"):
-        meta = write_entity(
-            store.table(TABLE), _to_entity(record), etag=etag, create_only=create_only
-        )
+        if create_only:
+            meta, _ = create_counted(table, _to_entity(record), check_count)
+        else:
+            meta = write_entity(table, _to_entity(record), etag=etag, create_only=False)
     return replace(record, etag=meta.get("etag"))
 
 
 def delete_job(store: TableStore, record: JobRecord, *, etag: str | None = None) -> None:
-    """Delete the job entity (its due-index row, if any, is dropped by the dispatcher)."""
+    """Delete the job entity and uncount it (its due-index row, if any, is dropped by the
+    dispatcher)."""
     with storage_errors(f"Job '{record.name}'"):
-        store.table(TABLE).delete_entity(
-            record.collection_key, record.name.lower(), **etag_kwargs(etag)
-        )
+        delete_counted(store.table(TABLE), record.collection_key, record.name.lower(), etag)

@@ -126,6 +126,19 @@ def test_success_responses_carry_request_ids_and_echo_client_ids(client):
             "properties.retryPolicy",
             id="misplaced-property",
         ),
+        pytest.param(
+            '{"properties": {"action": {"type": "Http", "request": {"uri": "http://x.y",'
+            ' "method": "GET", "headers": {"X-Price": "5 €"}}}}}'.encode(),
+            "properties.action.request.headers.X-Price",
+            id="header-not-latin1",
+        ),
+        pytest.param(
+            b'{"properties": {"action": {"type": "Http", "request": {"uri": "http://x.y",'
+            b' "method": "GET"}, "errorAction": {"type": "Http", "request": {"uri": "http://x.y",'
+            b' "method": "GET", "headers": {"X-A": "1\\r\\nX-B: 2"}}}}}}',
+            "properties.action.errorAction.request.headers.X-A",
+            id="error-action-header-crlf",
+        ),
     ],
 )
 def test_bad_job_bodies_are_400_naming_the_field(client, content, target):

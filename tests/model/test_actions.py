@@ -253,3 +253,38 @@ def test_service_bus_namespace_must_be_a_namespace_name(namespace, kind):
 def test_service_bus_namespace_names_azure_accepts(namespace):
     body = normalize_action(bus_action(namespace), "action")["serviceBusQueueMessage"]
     assert body["namespace"] == namespace
+
+
+@pytest.mark.parametrize(
+    ("headers", "field", "why"),
+    [
+        ({"X-Price": "5 €"}, "X-Price", "Latin-1"),
+        ({"X-A": "a\r\nX-Injected: 1"}, "X-A", "CR or LF"),
+        ({"X-A": "line\nbreak"}, "X-A", "CR or LF"),
+        ({"X A": "1"}, "X A", "header name"),
+        ({"X:A": "1"}, "X:A", "header name"),
+        ({"": "1"}, "", "header name"),
+        ({"Ünicode": "1"}, "Ünicode", "header name"),
+        ({"X-A": "nul\x00"}, "X-A", "control characters"),
+        ({"X-A": "bell\x07"}, "X-A", "control characters"),
+        ({"X-A": " leading"}, "X-A", "whitespace"),
+    ],
+)
+def test_headers_an_http_client_cannot_send_are_refused_naming_the_header(headers, field, why):
+    with pytest.raises(ValidationError) as raised:
+        normalize_action(http(headers=headers), "properties.action")
+    assert raised.value.field == f"properties.action.request.headers.{field}".rstrip(".")
+    assert why in raised.value.message
+
+
+def test_error_action_headers_are_checked_too():
+    action = http()
+    action["errorAction"] = http(headers={"X-Price": "5 €"})
+    with pytest.raises(ValidationError) as raised:
+        normalize_action(action, "properties.action")
+    assert raised.value.field == "properties.action.errorAction.request.headers.X-Price"
+
+
+def test_latin1_header_values_and_token_names_are_kept():
+    headers = {"X-Price": "5 £", "x_weird!#$%&'*+.^`|~": "tab\tok", "Empty": ""}
+    assert normalize_action(http(headers=headers), "action")["request"]["headers"] == headers

@@ -1,0 +1,107 @@
+"""A job's history never holds more than `keep` entries, enforced as each entry is written.
+
+Housekeeping alone trimmed once a day, and an every-minute job with retries stored 20,000
+entries in two weeks. Trimming by reading the partition on every write would cost a scan per
+write, so each history partition keeps its count (`partition_counter`) and, with it, the ids
+of its oldest `REMEMBERED` entries (`Oldest`, oldest last). A write into a full partition
+inserts the new entry, deletes the oldest remembered one and updates the counter in one
+entity-group transaction, conditioned on the counter's ETag: the partition stays at exactly
+`keep`, at the price of one point read and one transaction per write. Only when the
+remembered ids run out (every `REMEMBERED` writes), the count is over `keep` (history stored
+before the cap) or a remembered entry is gone (housekeeping pruned it) does a write read the
+partition's keys, delete what lies beyond the newest `keep - 1` and remember afresh.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import suppress
+from typing import Any
+
+from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
+from azure.data.tables import TableClient, TableTransactionError, UpdateMode
+
+from scheduler_lib.store.partition_counter import (
+    COUNTED_ROWS,
+    COUNTER_ROW,
+    MAX_ROUNDS,
+    back_off,
+    initialised_counter,
+)
+from scheduler_lib.store.tables import etag_kwargs
+
+#: Ids of a full partition's oldest entries the counter remembers (~26 characters each).
+REMEMBERED = 100
+OLDEST = "Oldest"
+_BATCH = 100
+
+
+def insert_capped(table: TableClient, entity: dict[str, Any], *, keep: int) -> None:
+    """Insert a history entity, keeping its partition at no more than `keep` entries."""
+    partition = entity["PartitionKey"]
+    for round_ in range(MAX_ROUNDS):
+        counter = initialised_counter(table, partition)
+        count, etag = int(counter.get("Count", 0)), counter.metadata["etag"]
+        oldest: list[str] = json.loads(counter.get(OLDEST) or "[]")
+        if count > keep or (count == keep and not oldest):
+            _forget_beyond(table, partition, keep - 1, etag)
+            continue
+        operations: list[tuple[str, Any, dict[str, Any]]] = [("create", entity, {})]
+        if count == keep:
+            operations.append(("delete", {"PartitionKey": partition, "RowKey": oldest.pop()}, {}))
+        else:
+            count += 1
+        operations.append(_counter_update(partition, count, oldest, etag))
+        try:
+            table.submit_transaction(operations)  # type: ignore[arg-type]
+        except TableTransactionError as exc:
+            if exc.error_code == "ResourceNotFound":  # a remembered entry was deleted meanwhile
+                _forget_beyond(table, partition, keep - 1, etag)
+            back_off(round_)
+            continue
+        return
+    # The counter kept changing: never lose the entry itself; the next write trims.
+    table.create_entity(entity)
+
+
+def _counter_update(
+    partition: str, count: int, oldest: list[str], etag: str
+) -> tuple[str, Any, dict[str, Any]]:
+    entity = {
+        "PartitionKey": partition,
+        "RowKey": COUNTER_ROW,
+        "Count": count,
+        OLDEST: json.dumps(oldest, separators=(",", ":")),
+    }
+    return ("update", entity, {"mode": UpdateMode.REPLACE, **etag_kwargs(etag)})
+
+
+def _forget_beyond(table: TableClient, partition: str, room: int, etag: str) -> None:
+    """Delete every entry beyond the newest `room`, and store the count and the oldest kept
+    ids (ETag-conditional: a writer that raced it makes the caller read and decide again)."""
+    rows = [
+        entity["RowKey"]
+        for entity in table.query_entities(
+            f"PartitionKey eq @pk and {COUNTED_ROWS}",
+            parameters={"pk": partition},
+            select=["RowKey"],
+        )
+    ]  # newest first
+    kept = rows[:room]
+    delete_rows(table, partition, rows[room:])
+    update = _counter_update(partition, len(kept), kept[-REMEMBERED:], etag)[1]
+    with suppress(ResourceModifiedError, ResourceNotFoundError):
+        table.update_entity(update, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
+
+
+def delete_rows(table: TableClient, partition: str, rows: list[str]) -> int:
+    """Delete entries of one partition by id, a transaction per `_BATCH`; returns how many."""
+    for i in range(0, len(rows), _BATCH):
+        batch = [("delete", {"PartitionKey": partition, "RowKey": r}) for r in rows[i : i + _BATCH]]
+        try:
+            table.submit_transaction(batch)  # type: ignore[arg-type]
+        except TableTransactionError:
+            # A row deleted meanwhile fails the whole batch; fall back to one by one.
+            for _, entity in batch:
+                table.delete_entity(partition, entity["RowKey"])
+    return len(rows)

@@ -1,0 +1,162 @@
+"""How many entities a partition holds, kept exact under concurrent inserts and deletes.
+
+Used for a collection's jobs (the `maxJobCount` quota) and a job's history (the cap of
+entries kept). Counting a partition and then inserting is a race: 50 parallel PUTs into a
+collection allowing 10 all count fewer than 10 and all insert. So the count is an entity in
+the partition itself (RowKey `COUNTER_ROW`, which no job name or history id can take: they
+start with a letter or digit, and `~` sorts after them all), and every insert and delete
+changes it in the same entity-group transaction (Table storage batch), conditioned on the
+counter's ETag. Of racing writers exactly one wins each round; the others re-read the count
+(and check the quota again).
+
+Partitions stored before the counter existed have none: the first insert or delete that
+needs it counts the partition once and creates it (create-only, so of two racing
+initialisers one wins and the other re-reads). A delete in a partition without a counter
+just deletes.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from typing import Any
+
+from azure.core.exceptions import (
+    ResourceExistsError,
+    ResourceModifiedError,
+    ResourceNotFoundError,
+)
+from azure.data.tables import TableClient, TableTransactionError, UpdateMode
+
+from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+from scheduler_lib.store.tables import etag_kwargs
+
+COUNTER_ROW = "~count"
+#: OData filter keeping a partition query to counted rows (the counter sorts after them).
+COUNTED_ROWS = "RowKey lt '~'"
+#: Rounds a writer may lose to others changing the counter before it gives up (each round
+#: one writer wins, so this bounds the parallel creates one collection absorbs at once).
+MAX_ROUNDS = 200
+
+
+def _counter(table: TableClient, partition: str) -> tuple[int, str] | None:
+    entity = counter_entity(table, partition)
+    return None if entity is None else (int(entity.get("Count", 0)), entity.metadata["etag"])
+
+
+def counter_entity(table: TableClient, partition: str) -> Any | None:
+    """The counter entity as stored (None if missing)."""
+    try:
+        return table.get_entity(partition, COUNTER_ROW)
+    except ResourceNotFoundError:
+        return None
+
+
+def initialised_counter(table: TableClient, partition: str) -> Any:
+    """The counter entity, created from one count of the partition if it is missing."""
+    while True:
+        found = counter_entity(table, partition)
+        if found is not None:
+            return found
+        rows = table.query_entities(
+            f"PartitionKey eq @pk and {COUNTED_ROWS}",
+            parameters={"pk": partition},
+            select=["RowKey"],
+        )
+        count = sum(1 for _ in rows)
+        with suppress(ResourceExistsError):
+            table.create_entity({"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count})
+
+
+def _initialised(table: TableClient, partition: str) -> tuple[int, str]:
+    entity = initialised_counter(table, partition)
+    return int(entity.get("Count", 0)), entity.metadata["etag"]
+
+
+def _counter_op(partition: str, count: int, etag: str) -> tuple[str, Any, dict[str, Any]]:
+    entity = {"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count}
+    return ("update", entity, {"mode": UpdateMode.REPLACE, **etag_kwargs(etag)})
+
+
+def back_off(round_: int) -> None:
+    """A short random pause before writer `round_`'s next try, so racing writers spread."""
+    time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** min(round_, 5))))
+
+
+def create_counted(
+    table: TableClient, entity: dict[str, Any], check: Callable[[int], None] | None = None
+) -> tuple[dict[str, Any], int]:
+    """Insert an entity and count it; `check(count)` first, with the current count (it
+    raises when a quota is reached). ConflictError if it exists. Returns the insert's
+    metadata and the partition's count after it."""
+    partition = entity["PartitionKey"]
+    for round_ in range(MAX_ROUNDS):
+        count, etag = _initialised(table, partition)
+        if check is not None:
+            check(count)
+        try:
+            results = table.submit_transaction(
+                [("create", entity), _counter_op(partition, count + 1, etag)]
+            )
+        except TableTransactionError as exc:
+            if exc.error_code == "EntityAlreadyExists":
+                raise ConflictError(f"'{entity['RowKey']}' already exists.") from exc
+            back_off(round_)  # the counter changed: count again
+            continue
+        return results[0], count + 1
+    raise ConflictError("The partition is being changed by other requests; retry.")
+
+
+def delete_counted(table: TableClient, partition: str, row: str, etag: str | None) -> None:
+    """Delete an entity (only as read, with `etag`) and uncount it."""
+    for round_ in range(MAX_ROUNDS):
+        found = _counter(table, partition)
+        if found is None:
+            table.delete_entity(partition, row, **etag_kwargs(etag))
+            return
+        count, counter_etag = found
+        job_op = ("delete", {"PartitionKey": partition, "RowKey": row}, etag_kwargs(etag))
+        try:
+            table.submit_transaction(
+                [job_op, _counter_op(partition, max(count - 1, 0), counter_etag)]
+            )
+        except TableTransactionError as exc:
+            _explain_failed_delete(table, partition, row, etag, exc)
+            back_off(round_)
+            continue
+        return
+    raise ConflictError("The partition is being changed by other requests; retry.")
+
+
+def uncount(table: TableClient, partition: str, removed: int) -> None:
+    """Take `removed` entities deleted outside `delete_counted` off the count (ETag loop)."""
+    for round_ in range(MAX_ROUNDS):
+        found = _counter(table, partition)
+        if found is None:
+            return
+        count, etag = found
+        try:
+            table.update_entity(
+                _counter_op(partition, max(count - removed, 0), etag)[1],
+                mode=UpdateMode.REPLACE,
+                **etag_kwargs(etag),
+            )
+        except (ResourceModifiedError, ResourceNotFoundError):
+            back_off(round_)
+            continue
+        return
+
+
+def _explain_failed_delete(
+    table: TableClient, partition: str, row: str, etag: str | None, exc: Exception
+) -> None:
+    """Raise what a failed delete transaction means for the entity; return if only the
+    counter changed meanwhile (the caller tries again)."""
+    try:
+        current = table.get_entity(partition, row)
+    except ResourceNotFoundError:
+        raise NotFoundError(f"'{row}' was not found.") from exc
+    if etag is not None and current.metadata["etag"] != etag:
+        raise PreconditionFailedError(f"'{row}' was changed by another request.") from exc

@@ -1,0 +1,100 @@
+"""The history cap enforced at write time, against real Table storage: a job never holds more
+than `keep` entries, the newest ones, and a write does not read the partition to get there
+(only every `REMEMBERED` writes, or after someone else deleted entries)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from scheduler_lib.store.history import (
+    HISTORY_KEEP,
+    TABLE,
+    HistoryEntry,
+    add_history,
+    list_history,
+    prune_history,
+)
+from scheduler_lib.store.history_cap import REMEMBERED
+from scheduler_lib.store.partition_counter import COUNTER_ROW
+from scheduler_lib.store.tables import TableStore
+
+T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+KEY = "s|r|c|capped"
+
+
+def _add(store: TableStore, minute: int, *, keep: int) -> None:
+    start = T0 + timedelta(minutes=minute)
+    entry = HistoryEntry(KEY, start, start, start, "MainAction", "Completed", f"#{minute}")
+    add_history(store, entry, keep=keep)
+
+
+def _messages(store: TableStore) -> list[str]:
+    entries, _ = list_history(store, KEY, page_size=1000)
+    return [e.message for e in entries]
+
+
+def _newest(first: int, last: int) -> list[str]:
+    return [f"#{m}" for m in range(last, first - 1, -1)]
+
+
+def _counted(store: TableStore) -> int:
+    return int(store.table(TABLE).get_entity(KEY, COUNTER_ROW)["Count"])
+
+
+def test_the_documented_cap_is_1000() -> None:
+    assert HISTORY_KEEP == 1000
+
+
+@pytest.mark.parametrize("keep", [1, 5, 20])
+def test_a_job_never_holds_more_than_the_newest_keep(store: TableStore, keep: int) -> None:
+    writes = keep + REMEMBERED + 30  # past the cap, and past one set of remembered ids
+    for minute in range(writes):
+        _add(store, minute, keep=keep)
+        assert len(_messages(store)) == min(minute + 1, keep)
+
+    assert _messages(store) == _newest(writes - keep, writes - 1)
+    assert _counted(store) == keep
+
+
+def test_history_stored_before_the_cap_is_trimmed_by_the_next_write(store: TableStore) -> None:
+    for minute in range(30):
+        _add(store, minute, keep=HISTORY_KEEP)
+    store.table(TABLE).delete_entity(KEY, COUNTER_ROW)  # as stored by an older version
+
+    _add(store, 30, keep=5)
+
+    assert _messages(store) == _newest(26, 30) and _counted(store) == 5
+
+
+def test_entries_deleted_by_housekeeping_meanwhile_do_not_stop_writes(store: TableStore) -> None:
+    for minute in range(8):
+        _add(store, minute, keep=5)
+    # Housekeeping prunes the oldest ones (retention), some of them remembered for deletion.
+    prune_history(store, KEY, keep=5, older_than=T0 + timedelta(minutes=5))
+
+    for minute in range(8, 12):
+        _add(store, minute, keep=5)
+
+    assert _messages(store) == _newest(7, 11)
+
+
+def test_the_count_never_shows_up_as_an_entry(store: TableStore) -> None:
+    _add(store, 0, keep=HISTORY_KEEP)
+    page, token = list_history(store, KEY, page_size=1)
+    assert [e.message for e in page] == ["#0"]
+    assert token is None or list_history(store, KEY, page_size=1, continuation=token)[0] == []
+
+
+def test_a_remembered_entry_deleted_by_someone_else_is_not_a_stuck_write(
+    store: TableStore,
+) -> None:
+    for minute in range(6):
+        _add(store, minute, keep=5)  # full: the counter remembers the oldest ids
+    oldest = list_history(store, KEY, page_size=1000)[0][-1]
+    store.table(TABLE).delete_entity(KEY, oldest.history_id)  # not through this module
+
+    _add(store, 6, keep=5)
+
+    assert _messages(store) == _newest(2, 6)
