@@ -67,6 +67,29 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+#: Characters per stored string property: Table storage allows 64 KiB of UTF-16 in one,
+#: and a character takes at most two UTF-16 code units.
+PROPERTY_CHARS = 16 * 1024
+
+
+def split_text(name: str, text: str) -> dict[str, str]:
+    """`text` as properties `name`, `name_1`, `name_2`, ..., each within Table storage's
+    64 KiB string property limit (a short text is just `name`, as before splitting)."""
+    parts = [text[i : i + PROPERTY_CHARS] for i in range(0, len(text), PROPERTY_CHARS)] or [""]
+    return {(f"{name}_{i}" if i else name): part for i, part in enumerate(parts)}
+
+
+def join_text(entity: Any, name: str) -> str | None:
+    """Inverse of `split_text` (None when the entity has no `name` property)."""
+    first = entity.get(name)
+    if first is None:
+        return None
+    parts = [first]
+    while (part := entity.get(f"{name}_{len(parts)}")) is not None:
+        parts.append(part)
+    return "".join(parts)
+
+
 def as_datetime(value: Any) -> datetime | None:
     """Table storage returns its own datetime subclass; callers want a plain aware datetime."""
     if value is None:
