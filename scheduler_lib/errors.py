@@ -70,3 +70,15 @@ class PreconditionFailedError(SchedulerError):
 
     status = 412
     code = "PreconditionFailed"
+
+
+class ServiceUnavailableError(SchedulerError):
+    """Something the API depends on (storage, its configuration) is not available right
+    now; the client should try again after `retry_after` seconds (`Retry-After`)."""
+
+    status = 503
+    code = "ServiceUnavailable"
+
+    def __init__(self, message: str, *, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -24,7 +24,7 @@ STALE_AFTER = timedelta(minutes=3)
 def check_health(store: TableStore, *, now: datetime) -> tuple[int, dict[str, Any]]:
     """The HTTP status and the body of the health endpoint."""
     try:
-        state = get_dispatcher_state(store)
+        state = get_dispatcher_state(store.ready())
     except AzureError as exc:
         reason = type(exc).__name__
         return 503, {"status": "Unhealthy", "storage": {"reachable": False, "error": reason}}
