@@ -13,6 +13,7 @@ import logging
 import uuid
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scheduler_lib.api.paths import PREFIX, canonical_path
@@ -79,6 +80,10 @@ class ArmMiddleware:
             return
         try:
             await self.app(scope, receive, send_with_ids)
+        except ClientDisconnect:
+            # The client went away mid-body (a timeout, a killed script): nobody is left to
+            # answer, and nothing was stored, since a body is read whole before any write.
+            log.info("client disconnected during %s %s", scope.get("method"), scope["path"])
         except Exception:
             log.exception("unhandled error in %s %s", scope.get("method"), scope["path"])
             if not started:
