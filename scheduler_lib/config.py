@@ -48,6 +48,14 @@ APP_SETTINGS: dict[str, str] = {
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
 }
 
+#: Settings only the API needs. When App Service cannot resolve their Key Vault reference
+#: (the identity's role not yet propagated, Key Vault throttling) it passes the reference
+#: text itself; the worker then still loads, the dispatcher and executor keep running, and
+#: the API answers 503 until a restart resolves it. Any other unresolved reference stops
+#: the worker, since every function needs it.
+OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS",)
+_REFERENCE = "@Microsoft.KeyVault("
+
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 
 #: Logical table names; the stored name is `prefix + name` (tables allow letters and digits).
@@ -72,6 +80,9 @@ class Settings:
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
     oauth_authority: str = "https://login.microsoftonline.com"
     appinsights_connection_string: str | None = None
+    #: App settings whose Key Vault reference App Service could not resolve (see
+    #: `OPTIONAL_REFERENCES`): what needs them answers 503 saying so, the rest keeps working.
+    unresolved_references: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -108,6 +119,17 @@ class Settings:
         )
 
     @property
+    def configuration_problem(self) -> str | None:
+        """Why the API cannot serve requests now (no secret in it), or None."""
+        if not self.unresolved_references:
+            return None
+        names = ", ".join(self.unresolved_references)
+        return (
+            f"The app setting {names} is a Key Vault reference that did not resolve: check "
+            "that the app's identity may read the secret, then restart the app."
+        )
+
+    @property
     def poison_queue_name(self) -> str:
         """Where messages go after 5 failed dequeues, as the Functions runtime names it."""
         return f"{self.execution_queue_name}-poison"
@@ -129,13 +151,15 @@ class Settings:
             ) from exc
         if not isinstance(grace_period, timedelta):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "use days, hours, minutes or seconds")
+        unresolved = tuple(name for name in APP_SETTINGS if _is_reference(env.get(name)))
+        if any(name not in OPTIONAL_REFERENCES for name in unresolved):
+            name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
+            raise ValidationError(name, "the Key Vault reference did not resolve")
         raw_keys = env.get("SCHEDULER_API_KEYS", "")
-        if raw_keys.lstrip().startswith("@Microsoft.KeyVault("):
+        if "SCHEDULER_API_KEYS" in unresolved:
             # App Service leaves the reference text in place when it cannot resolve it;
             # accepting that text as a key would let anyone who reads the template in.
-            raise ValidationError(
-                "SCHEDULER_API_KEYS", "the Key Vault reference did not resolve; check the identity"
-            )
+            raw_keys = ""
         keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
         return cls(
             storage_connection_string=conn,
@@ -157,4 +181,10 @@ class Settings:
                 "SCHEDULER_OAUTH_AUTHORITY", "https://login.microsoftonline.com"
             ).rstrip("/"),
             appinsights_connection_string=env.get("APPLICATIONINSIGHTS_CONNECTION_STRING") or None,
+            unresolved_references=unresolved,
         )
+
+
+def _is_reference(value: str | None) -> bool:
+    """An app setting App Service left as `@Microsoft.KeyVault(...)` text."""
+    return value is not None and value.lstrip().startswith(_REFERENCE)

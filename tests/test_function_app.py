@@ -105,3 +105,52 @@ def test_timer_queue_and_housekeeping_functions_run(function_app: ModuleType) ->
     bad = QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
     with pytest.raises(ValueError):
         functions["executor"].get_user_function()(bad)
+
+
+@pytest.fixture
+def function_app_without_keys(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> ModuleType:
+    """function_app.py as App Service starts it when the Key Vault reference of the API keys
+    did not resolve (the identity's role not yet propagated, Key Vault throttling): the
+    setting then holds the reference text itself."""
+    monkeypatch.setenv("SCHEDULER_API_KEYS", REFERENCE)
+    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
+    monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
+    monkeypatch.setenv("SCHEDULER_EXECUTION_QUEUE", settings.execution_queue_name)
+    sys.modules.pop("function_app", None)
+    module = importlib.import_module("function_app")
+    module.indexed = {f.get_function_name(): f for f in module.app.get_functions()}
+    return module
+
+
+REFERENCE = "@Microsoft.KeyVault(SecretUri=https://vault1.vault.azure.net/secrets/api-keys/)"
+
+
+def test_unresolved_api_keys_close_the_api_but_not_the_scheduler(
+    function_app_without_keys: ModuleType,
+) -> None:
+    module = function_app_without_keys
+    functions = _functions(module)
+    assert set(functions) == {"http_app_func", "dispatcher", "executor", "housekeeping"}
+    for url in (f"{BASE}/jobCollections/coll1", "http://localhost/api/health"):
+        answer = _http(module, "GET", url)
+        assert answer.status_code == 503, answer.get_body()
+        assert int(answer.headers["Retry-After"]) > 0
+        text = answer.get_body().decode()
+        assert "SCHEDULER_API_KEYS" in text and "Key Vault" in text
+        assert "vault1" not in text and "secrets/" not in text
+    error = json.loads(_http(module, "GET", f"{BASE}/jobCollections/coll1").get_body())["error"]
+    assert error["code"] == "ServiceUnavailable"
+    health = json.loads(_http(module, "GET", "http://localhost/api/health").get_body())
+    assert health["status"] == "Unhealthy"
+    assert health["configuration"]["unresolved"] == ["SCHEDULER_API_KEYS"]
+    # The reference text is never accepted as a key.
+    assert module.settings.api_keys == ()
+    # The timers and the queue trigger keep running.
+    functions["dispatcher"].get_user_function()(TimerRequest())
+    functions["housekeeping"].get_user_function()(TimerRequest())
+    with pytest.raises(ValueError):
+        functions["executor"].get_user_function()(
+            QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
+        )

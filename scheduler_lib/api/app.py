@@ -75,7 +75,9 @@ def create_app(
     _add_health(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    app.add_middleware(ArmMiddleware, api_keys=settings.api_keys)
+    app.add_middleware(
+        ArmMiddleware, api_keys=settings.api_keys, unavailable=settings.configuration_problem
+    )
     return app
 
 
