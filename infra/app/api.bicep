@@ -81,6 +81,17 @@ module api 'br/public:avm/res/web/site:0.15.1' = {
     // Key Vault references (`@Microsoft.KeyVault(SecretUri=...)`) resolve with this identity.
     keyVaultAccessIdentityResourceId: identityId
     httpsOnly: true
+    // No SCM/FTP basic-auth publishing credentials: azd and `func publish` deploy with Entra ID.
+    basicPublishingCredentialsPolicies: [
+      {
+        name: 'ftp'
+        allow: false
+      }
+      {
+        name: 'scm'
+        allow: false
+      }
+    ]
     functionAppConfig: {
       deployment: {
         storage: {
