@@ -45,7 +45,8 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
-    "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
+    "APPLICATIONINSIGHTS_CONNECTION_STRING": "App Insights: the local host exports to it (in "
+    "Azure the Functions worker does, PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY)",
 }
 
 #: Settings only the API needs. When App Service cannot resolve their Key Vault reference

@@ -154,3 +154,27 @@ def test_unresolved_api_keys_close_the_api_but_not_the_scheduler(
         functions["executor"].get_user_function()(
             QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
         )
+
+
+def test_the_app_configures_no_exporter_of_its_own(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In Azure the Python worker exports to App Insights itself
+    (PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY, see tests/test_infra.py): a second
+    `configure_azure_monitor` in function_app.py would send every log record twice."""
+    import logging
+
+    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
+    monkeypatch.setenv("SCHEDULER_API_KEYS", "fa-key")
+    monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
+    monkeypatch.setenv(
+        "APPLICATIONINSIGHTS_CONNECTION_STRING",
+        "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
+        "IngestionEndpoint=http://127.0.0.1:9/",
+    )
+    loggers = [logging.getLogger(), logging.getLogger("scheduler")]
+    before = {id(h) for logger in loggers for h in logger.handlers}
+    sys.modules.pop("function_app", None)
+    importlib.import_module("function_app")
+    added = [h for logger in loggers for h in logger.handlers if id(h) not in before]
+    assert [type(h).__module__ for h in added if "opentelemetry" in type(h).__module__] == []

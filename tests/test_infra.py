@@ -508,3 +508,46 @@ def test_funcignore_drops_everything_but_the_app() -> None:
         if not any(fnmatch.fnmatch(entry, pattern) for pattern in patterns)
     }
     assert shipped == set()
+
+
+
+# --- telemetry: one path to Application Insights ---------------------------------------------
+
+
+def test_telemetry_reaches_app_insights_once_through_the_worker() -> None:
+    """The Functions OpenTelemetry set-up: the host in OpenTelemetry mode, and the Python
+    worker streaming its own logs and traces (PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY),
+    which stops the host from forwarding them a second time. function_app.py then must not
+    configure an exporter of its own (tests/test_function_app.py checks that)."""
+    host = json.loads((ROOT / "host.json").read_text())
+    assert host["telemetryMode"] == "OpenTelemetry"
+    assert resolve(*app_settings()["PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY"]) == "true"
+    assert "APPLICATIONINSIGHTS_CONNECTION_STRING" in app_settings()
+
+
+def test_app_insights_authenticates_with_the_managed_identity() -> None:
+    """App Insights has local auth disabled: the exporter takes an Entra ID token for the
+    user-assigned identity named in the authentication string."""
+    node, _ = app_settings()["APPLICATIONINSIGHTS_AUTHENTICATION_STRING"]
+    assert node.text.decode() == "'Authorization=AAD;ClientId=${identityClientId}'"
+    site, _ = function_app()
+    identities = properties(site["managedIdentities"])["userAssignedResourceIds"]
+    assert [i.text.decode() for i in _named(identities)] == ["identityId"]
+
+
+def test_exporter_is_recent_enough_to_read_the_authentication_string() -> None:
+    """azure-monitor-opentelemetry-exporter reads APPLICATIONINSIGHTS_AUTHENTICATION_STRING
+    (and builds the managed-identity credential) from 1.0.0b36 on; an older one would send
+    unauthenticated telemetry that App Insights refuses."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    requirements = {
+        (req := Requirement(line.split("#")[0].strip())).name: req
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    }
+    exporter = requirements["azure-monitor-opentelemetry-exporter"]
+    assert not exporter.specifier.contains(Version("1.0.0b35"), prereleases=True)
+    assert exporter.specifier.contains(Version("1.0.0b36"), prereleases=True)
+    assert "azure-monitor-opentelemetry" in requirements
