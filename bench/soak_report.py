@@ -58,15 +58,20 @@ def tally(
     arrivals: list[Arrival],
     windows: list[Window],
     groups: dict[str, str],
+    optional: dict[str, list[datetime]] | None = None,
 ) -> dict[str, Tally]:
-    """Per group of jobs (`groups`: job -> group name), and "all"."""
+    """Per group of jobs (`groups`: job -> group name), and "all". An `optional` occurrence
+    is not owed (its job was deleted and created again around it): counted only if it
+    arrived, so that a double of it shows, but its absence does not."""
     received: dict[tuple[str, datetime], list[Arrival]] = defaultdict(list)
     for arrival in arrivals:
         received[arrival.job, arrival.expected].append(arrival)
     tallies: dict[str, Tally] = defaultdict(Tally)
-    for job, times in expected.items():
-        for due in times:
-            copies = sorted(received.pop((job, due), []), key=lambda a: a.arrived)
+    owed = [(job, due, True) for job, times in expected.items() for due in times]
+    maybe = [(job, due, False) for job, times in (optional or {}).items() for due in times]
+    for job, due, required in owed + maybe:
+        copies = sorted(received.pop((job, due), []), key=lambda a: a.arrived)
+        if copies or required:
             for name in (groups[job], "all"):
                 _count(tallies[name], job, due, copies, windows)
     for (job, _), copies in received.items():  # an occurrence nobody scheduled

@@ -31,17 +31,10 @@ class StoragePatience:
             options["read_timeout"] = self.read_timeout
         return options
 
-    @property
-    def worst_case(self) -> float | None:
-        """The longest a call can take (seconds) when every attempt times out."""
-        if self.retries is None or self.connect_timeout is None or self.read_timeout is None:
-            return None
-        attempts = self.retries + 1
-        return attempts * (self.connect_timeout + self.read_timeout) + self.retries * self.backoff
-
 
 BACKGROUND = StoragePatience()
-#: One retry a quarter second later; 2 s to connect, 5 s to answer: a refused connection
-#: costs ~0.3 s, an unreachable host ~4.5 s, and storage that is merely slow is not cut off
-#: in the middle of a normal request.
+#: One retry (azure-core makes the first one at once); 2 s to connect, 5 s to answer. Measured
+#: with storage stopped: a refused connection is answered 503 in ~0.01 s (SDK defaults: 500
+#: after 4.8 s). A host that drops packets costs two 2-s connects; storage that accepts and
+#: never answers, two 5-s reads. A normal request (tens of ms) is never cut off.
 INTERACTIVE = StoragePatience(retries=1, backoff=0.25, connect_timeout=2, read_timeout=5)

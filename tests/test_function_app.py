@@ -20,20 +20,28 @@ from scheduler_lib.config import Settings
 BASE = "http://localhost/api/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler"
 
 
-@pytest.fixture
-def function_app(
-    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+def _import_function_app(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch, **env: str
 ) -> ModuleType:
-    """Import function_app.py with app settings pointing at this test's storage."""
+    """Import function_app.py with app settings pointing at this test's storage (and `env`)."""
     monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
     monkeypatch.setenv("SCHEDULER_API_KEYS", "fa-key")
     monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
     monkeypatch.setenv("SCHEDULER_EXECUTION_QUEUE", settings.execution_queue_name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     sys.modules.pop("function_app", None)
     module = importlib.import_module("function_app")
     # The host indexes the app once; get_functions() is not meant to be called twice.
     module.indexed = {f.get_function_name(): f for f in module.app.get_functions()}
     return module
+
+
+@pytest.fixture
+def function_app(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> ModuleType:
+    return _import_function_app(settings, azurite, monkeypatch)
 
 
 class _Context(func.Context):
@@ -114,14 +122,7 @@ def function_app_without_keys(
     """function_app.py as App Service starts it when the Key Vault reference of the API keys
     did not resolve (the identity's role not yet propagated, Key Vault throttling): the
     setting then holds the reference text itself."""
-    monkeypatch.setenv("SCHEDULER_API_KEYS", REFERENCE)
-    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
-    monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
-    monkeypatch.setenv("SCHEDULER_EXECUTION_QUEUE", settings.execution_queue_name)
-    sys.modules.pop("function_app", None)
-    module = importlib.import_module("function_app")
-    module.indexed = {f.get_function_name(): f for f in module.app.get_functions()}
-    return module
+    return _import_function_app(settings, azurite, monkeypatch, SCHEDULER_API_KEYS=REFERENCE)
 
 
 REFERENCE = "@Microsoft.KeyVault(SecretUri=https://vault1.vault.azure.net/secrets/api-keys/)"
@@ -164,17 +165,14 @@ def test_the_app_configures_no_exporter_of_its_own(
     `configure_azure_monitor` in function_app.py would send every log record twice."""
     import logging
 
-    monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
-    monkeypatch.setenv("SCHEDULER_API_KEYS", "fa-key")
-    monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
-    monkeypatch.setenv(
-        "APPLICATIONINSIGHTS_CONNECTION_STRING",
-        "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
-        "IngestionEndpoint=http://127.0.0.1:9/",
-    )
     loggers = [logging.getLogger(), logging.getLogger("scheduler")]
     before = {id(h) for logger in loggers for h in logger.handlers}
-    sys.modules.pop("function_app", None)
-    importlib.import_module("function_app")
+    _import_function_app(
+        settings,
+        azurite,
+        monkeypatch,
+        APPLICATIONINSIGHTS_CONNECTION_STRING="InstrumentationKey=00000000-0000-0000-0000-"
+        "000000000000;IngestionEndpoint=http://127.0.0.1:9/",
+    )
     added = [h for logger in loggers for h in logger.handlers if id(h) not in before]
     assert [type(h).__module__ for h in added if "opentelemetry" in type(h).__module__] == []
