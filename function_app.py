@@ -15,7 +15,8 @@ from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
 
 settings = Settings.from_env()
-configure_logging(settings, console=False)
+# The worker itself exports to App Insights (PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY).
+configure_logging(settings, console=False, export=False)
 runtime = Runtime(settings)
 
 app = func.AsgiFunctionApp(app=runtime.api, http_auth_level=func.AuthLevel.ANONYMOUS)

@@ -104,6 +104,9 @@ param alwaysReadyHttpInstances int = 0
 ])
 param storageSkuName string = 'Standard_LRS'
 
+@description('Key Vault purge protection: a deleted vault and its API keys stay recoverable for the retention period (7 days), and its name stays taken until then. Turn off only for throwaway environments that `azd down --purge` should free at once; once on, it cannot be turned off.')
+param keyVaultPurgeProtection bool = true
+
 // Optional name overrides (empty = derived from the environment).
 param resourceGroupName string = ''
 param functionAppName string = ''
@@ -185,6 +188,10 @@ module storage 'br/public:avm/res/storage/storage-account:0.8.3' = {
     skuName: storageSkuName
     allowBlobPublicAccess: false
     allowSharedKeyAccess: false
+    // No object replication into another tenant's account, and the portal and tools use
+    // Entra ID (there are no keys to fall back to anyway).
+    allowCrossTenantReplication: false
+    defaultToOAuthAuthentication: true
     dnsEndpointType: 'Standard'
     publicNetworkAccess: 'Enabled'
     networkAcls: {
@@ -246,6 +253,7 @@ module keyVault './app/keyvault.bicep' = {
     tags: tags
     apiKeysSecretName: apiKeysSecretName
     apiKeys: schedulerApiKeys
+    enablePurgeProtection: keyVaultPurgeProtection
   }
 }
 

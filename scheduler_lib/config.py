@@ -50,7 +50,8 @@ APP_SETTINGS: dict[str, str] = {
     "identity (default: the app's own account)",
     "SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES": "Service Bus namespaces actions reach with the "
     "app identity",
-    "APPLICATIONINSIGHTS_CONNECTION_STRING": "turns on OpenTelemetry export to App Insights",
+    "APPLICATIONINSIGHTS_CONNECTION_STRING": "App Insights: the local host exports to it (in "
+    "Azure the Functions worker does, PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY)",
 }
 
 #: What a local scheduler allows actions to reach besides public addresses: loopback, so that
@@ -59,6 +60,14 @@ APP_SETTINGS: dict[str, str] = {
 #: deployment uses. `Settings()` is that configuration; `from_env` applies the same rule when
 #: `SCHEDULER_EGRESS_ALLOW` is not set, and allows nothing private otherwise.
 LOCAL_EGRESS_ALLOW = ("127.0.0.0/8", "::1/128")
+
+#: Settings only the API needs. When App Service cannot resolve their Key Vault reference
+#: (the identity's role not yet propagated, Key Vault throttling) it passes the reference
+#: text itself; the worker then still loads, the dispatcher and executor keep running, and
+#: the API answers 503 until a restart resolves it. Any other unresolved reference stops
+#: the worker, since every function needs it.
+OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS",)
+_REFERENCE = "@Microsoft.KeyVault("
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 
@@ -88,6 +97,9 @@ class Settings:
     #: Empty: the app's own account (`own_storage_account`).
     identity_storage_accounts: tuple[str, ...] = ()
     identity_servicebus_namespaces: tuple[str, ...] = ()
+    #: App settings whose Key Vault reference App Service could not resolve (see
+    #: `OPTIONAL_REFERENCES`): what needs them answers 503 saying so, the rest keeps working.
+    unresolved_references: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -146,6 +158,15 @@ class Settings:
             return frozenset(a.lower() for a in self.identity_storage_accounts)
         own = self.own_storage_account
         return frozenset({own} if own else ())
+    def configuration_problem(self) -> str | None:
+        """Why the API cannot serve requests now (no secret in it), or None."""
+        if not self.unresolved_references:
+            return None
+        names = ", ".join(self.unresolved_references)
+        return (
+            f"The app setting {names} is a Key Vault reference that did not resolve: check "
+            "that the app's identity may read the secret, then restart the app."
+        )
 
     @property
     def poison_queue_name(self) -> str:
@@ -169,13 +190,15 @@ class Settings:
             ) from exc
         if not isinstance(grace_period, timedelta):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "use days, hours, minutes or seconds")
+        unresolved = tuple(name for name in APP_SETTINGS if _is_reference(env.get(name)))
+        if any(name not in OPTIONAL_REFERENCES for name in unresolved):
+            name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
+            raise ValidationError(name, "the Key Vault reference did not resolve")
         raw_keys = env.get("SCHEDULER_API_KEYS", "")
-        if raw_keys.lstrip().startswith("@Microsoft.KeyVault("):
+        if "SCHEDULER_API_KEYS" in unresolved:
             # App Service leaves the reference text in place when it cannot resolve it;
             # accepting that text as a key would let anyone who reads the template in.
-            raise ValidationError(
-                "SCHEDULER_API_KEYS", "the Key Vault reference did not resolve; check the identity"
-            )
+            raw_keys = ""
         keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
         return cls(
             storage_connection_string=conn,
@@ -202,6 +225,7 @@ class Settings:
             identity_servicebus_namespaces=_list(
                 env.get("SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES")
             ),
+            unresolved_references=unresolved,
         )
 
 
@@ -218,3 +242,8 @@ def _egress_allow(value: str | None, conn: str | None, account: str | None) -> t
 def _list(value: str | None) -> tuple[str, ...]:
     """A comma-separated app setting as a tuple of its non-empty entries."""
     return tuple(item.strip() for item in (value or "").split(",") if item.strip())
+
+
+def _is_reference(value: str | None) -> bool:
+    """An app setting App Service left as `@Microsoft.KeyVault(...)` text."""
+    return value is not None and value.lstrip().startswith(_REFERENCE)

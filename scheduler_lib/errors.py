@@ -80,3 +80,13 @@ def did_you_mean(word: str, options: Iterable[str]) -> str:
     spelled = {option.lower(): option for option in options}
     close = difflib.get_close_matches(word.lower(), spelled, n=1, cutoff=0.75)
     return f" (did you mean {spelled[close[0]]!r}?)" if close else ""
+class ServiceUnavailableError(SchedulerError):
+    """Something the API depends on (storage, its configuration) is not available right
+    now; the client should try again after `retry_after` seconds (`Retry-After`)."""
+
+    status = 503
+    code = "ServiceUnavailable"
+
+    def __init__(self, message: str, *, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

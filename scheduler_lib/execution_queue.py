@@ -21,17 +21,20 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
+from typing import Any
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import (
     BinaryBase64DecodePolicy,
     BinaryBase64EncodePolicy,
+    LinearRetry,
     QueueClient,
     QueueServiceClient,
 )
 
 from scheduler_lib.config import Settings
 from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
 #: The longest visibility delay Storage queues accept, less a margin for clock skew.
 MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
@@ -41,6 +44,18 @@ MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
 #: executor's claim (three storage round trips) fit in it; the executor waits out the rest,
 #: so a message holds an executor slot for 1-2 s before its action starts.
 EARLY_DELIVERY = timedelta(seconds=1)
+
+
+def _client_options(patience: StoragePatience) -> dict[str, Any]:
+    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts."""
+    options: dict[str, Any] = patience.transport_options()
+    if patience.retries is not None:
+        options["retry_policy"] = LinearRetry(
+            backoff=patience.backoff,  # type: ignore[arg-type]
+            retry_total=patience.retries,
+            random_jitter_range=0,
+        )
+    return options
 
 
 @dataclass(frozen=True)
@@ -56,8 +71,9 @@ class ReceivedMessage:
 class ExecutionQueue:
     """Send to, and (for the local host) receive from, the execution queue."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
         self.settings = settings
+        self.patience = patience
         self._ready = False
         self._ready_lock = threading.Lock()
 
@@ -73,12 +89,17 @@ class ExecutionQueue:
     @cached_property
     def _service(self) -> QueueServiceClient:
         settings = self.settings
+        options = _client_options(self.patience)
         if settings.storage_connection_string:
-            return QueueServiceClient.from_connection_string(settings.storage_connection_string)
+            return QueueServiceClient.from_connection_string(
+                settings.storage_connection_string, **options
+            )
         from azure.identity import DefaultAzureCredential
 
         credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-        return QueueServiceClient(account_url=settings.queue_endpoint, credential=credential)
+        return QueueServiceClient(
+            account_url=settings.queue_endpoint, credential=credential, **options
+        )
 
     def _client(self, name: str) -> QueueClient:
         return self._service.get_queue_client(

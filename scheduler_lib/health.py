@@ -24,9 +24,27 @@ STALE_AFTER = timedelta(minutes=3)
 
 
 def check_health(store: TableStore, *, now: datetime) -> tuple[int, dict[str, Any]]:
-    """The HTTP status and the body of the health endpoint."""
+    """The HTTP status and the body of the health endpoint. App settings whose Key Vault
+    reference did not resolve (names only) make it Unhealthy: the API is closed until they
+    resolve, though the dispatcher and executor keep running."""
+    status, body = _check_storage(store, now=now)
+    settings = store.settings
+    if settings.unresolved_references:
+        body = {
+            **body,
+            "status": "Unhealthy",
+            "configuration": {
+                "unresolved": list(settings.unresolved_references),
+                "message": settings.configuration_problem,
+            },
+        }
+        status = 503
+    return status, body
+
+
+def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, Any]]:
     try:
-        state = get_dispatcher_state(store)
+        state = get_dispatcher_state(store.ready())
     except AzureError as exc:
         reason = type(exc).__name__
         return 503, {"status": "Unhealthy", "storage": {"reachable": False, "error": reason}}

@@ -38,10 +38,13 @@ class ContextFormatter(logging.Formatter):
 
 
 def configure_logging(
-    settings: Settings, *, console: bool = True, level: int = logging.INFO
+    settings: Settings, *, console: bool = True, export: bool = True, level: int = logging.INFO
 ) -> None:
-    """Log in the structured format (`console`: to stderr; the Functions host captures
-    logging itself, so it passes False) and export to App Insights when configured."""
+    """Log in the structured format (`console`: to stderr) and, with `export`, to App
+    Insights when a connection string is set. The Functions worker passes False for both:
+    the host captures logging, and the worker exports to App Insights itself
+    (`PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY`), so a second exporter would send every
+    record twice."""
     root = logging.getLogger()
     if console and not any(isinstance(h.formatter, ContextFormatter) for h in root.handlers):
         handler = logging.StreamHandler(sys.stderr)
@@ -50,9 +53,7 @@ def configure_logging(
     root.setLevel(level)
     for name in _NOISY:
         logging.getLogger(name).setLevel(logging.WARNING)
-    if settings.appinsights_connection_string:
+    if export and settings.appinsights_connection_string:
         from azure.monitor.opentelemetry import configure_azure_monitor
 
-        configure_azure_monitor(
-            connection_string=settings.appinsights_connection_string, logger_name="scheduler"
-        )
+        configure_azure_monitor(connection_string=settings.appinsights_connection_string)

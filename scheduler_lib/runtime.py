@@ -24,6 +24,7 @@ from scheduler_lib.execute import ExecutionReport, handle_message
 from scheduler_lib.execution_queue import ExecutionQueue
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.poisoned import PoisonReport, record_poisoned
+from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.history_purge import TICK_BUDGET, purge_histories
 from scheduler_lib.store.tables import TableStore
 
@@ -59,8 +60,14 @@ class Runtime:
 
     @cached_property
     def api(self) -> FastAPI:
-        """The HTTP API (FastAPI), built on first use."""
-        return create_app(self.settings, clock=self.clock, store=self.store, queue=self.queue)
+        """The HTTP API (FastAPI), built on first use, with clients of its own: a request
+        gives up on unreachable storage within seconds (503), where a trigger waits longer."""
+        return create_app(
+            self.settings,
+            clock=self.clock,
+            store=TableStore(self.settings, patience=INTERACTIVE),
+            queue=ExecutionQueue(self.settings, patience=INTERACTIVE),
+        )
 
     def tick(self) -> TickReport:
         """One dispatcher tick at the current time (the timer trigger), then its upkeep."""

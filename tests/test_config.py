@@ -48,16 +48,28 @@ def test_prefix_applies_to_tables_and_queue() -> None:
     ("env", "field"),
     [
         (
-            {"SCHEDULER_API_KEYS": "@Microsoft.KeyVault(SecretUri=https://v/secrets/k)"},
-            "SCHEDULER_API_KEYS",
+            {"AzureWebJobsStorage": "@Microsoft.KeyVault(SecretUri=https://v/secrets/k)"},
+            "AzureWebJobsStorage",
         ),
         ({"SCHEDULER_GRACE_PERIOD": "five minutes"}, "SCHEDULER_GRACE_PERIOD"),
         ({"SCHEDULER_GRACE_PERIOD": "P1M"}, "SCHEDULER_GRACE_PERIOD"),
         ({"SCHEDULER_STORAGE_PREFIX": "Bad-Prefix"}, "SCHEDULER_STORAGE_PREFIX"),
     ],
-    ids=["unresolved-key-vault-reference", "grace-not-iso", "grace-in-months", "bad-prefix"],
+    ids=["unresolved-storage-reference", "grace-not-iso", "grace-in-months", "bad-prefix"],
 )
 def test_unsafe_or_malformed_settings_are_refused(env: dict[str, str], field: str) -> None:
     with pytest.raises(ValidationError) as err:
         Settings.from_env(env)
     assert err.value.field == field
+
+
+def test_unresolved_api_keys_reference_is_no_key_and_a_stated_problem() -> None:
+    """The worker still loads (its triggers need no API key); the reference text is never a
+    key, and the problem names the setting but not the vault or the secret."""
+    reference = "@Microsoft.KeyVault(SecretUri=https://vault1.vault.azure.net/secrets/keys/)"
+    settings = Settings.from_env({"SCHEDULER_API_KEYS": reference})
+    assert settings.api_keys == ()
+    assert settings.unresolved_references == ("SCHEDULER_API_KEYS",)
+    problem = settings.configuration_problem
+    assert problem and "SCHEDULER_API_KEYS" in problem and "vault1" not in problem
+    assert Settings.from_env({"SCHEDULER_API_KEYS": "k"}).configuration_problem is None

@@ -20,20 +20,28 @@ from scheduler_lib.config import Settings
 BASE = "http://localhost/api/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler"
 
 
-@pytest.fixture
-def function_app(
-    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+def _import_function_app(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch, **env: str
 ) -> ModuleType:
-    """Import function_app.py with app settings pointing at this test's storage."""
+    """Import function_app.py with app settings pointing at this test's storage (and `env`)."""
     monkeypatch.setenv("AzureWebJobsStorage", azurite.connection_string)
     monkeypatch.setenv("SCHEDULER_API_KEYS", "fa-key")
     monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
     monkeypatch.setenv("SCHEDULER_EXECUTION_QUEUE", settings.execution_queue_name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
     sys.modules.pop("function_app", None)
     module = importlib.import_module("function_app")
     # The host indexes the app once; get_functions() is not meant to be called twice.
     module.indexed = {f.get_function_name(): f for f in module.app.get_functions()}
     return module
+
+
+@pytest.fixture
+def function_app(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> ModuleType:
+    return _import_function_app(settings, azurite, monkeypatch)
 
 
 class _Context(func.Context):
@@ -111,3 +119,66 @@ def test_timer_queue_and_housekeeping_functions_run(function_app: ModuleType) ->
         functions["executor"].get_user_function()(bad)
     # The poison-queue function takes it then: nothing to record against, nothing raised.
     functions["poisoned"].get_user_function()(bad)
+
+
+@pytest.fixture
+def function_app_without_keys(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> ModuleType:
+    """function_app.py as App Service starts it when the Key Vault reference of the API keys
+    did not resolve (the identity's role not yet propagated, Key Vault throttling): the
+    setting then holds the reference text itself."""
+    return _import_function_app(settings, azurite, monkeypatch, SCHEDULER_API_KEYS=REFERENCE)
+
+
+REFERENCE = "@Microsoft.KeyVault(SecretUri=https://vault1.vault.azure.net/secrets/api-keys/)"
+
+
+def test_unresolved_api_keys_close_the_api_but_not_the_scheduler(
+    function_app_without_keys: ModuleType,
+) -> None:
+    module = function_app_without_keys
+    functions = _functions(module)
+    assert set(functions) == {"http_app_func", "dispatcher", "executor", "poisoned", "housekeeping"}
+    for url in (f"{BASE}/jobCollections/coll1", "http://localhost/api/health"):
+        answer = _http(module, "GET", url)
+        assert answer.status_code == 503, answer.get_body()
+        assert int(answer.headers["Retry-After"]) > 0
+        text = answer.get_body().decode()
+        assert "SCHEDULER_API_KEYS" in text and "Key Vault" in text
+        assert "vault1" not in text and "secrets/" not in text
+    error = json.loads(_http(module, "GET", f"{BASE}/jobCollections/coll1").get_body())["error"]
+    assert error["code"] == "ServiceUnavailable"
+    health = json.loads(_http(module, "GET", "http://localhost/api/health").get_body())
+    assert health["status"] == "Unhealthy"
+    assert health["configuration"]["unresolved"] == ["SCHEDULER_API_KEYS"]
+    # The reference text is never accepted as a key.
+    assert module.settings.api_keys == ()
+    # The timers and the queue trigger keep running.
+    functions["dispatcher"].get_user_function()(TimerRequest())
+    functions["housekeeping"].get_user_function()(TimerRequest())
+    with pytest.raises(ValueError):
+        functions["executor"].get_user_function()(
+            QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
+        )
+
+
+def test_the_app_configures_no_exporter_of_its_own(
+    settings: Settings, azurite: Azurite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In Azure the Python worker exports to App Insights itself
+    (PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY, see tests/test_infra.py): a second
+    `configure_azure_monitor` in function_app.py would send every log record twice."""
+    import logging
+
+    loggers = [logging.getLogger(), logging.getLogger("scheduler")]
+    before = {id(h) for logger in loggers for h in logger.handlers}
+    _import_function_app(
+        settings,
+        azurite,
+        monkeypatch,
+        APPLICATIONINSIGHTS_CONNECTION_STRING="InstrumentationKey=00000000-0000-0000-0000-"
+        "000000000000;IngestionEndpoint=http://127.0.0.1:9/",
+    )
+    added = [h for logger in loggers for h in logger.handlers if id(h) not in before]
+    assert [type(h).__module__ for h in added if "opentelemetry" in type(h).__module__] == []

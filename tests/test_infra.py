@@ -10,6 +10,7 @@ parse tree, following variables and module parameters, not matched as text.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import tomllib
@@ -186,6 +187,8 @@ def resolve(node: tree_sitter.Node, scope: Scope) -> object:
         return {k: resolve(v, scope) for k, v in properties(node).items()}
     if node.type == "parenthesized_expression":
         return resolve(_named(node)[0], scope)
+    if node.type == "boolean":
+        return node.text.decode() == "true"
     raise ValueError(f"{scope.path.name}: cannot evaluate {node.type}: {node.text.decode()[:60]}")
 
 
@@ -459,3 +462,114 @@ def test_identity_based_queue_and_service_bus_actions_reach_what_the_template_gr
     assert ROLE_IDS["Azure Service Bus Data Sender"] in assigned_role_ids(
         INFRA / "app" / "servicebus.bicep"
     )
+
+
+# --- deployment hygiene ------------------------------------------------------------------------
+
+
+def module_params(scope: Scope, symbol: str) -> dict[str, tree_sitter.Node]:
+    """The `params` object of `module <symbol> ...` in `scope`'s file."""
+    return properties(properties(_unwrap(scope.decls["module", symbol]))["params"])
+
+
+def test_basic_auth_publishing_is_off_for_scm_and_ftp() -> None:
+    """Deployments go through the identity (azd, `func publish` with Entra ID); the site's
+    SCM and FTP basic-auth credentials would be a second, password-based way in."""
+    site, api = function_app()
+    policies = resolve(site["basicPublishingCredentialsPolicies"], api)
+    assert sorted(policies, key=lambda p: p["name"]) == [  # type: ignore[arg-type]
+        {"name": "ftp", "allow": False},
+        {"name": "scm", "allow": False},
+    ]
+
+
+def test_storage_account_is_identity_first_and_not_replicated_across_tenants() -> None:
+    params = module_params(Scope(MAIN), "storage")
+    scope = Scope(MAIN)
+    assert resolve(params["allowSharedKeyAccess"], scope) is False
+    assert resolve(params["allowCrossTenantReplication"], scope) is False
+    assert resolve(params["defaultToOAuthAuthentication"], scope) is True
+
+
+def test_key_vault_purge_protection_is_on_unless_turned_off() -> None:
+    """Purge protection defaults to on (a deleted vault and its keys can be recovered for
+    the retention period); a throwaway environment may turn it off to reuse the name."""
+    main = Scope(MAIN)
+    default = main.decls["param", "keyVaultPurgeProtection"]
+    assert resolve(default, main) is True
+    _, vault = main.module("./app/keyvault.bicep")
+    assert vault.args["enablePurgeProtection"][0].text.decode() == "keyVaultPurgeProtection"
+    props = properties(properties(vault.decls["resource", "vault"])["properties"])
+    # Key Vault refuses `false` (purge protection cannot be turned off): off means unset.
+    assert props["enablePurgeProtection"].text.decode() == (
+        "enablePurgeProtection ? true : null"
+    )
+    assert resolve(*vault.lookup("enablePurgeProtection")) is True
+
+
+#: Made by the tools a developer runs here; none of them belongs in the app's package.
+TOOL_OUTPUT = (
+    ".schemathesis", ".hypothesis", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".coverage",
+    "htmlcov", ".devcontainer", ".idea", ".vscode", ".azurite", ".python_packages",
+)  # fmt: skip
+
+
+def test_funcignore_drops_everything_but_the_app() -> None:
+    """Every top-level entry of the working copy, and every tool's output directory, is left
+    out of the package except the app itself (and .funcignore, which the publisher reads)."""
+    patterns = [
+        line.strip().rstrip("/")
+        for line in (ROOT / ".funcignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    kept = {"function_app.py", "host.json", "requirements.txt", "scheduler_lib", ".funcignore"}
+    entries = {p.name for p in ROOT.iterdir()} | set(TOOL_OUTPUT)
+    shipped = {
+        entry
+        for entry in entries - kept
+        if not any(fnmatch.fnmatch(entry, pattern) for pattern in patterns)
+    }
+    assert shipped == set()
+
+
+
+# --- telemetry: one path to Application Insights ---------------------------------------------
+
+
+def test_telemetry_reaches_app_insights_once_through_the_worker() -> None:
+    """The Functions OpenTelemetry set-up: the host in OpenTelemetry mode, and the Python
+    worker streaming its own logs and traces (PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY),
+    which stops the host from forwarding them a second time. function_app.py then must not
+    configure an exporter of its own (tests/test_function_app.py checks that)."""
+    host = json.loads((ROOT / "host.json").read_text())
+    assert host["telemetryMode"] == "OpenTelemetry"
+    assert resolve(*app_settings()["PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY"]) == "true"
+    assert "APPLICATIONINSIGHTS_CONNECTION_STRING" in app_settings()
+
+
+def test_app_insights_authenticates_with_the_managed_identity() -> None:
+    """App Insights has local auth disabled: the exporter takes an Entra ID token for the
+    user-assigned identity named in the authentication string."""
+    node, _ = app_settings()["APPLICATIONINSIGHTS_AUTHENTICATION_STRING"]
+    assert node.text.decode() == "'Authorization=AAD;ClientId=${identityClientId}'"
+    site, _ = function_app()
+    identities = properties(site["managedIdentities"])["userAssignedResourceIds"]
+    assert [i.text.decode() for i in _named(identities)] == ["identityId"]
+
+
+def test_exporter_is_recent_enough_to_read_the_authentication_string() -> None:
+    """azure-monitor-opentelemetry-exporter reads APPLICATIONINSIGHTS_AUTHENTICATION_STRING
+    (and builds the managed-identity credential) from 1.0.0b36 on; an older one would send
+    unauthenticated telemetry that App Insights refuses."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    requirements = {
+        (req := Requirement(line.split("#")[0].strip())).name: req
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    }
+    exporter = requirements["azure-monitor-opentelemetry-exporter"]
+    assert not exporter.specifier.contains(Version("1.0.0b35"), prereleases=True)
+    assert exporter.specifier.contains(Version("1.0.0b36"), prereleases=True)
+    assert "azure-monitor-opentelemetry" in requirements

@@ -39,11 +39,16 @@ var storageSettings = {
   AzureWebJobsStorage__tableServiceUri: stg.properties.primaryEndpoints.table
 }
 
-// Application Insights has local (key) auth disabled: the host and the OpenTelemetry exporter
-// both authenticate with the identity named in the authentication string.
+// One path to Application Insights, as the Functions OpenTelemetry guide sets it up: host.json
+// `telemetryMode: OpenTelemetry`, and the Python worker streams its own logs and traces
+// (azure-monitor-opentelemetry from requirements.txt), which keeps the host from forwarding
+// them a second time. function_app.py configures no exporter of its own.
+// Application Insights has local (key) auth disabled: the host and the worker's exporter both
+// authenticate with the identity named in the authentication string.
 var monitoringSettings = {
   APPLICATIONINSIGHTS_CONNECTION_STRING: applicationInsights.properties.ConnectionString
-  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identityClientId};Authorization=AAD'
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'Authorization=AAD;ClientId=${identityClientId}'
+  PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY: 'true'
 }
 
 // Synchronous functions (HTTP actions wait up to 60 s on the network) run on the Python worker's
@@ -81,6 +86,17 @@ module api 'br/public:avm/res/web/site:0.15.1' = {
     // Key Vault references (`@Microsoft.KeyVault(SecretUri=...)`) resolve with this identity.
     keyVaultAccessIdentityResourceId: identityId
     httpsOnly: true
+    // No SCM/FTP basic-auth publishing credentials: azd and `func publish` deploy with Entra ID.
+    basicPublishingCredentialsPolicies: [
+      {
+        name: 'ftp'
+        allow: false
+      }
+      {
+        name: 'scm'
+        allow: false
+      }
+    ]
     functionAppConfig: {
       deployment: {
         storage: {

@@ -8,6 +8,9 @@ param location string = resourceGroup().location
 param tags object = {}
 param apiKeysSecretName string
 
+@description('Purge protection (irreversible once on): a deleted vault stays recoverable for the retention period.')
+param enablePurgeProtection bool = true
+
 @secure()
 @description('Comma-separated API keys; during a rotation both the old and the new key.')
 param apiKeys string
@@ -24,8 +27,9 @@ resource vault 'Microsoft.KeyVault/vaults@2023-07-01' = {
     }
     enableRbacAuthorization: true
     enableSoftDelete: true
-    // Shortest retention, and no purge protection, so `azd down --purge` frees the name.
     softDeleteRetentionInDays: 7
+    // Key Vault refuses `false` here (purge protection cannot be turned off): off is unset.
+    enablePurgeProtection: enablePurgeProtection ? true : null
     publicNetworkAccess: 'Enabled'
     networkAcls: {
       defaultAction: 'Allow'

@@ -7,10 +7,12 @@ method, a query parameter FastAPI rejected) as the matching ARM code.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from azure.core.exceptions import AzureError
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -25,11 +27,15 @@ from scheduler_lib.api.docs_page import add_docs_page
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
-from scheduler_lib.errors import SchedulerError, ValidationError
+from scheduler_lib.errors import SchedulerError, ServiceUnavailableError, ValidationError
 from scheduler_lib.execution_queue import ExecutionQueue
 from scheduler_lib.health import check_health
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.storage_patience import INTERACTIVE
+from scheduler_lib.store.tables import TableStore, storage_unavailable
 
+log = logging.getLogger(__name__)
+#: Seconds a probe is told to wait when the scheduler is unhealthy.
+HEALTH_RETRY_AFTER = 5
 _HTTP_CODES = {404: "NotFound", 405: "MethodNotAllowed", 415: "UnsupportedMediaType"}
 
 
@@ -45,7 +51,8 @@ def create_app(
     queue: ExecutionQueue | None = None,
 ) -> FastAPI:
     """The Azure Scheduler-compatible API over the storage `settings` point at (through
-    `store` and `queue` when the host already has them, so a worker holds one set)."""
+    `store` and `queue` when the host gives them; they should be built with
+    `storage_patience.INTERACTIVE`, so that an outage is a quick 503)."""
     app = FastAPI(
         title="Azure Scheduler-compatible API",
         version="2016-03-01",
@@ -61,8 +68,8 @@ def create_app(
     app.state.context = ApiContext(
         settings=settings,
         clock=clock,
-        table_store=store or TableStore(settings),
-        execution_queue=queue or ExecutionQueue(settings),
+        table_store=store or TableStore(settings, patience=INTERACTIVE),
+        execution_queue=queue or ExecutionQueue(settings, patience=INTERACTIVE),
     )
     for module in (collection_routes, job_routes, list_routes, preview_routes):
         app.include_router(module.router)
@@ -70,14 +77,27 @@ def create_app(
     add_docs_page(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
-    app.add_middleware(ArmMiddleware, api_keys=settings.api_keys)
+    app.add_middleware(
+        ArmMiddleware, api_keys=settings.api_keys, unavailable=settings.configuration_problem
+    )
     return app
 
 
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(SchedulerError)
     async def scheduler_error(request: Request, exc: SchedulerError) -> JSONResponse:
-        return JSONResponse(exc.to_arm(), status_code=exc.status)
+        headers = None
+        if isinstance(exc, ServiceUnavailableError):
+            headers = {"Retry-After": str(exc.retry_after)}
+        return JSONResponse(exc.to_arm(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(AzureError)
+    async def storage_error(request: Request, exc: AzureError) -> JSONResponse:
+        unavailable = storage_unavailable(exc)
+        if unavailable is None:
+            raise exc  # a bug, not an outage: the middleware logs it and answers 500
+        log.warning("storage unavailable in %s %s: %s", request.method, request.url.path, exc)
+        return await scheduler_error(request, unavailable)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -107,8 +127,11 @@ def _add_health(app: FastAPI) -> None:
     )
     async def health(request: Request) -> JSONResponse:
         context: ApiContext = request.app.state.context
-        status, body = await run_in_threadpool(check_health, context.store, now=context.clock())
-        return JSONResponse(body, status_code=status)
+        status, body = await run_in_threadpool(
+            check_health, context.table_store, now=context.clock()
+        )
+        headers = {"Retry-After": str(HEALTH_RETRY_AFTER)} if status == 503 else None
+        return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -13,11 +13,12 @@ import logging
 import uuid
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.paths import PREFIX, canonical_path
-from scheduler_lib.errors import AuthenticationError, SchedulerError
+from scheduler_lib.errors import AuthenticationError, SchedulerError, ServiceUnavailableError
 
 log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and
@@ -41,9 +42,12 @@ def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
 
 
 class ArmMiddleware:
-    def __init__(self, app: ASGIApp, *, api_keys: tuple[str, ...]) -> None:
+    def __init__(
+        self, app: ASGIApp, *, api_keys: tuple[str, ...], unavailable: str | None = None
+    ) -> None:
         self.app = app
         self.api_keys = api_keys
+        self.unavailable = unavailable  # why no request can be served (Settings says)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -65,6 +69,12 @@ class ArmMiddleware:
             await send(message)
 
         scope = {**scope, "path": canonical_path(scope["path"])}
+        if self.unavailable and scope["path"] not in PUBLIC_PATHS:
+            # Before authentication: without its keys the API cannot tell a caller with a
+            # valid key from one without, and a 401 would send them looking for the wrong fix.
+            error = ServiceUnavailableError(self.unavailable, retry_after=60)
+            await _send_error(send_with_ids, error)
+            return
         if scope["path"] not in PUBLIC_PATHS and not authorized(
             headers.get("authorization"), self.api_keys
         ):
@@ -73,6 +83,10 @@ class ArmMiddleware:
             return
         try:
             await self.app(scope, receive, send_with_ids)
+        except ClientDisconnect:
+            # The client went away mid-body (a timeout, a killed script): nobody is left to
+            # answer, and nothing was stored, since a body is read whole before any write.
+            log.info("client disconnected during %s %s", scope.get("method"), scope["path"])
         except Exception:
             log.exception("unhandled error in %s %s", scope.get("method"), scope["path"])
             if not started:
@@ -84,5 +98,7 @@ async def _send_error(send: Any, error: SchedulerError, *, www_authenticate: boo
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if www_authenticate:
         headers.append((b"www-authenticate", b"Bearer"))
+    if isinstance(error, ServiceUnavailableError):
+        headers.append((b"retry-after", str(error.retry_after).encode()))
     await send({"type": "http.response.start", "status": error.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -96,13 +96,23 @@ def enum(value: Any, path: str, choices: Iterable[str]) -> str:
     raise ValidationError(path, f"must be one of {', '.join(options)}{hint}")
 
 
-def string_map(value: Any, path: str, *, max_items: int = 100) -> dict[str, str]:
-    """A JSON object of strings (headers, tags, custom message properties)."""
+def string_map(
+    value: Any,
+    path: str,
+    *,
+    max_items: int = 100,
+    max_key_length: int | None = None,
+    max_value_length: int = 4096,
+) -> dict[str, str]:
+    """A JSON object of strings (headers, tags, custom message properties); a name that is
+    empty or too long is reported on the object (`path`), a value on its own path."""
     source = obj(value, path)
     if len(source) > max_items:
         raise ValidationError(path, f"must have at most {max_items} entries")
     for key, item in source.items():
-        string(item, join(path, key), empty=True)
+        if max_key_length is not None and not 0 < len(key) <= max_key_length:
+            raise ValidationError(path, f"names must be 1-{max_key_length} characters")
+        string(item, join(path, key), max_length=max_value_length, empty=True)
     return dict(source)
 
 

@@ -17,7 +17,9 @@ from scheduler_lib.store.tables import (
     collection_key,
     dumps,
     etag_kwargs,
+    join_text,
     prefix_range,
+    split_text,
     storage_errors,
     write_entity,
 )
@@ -59,8 +61,8 @@ def _to_entity(record: CollectionRecord) -> dict[str, Any]:
         "ResourceGroup": record.resource_group,
         "Name": record.name,
         "Location": record.location or "",
-        "Tags": dumps(record.tags),
         "Properties": dumps(record.properties),
+        **split_text("Tags", dumps(record.tags)),
     }
 
 
@@ -70,7 +72,7 @@ def _from_entity(entity: Any) -> CollectionRecord:
         resource_group=entity["ResourceGroup"],
         name=entity["Name"],
         location=entity.get("Location") or None,
-        tags=json.loads(entity.get("Tags") or "{}"),
+        tags=json.loads(join_text(entity, "Tags") or "{}"),
         properties=json.loads(entity.get("Properties") or "{}"),
         etag=entity.metadata.get("etag"),
     )

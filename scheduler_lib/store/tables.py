@@ -22,6 +22,8 @@ from azure.core.exceptions import (
     ResourceExistsError,
     ResourceModifiedError,
     ResourceNotFoundError,
+    ServiceRequestError,
+    ServiceResponseError,
 )
 from azure.data.tables import TableClient, TableServiceClient, UpdateMode
 
@@ -30,8 +32,10 @@ from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
     PreconditionFailedError,
+    ServiceUnavailableError,
     ValidationError,
 )
+from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
 SEPARATOR = "|"
 
@@ -67,6 +71,29 @@ def dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
+#: Characters per stored string property: Table storage allows 64 KiB of UTF-16 in one,
+#: and a character takes at most two UTF-16 code units.
+PROPERTY_CHARS = 16 * 1024
+
+
+def split_text(name: str, text: str) -> dict[str, str]:
+    """`text` as properties `name`, `name_1`, `name_2`, ..., each within Table storage's
+    64 KiB string property limit (a short text is just `name`, as before splitting)."""
+    parts = [text[i : i + PROPERTY_CHARS] for i in range(0, len(text), PROPERTY_CHARS)] or [""]
+    return {(f"{name}_{i}" if i else name): part for i, part in enumerate(parts)}
+
+
+def join_text(entity: Any, name: str) -> str | None:
+    """Inverse of `split_text` (None when the entity has no `name` property)."""
+    first = entity.get(name)
+    if first is None:
+        return None
+    parts = [first]
+    while (part := entity.get(f"{name}_{len(parts)}")) is not None:
+        parts.append(part)
+    return "".join(parts)
+
+
 def as_datetime(value: Any) -> datetime | None:
     """Table storage returns its own datetime subclass; callers want a plain aware datetime."""
     if value is None:
@@ -81,8 +108,9 @@ class TableStore:
     or, in Azure, the account name and the managed identity through DefaultAzureCredential.
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
         self.settings = settings
+        self.patience = patience
         self._clients: dict[str, TableClient] = {}
         self._ready = False
         self._ready_lock = threading.Lock()
@@ -90,12 +118,17 @@ class TableStore:
     @cached_property
     def service(self) -> TableServiceClient:
         settings = self.settings
+        options = _client_options(self.patience)
         if settings.storage_connection_string:
-            return TableServiceClient.from_connection_string(settings.storage_connection_string)
+            return TableServiceClient.from_connection_string(
+                settings.storage_connection_string, **options
+            )
         from azure.identity import DefaultAzureCredential
 
         credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-        return TableServiceClient(endpoint=settings.table_endpoint, credential=credential)
+        return TableServiceClient(
+            endpoint=settings.table_endpoint, credential=credential, **options
+        )
 
     def table(self, logical: str) -> TableClient:
         """The client of one of `config.TABLES`, by its logical name."""
@@ -120,6 +153,21 @@ class TableStore:
         for logical in TABLES:
             with suppress(ResourceExistsError):
                 self.service.create_table(self.settings.table_name(logical))
+
+
+def _client_options(patience: StoragePatience) -> dict[str, Any]:
+    """azure-data-tables' retry options (its TablesRetryPolicy reads them) and timeouts."""
+    options: dict[str, Any] = patience.transport_options()
+    if patience.retries is not None:
+        options.update(
+            retry_total=patience.retries,
+            retry_connect=patience.retries,
+            retry_read=patience.retries,
+            retry_status=patience.retries,
+            retry_backoff_factor=patience.backoff,
+            retry_mode="fixed",
+        )
+    return options
 
 
 def write_entity(
@@ -178,6 +226,19 @@ def storage_errors(what: str) -> Iterator[None]:
         if exc.status_code == 412:
             raise PreconditionFailedError(f"{what} was changed by another request.") from exc
         raise
+
+
+def storage_unavailable(exc: Exception) -> ServiceUnavailableError | None:
+    """The 503 to answer when `exc` says storage cannot be reached or is overloaded (no
+    connection, no answer in time, a 5xx such as `ServerBusy`); None for any other error."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, ServiceRequestError | ServiceResponseError) or (
+        isinstance(exc, HttpResponseError) and status is not None and status >= 500
+    ):
+        return ServiceUnavailableError(
+            f"Storage is unavailable ({type(exc).__name__}); try again shortly."
+        )
+    return None
 
 
 def encode_token(token: Any) -> str | None:
