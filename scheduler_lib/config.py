@@ -158,6 +158,8 @@ class Settings:
             return frozenset(a.lower() for a in self.identity_storage_accounts)
         own = self.own_storage_account
         return frozenset({own} if own else ())
+
+    @property
     def configuration_problem(self) -> str | None:
         """Why the API cannot serve requests now (no secret in it), or None."""
         if not self.unresolved_references:
