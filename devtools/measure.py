@@ -1,0 +1,90 @@
+"""Shape of `scheduler_lib`: module count, lines per package, longest import chain.
+
+Issue 12 asks for these numbers before and after the reshaping; this script is how they were
+taken, so the next reshaping can take them the same way: `python devtools/measure.py`.
+It reads source text only (the `ast` of each module), so it imports nothing and needs no
+settings or storage.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "scheduler_lib"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The `scheduler_lib` modules `path` imports (an `__init__` counts as its package)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def main() -> None:
+    files = sorted((ROOT / PACKAGE).rglob("*.py"))
+    names = {module_name(f): f for f in files}
+    graph = {name: imports_of(path, set(names)) for name, path in names.items()}
+
+    @cache
+    def depth(name: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
+        best: tuple[str, ...] = (name,)
+        for dep in sorted(graph[name]):
+            if dep in seen:
+                continue  # an import cycle: the chain stops where it would repeat
+            chain = (name, *depth(dep, seen | {name}))
+            if len(chain) > len(best):
+                best = chain
+        return best
+
+    lines: dict[str, int] = defaultdict(int)
+    counts: dict[str, int] = defaultdict(int)
+    largest = max(files, key=lambda f: len(f.read_text().splitlines()))
+    for name, path in names.items():
+        rel = path.relative_to(ROOT / PACKAGE).parts
+        package = rel[0] if len(rel) > 1 else "(top level)"
+        lines[package] += len(path.read_text().splitlines())
+        counts[package] += 1
+    longest = max((depth(name) for name in sorted(names)), key=len)
+    print(f"modules: {len(files)}")
+    print(f"lines: {sum(lines.values())}")
+    print(f"largest module: {largest.relative_to(ROOT)} "
+          f"({len(largest.read_text().splitlines())} lines)")
+    print(f"import depth: {len(longest)} modules")
+    print("  " + " -> ".join(n.removeprefix(PACKAGE + ".") for n in longest))
+    print("| package | modules | lines |")
+    print("| --- | ---: | ---: |")
+    for package in sorted(lines):
+        print(f"| {package} | {counts[package]} | {lines[package]} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
