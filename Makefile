@@ -26,7 +26,7 @@ $(NODE_STAMP): package.json package-lock.json
 ## Run the scheduler on this machine (Azurite + the local Functions host).
 ## Options go through ARGS: make run ARGS="--port 7072" (make run ARGS=--help lists them).
 run: setup
-	$(PY) -m scheduler_lib.local_run $(ARGS)
+	$(PY) -m devtools.local_run $(ARGS)
 
 ## The whole suite: starts its own Azurite on free ports, stops it at the end.
 test: setup

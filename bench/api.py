@@ -34,8 +34,8 @@ import httpx
 import uvicorn
 from azure.data.tables import UpdateMode
 
+from devtools.azurite import free_port, start_azurite
 from scheduler_lib.api import create_app
-from scheduler_lib.azurite import free_port, start_azurite
 from scheduler_lib.config import Settings
 from scheduler_lib.store.tables import TableStore, collection_key
 

@@ -43,12 +43,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from http_target import Target
 
-from scheduler_lib.azurite import start_azurite
+from devtools.azurite import start_azurite
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import TickReport, run_tick
-from scheduler_lib.execute import handle_message
-from scheduler_lib.execution_queue import ExecutionQueue, ReceivedMessage
-from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.dispatch.tick import TickReport, run_tick
+from scheduler_lib.execution.execute import handle_message
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.collections import CollectionRecord, put_collection
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE

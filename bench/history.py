@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scheduler_lib.azurite import start_azurite
+from devtools.azurite import start_azurite
 from scheduler_lib.config import Settings
 from scheduler_lib.store.history import TABLE, HistoryEntry, add_history, delete_history
 from scheduler_lib.store.history_purge import TICK_BUDGET, purge_histories, request_history_purge

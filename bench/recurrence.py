@@ -29,7 +29,7 @@ from croniter import croniter
 from dateutil import rrule
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from scheduler_lib.recurrence import occurrences, parse_schedule
+from scheduler_lib.schedule.recurrence import occurrences, parse_schedule
 
 NOW = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
 START = datetime(2026, 3, 4, 0, 0, tzinfo=UTC)

@@ -4,7 +4,7 @@ DELETE/PUT storm; prints lost, doubled, in-flight repeated and late occurrences.
     .venv/bin/python bench/soak.py [--minutes 4]
 
 Runs about `--minutes` + 1 minutes. Pieces, all real: a dedicated Azurite with its data on
-disk, the local host (`python -m scheduler_lib.devhost`, the same `Runtime` as
+disk, the local host (`python -m devtools.devhost`, the same `Runtime` as
 function_app.py) in a process of its own, and an HTTP target that records every request
 with its `x-ms-scheduler-expected-execution-time` and `x-ms-execution-tag` headers.
 
@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from soak_report import Arrival, Window, table, tally  # noqa: E402
 
-from scheduler_lib.azurite import free_port, port_open, start_azurite  # noqa: E402
+from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
 
 KEY = "soak-key"
 BASE = "/subscriptions/soak/resourceGroups/soak/providers/Microsoft.Scheduler/jobCollections"
@@ -110,7 +110,7 @@ class Host:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "scheduler_lib.devhost", "--port", str(self.port)],
+                [sys.executable, "-m", "devtools.devhost", "--port", str(self.port)],
                 cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
         deadline = time.monotonic() + 30

@@ -68,7 +68,7 @@ def main() -> None:
     lines: dict[str, int] = defaultdict(int)
     counts: dict[str, int] = defaultdict(int)
     largest = max(files, key=lambda f: len(f.read_text().splitlines()))
-    for name, path in names.items():
+    for path in names.values():
         rel = path.relative_to(ROOT / PACKAGE).parts
         package = rel[0] if len(rel) > 1 else "(top level)"
         lines[package] += len(path.read_text().splitlines())

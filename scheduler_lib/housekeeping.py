@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scheduler_lib.anti_entropy import RepairReport, repair_jobs
+from scheduler_lib.dispatch.anti_entropy import RepairReport, repair_jobs
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
-from scheduler_lib.lifecycle import EXECUTOR
+from scheduler_lib.execution.lifecycle import EXECUTOR
 from scheduler_lib.store import jobs
 from scheduler_lib.store.history import HISTORY_KEEP, delete_history, prune_history
 from scheduler_lib.store.history_purge import purge_histories

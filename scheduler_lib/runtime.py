@@ -16,14 +16,14 @@ from functools import cached_property
 from fastapi import FastAPI
 
 from scheduler_lib.actions.egress import policy_for
-from scheduler_lib.anti_entropy import due_for_check, repair_jobs
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import TickReport, run_tick
-from scheduler_lib.execute import ExecutionReport, handle_message
-from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.dispatch.anti_entropy import due_for_check, repair_jobs
+from scheduler_lib.dispatch.tick import TickReport, run_tick
+from scheduler_lib.execution.execute import ExecutionReport, handle_message
+from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
-from scheduler_lib.poisoned import PoisonReport, record_poisoned
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.history_purge import TICK_BUDGET, purge_histories
 from scheduler_lib.store.tables import TableStore

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from scheduler_lib.azurite import Azurite, start_azurite
+from devtools.azurite import Azurite, start_azurite
 from scheduler_lib.config import Settings
-from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
 
 # The executor's fixtures (target, clock, driver) for every test module that wants them.
-pytest_plugins = ("tests.executor_harness",)
+pytest_plugins = ("tests.execution.harness",)
 
 
 @pytest.fixture(scope="session")

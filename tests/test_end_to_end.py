@@ -22,10 +22,10 @@ from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue
 
 from scheduler_lib.api import create_app
 from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY, Settings
-from scheduler_lib.dispatch import run_tick
-from scheduler_lib.execute import ExecutionReport, handle_message
-from scheduler_lib.execution_queue import ExecutionQueue
-from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.execution.execute import ExecutionReport, handle_message
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
 from tests.support.api_server import ManualClock, serve
 from tests.support.http_target import HttpTarget

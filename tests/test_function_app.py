@@ -14,7 +14,7 @@ import pytest
 from azure.functions.queue import QueueMessage
 from azure.functions.timer import TimerRequest
 
-from scheduler_lib.azurite import Azurite
+from devtools.azurite import Azurite
 from scheduler_lib.config import Settings
 
 BASE = "http://localhost/api/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler"

@@ -5,8 +5,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import run_tick
-from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import STALE_AFTER, check_health
 from scheduler_lib.store.tables import TableStore
 
@@ -41,7 +41,7 @@ def test_a_recent_tick_is_healthy_and_an_old_one_degraded(settings: Settings) ->
 
 
 def test_unreachable_storage_is_503(settings: Settings) -> None:
-    from scheduler_lib.azurite import free_port
+    from devtools.azurite import free_port
 
     dead = settings.storage_connection_string.replace(
         settings.storage_connection_string.split("TableEndpoint=")[1].split(";")[0],

@@ -12,7 +12,7 @@ from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.jobs import find_job, put_job
 from scheduler_lib.store.tables import TableStore
-from tests.executor_harness import T0, http_action, make_job
+from tests.execution.harness import T0, http_action, make_job
 
 NOW = T0 + timedelta(days=100)
 

@@ -24,8 +24,9 @@ import tree_sitter
 import tree_sitter_bicep
 import yaml
 
-from scheduler_lib import config, devhost
-from scheduler_lib.execution_queue import EARLY_DELIVERY
+from devtools import devhost
+from scheduler_lib import config
+from scheduler_lib.execution.queue import EARLY_DELIVERY
 
 ROOT = Path(__file__).resolve().parent.parent
 INFRA = ROOT / "infra"

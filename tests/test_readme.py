@@ -9,8 +9,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+from devtools.devhost import worker_loop
 from scheduler_lib.config import Settings
-from scheduler_lib.devhost import worker_loop
 from scheduler_lib.runtime import Runtime
 from tests.support.api_server import serve
 from tests.support.http_target import HttpTarget

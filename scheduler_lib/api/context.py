@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from scheduler_lib.config import Settings
-from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
 
 

@@ -11,9 +11,9 @@ from itertools import islice
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.lifecycle import EXECUTOR, executor_state
+from scheduler_lib.execution.lifecycle import EXECUTOR, executor_state
 from scheduler_lib.model import quotas, timing
-from scheduler_lib.recurrence import Schedule, parse_schedule
+from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
 from scheduler_lib.store.jobs import JobRecord
 
 

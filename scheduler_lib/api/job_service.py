@@ -18,13 +18,13 @@ from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
 from scheduler_lib.api.requests import check_if_match
-from scheduler_lib.dispatch_now import dispatch_if_due
+from scheduler_lib.dispatch.now import dispatch_if_due
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
     PreconditionFailedError,
 )
-from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.model import arm, jobs, quotas, secrets
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store

@@ -14,7 +14,12 @@ from scheduler_lib.api.docs import responses
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import timing, wire
-from scheduler_lib.preview import JOB_PROPERTIES, job_properties, preview_with_reason, read_now
+from scheduler_lib.schedule.preview import (
+    JOB_PROPERTIES,
+    job_properties,
+    preview_with_reason,
+    read_now,
+)
 
 router = APIRouter(tags=["Preview"])
 MAX_COUNT = 1000

@@ -1,6 +1,6 @@
 """A job's timing (`startTime`, `recurrence`) in canonical stored form.
 
-The recurrence engine (`scheduler_lib.recurrence_parse`) validates values and ranges; this
+The recurrence engine (`scheduler_lib.schedule.parse`) validates values and ranges; this
 module only makes the stored JSON canonical so the dispatcher and executor read one
 spelling: key names as the semantics document writes them (`occurrence` lower-case, though
 the SDK sends `Occurrence`), PascalCase frequencies and day names, a scalar where a list is
@@ -83,7 +83,7 @@ def _occurrence(value: Any, path: str) -> dict[str, Any]:
 def validate_timing(properties: dict[str, Any]) -> None:
     """Run the recurrence engine's validation; its paths are relative to the job properties,
     the API's are relative to the body, hence the `properties.` prefix."""
-    from scheduler_lib.recurrence_parse import parse_job_timing
+    from scheduler_lib.schedule.parse import parse_job_timing
 
     try:
         parse_job_timing(properties)

@@ -28,7 +28,9 @@ TABLE = "JobHistory"
 _MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
 #: Entries kept per job (Azure Scheduler's documented limit).
 HISTORY_KEEP = 1000
-STATUSES = ("Completed", "Failed", "Postponed")
+#: The status of a history entry the dispatcher writes when a quota postpones an occurrence.
+POSTPONED_STATUS = "Postponed"
+STATUSES = ("Completed", "Failed", POSTPONED_STATUS)
 
 
 @dataclass(frozen=True)

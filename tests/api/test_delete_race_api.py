@@ -11,8 +11,8 @@ import httpx
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_service import purge
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import run_tick
-from scheduler_lib.execution_queue import ExecutionQueue
+from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import check_health
 from scheduler_lib.housekeeping import run_housekeeping
 from scheduler_lib.runtime import Runtime

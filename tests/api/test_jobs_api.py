@@ -3,8 +3,8 @@ state rules, delete, run."""
 
 from datetime import UTC, datetime, timedelta
 
-from scheduler_lib.execution_queue import ExecutionQueue
-from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.due_index import due_rows
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.history_purge import pending_history_purges, purge_histories

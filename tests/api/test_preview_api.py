@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scheduler_lib.preview import preview_table
+from scheduler_lib.schedule.preview import preview_table
 from tests.api.conftest import arm_error
 
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import httpx
 import pytest
 
+from devtools.azurite import free_port, start_azurite
 from scheduler_lib.api import create_app
-from scheduler_lib.azurite import free_port, start_azurite
 from scheduler_lib.config import AZURITE_ACCOUNT, Settings
 from scheduler_lib.runtime import Runtime
 from tests.api.conftest import collection_path, job_body, job_path

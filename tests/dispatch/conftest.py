@@ -1,11 +1,11 @@
 """Fixtures of the dispatcher tests: storage with one enabled collection, and a real
-execution queue that records what it sent (see `tests.dispatch_support`)."""
+execution queue that records what it sent (see `tests.dispatch.support`)."""
 
 import pytest
 
 from scheduler_lib.config import Settings
 from scheduler_lib.store.tables import TableStore
-from tests.dispatch_support import RecordingQueue, make_collection
+from tests.dispatch.support import RecordingQueue, make_collection
 
 
 @pytest.fixture

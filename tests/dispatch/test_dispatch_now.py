@@ -6,10 +6,10 @@ from datetime import timedelta
 import pytest
 
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import run_tick
-from scheduler_lib.dispatch_now import dispatch_if_due, due_before_next_tick
+from scheduler_lib.dispatch.now import dispatch_if_due, due_before_next_tick
+from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.store.tables import TableStore
-from tests.dispatch_support import (
+from tests.dispatch.support import (
     T0,
     RecordingQueue,
     all_rows,

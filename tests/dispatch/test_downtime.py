@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import run_tick
+from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.store.history import list_history
 from scheduler_lib.store.tables import TableStore
-from tests.dispatch_support import (
+from tests.dispatch.support import (
     T0,
     RecordingQueue,
     all_rows,

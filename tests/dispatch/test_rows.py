@@ -9,12 +9,12 @@ from datetime import timedelta
 import pytest
 
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import run_tick
-from scheduler_lib.messages import ExecutionMessage
+from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.due_index import add_due, park_message
 from scheduler_lib.store.jobs import JobRecord, delete_job
 from scheduler_lib.store.tables import TableStore
-from tests.dispatch_support import (
+from tests.dispatch.support import (
     T0,
     RecordingQueue,
     all_rows,

@@ -16,7 +16,7 @@ from typing import Any
 
 import uvicorn
 
-from scheduler_lib.azurite import free_port
+from devtools.azurite import free_port
 
 
 @dataclass

@@ -1,0 +1,201 @@
+"""The local Functions host: the triggers of `function_app.py` in one process.
+
+The Azure Functions Core Tools cannot run everywhere (not on this project's CI), so this
+host runs the same `Runtime` methods the functions call:
+
+- the API under uvicorn at http://127.0.0.1:PORT/api (the HTTP trigger),
+- a dispatcher tick at second 0 of every minute (the timer trigger `0 * * * * *`),
+- a worker that consumes the execution queue as the queue trigger does: messages are
+  hidden while they run, deleted on success, made visible again on failure, and moved to
+  the poison queue after `MAX_DEQUEUE_COUNT` dequeues;
+- a worker on the poison queue, as the poison-queue trigger: each poisoned message is
+  recorded in its job's history and status, then deleted.
+
+Ctrl-C or SIGTERM stops uvicorn first, then lets the worker finish the message in hand;
+a message taken but not finished simply becomes visible again, so none is lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+
+import uvicorn
+
+from scheduler_lib.config import Settings
+from scheduler_lib.execution.queue import ReceivedMessage
+from scheduler_lib.logs import configure_logging
+from scheduler_lib.runtime import Runtime
+
+log = logging.getLogger("scheduler.devhost")
+
+MAX_DEQUEUE_COUNT = 5  # host.json queues.maxDequeueCount
+VISIBILITY_TIMEOUT = 300  # seconds a message stays hidden while it runs
+RETRY_VISIBILITY = 10  # seconds before a failed message is tried again
+#: Messages in flight at once: host.json queues.batchSize + newBatchThreshold. A scheduled
+#: occurrence holds its slot for the 1-2 s between its early delivery and its second.
+CONCURRENCY = 16 + 12
+POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
+
+
+def next_minute(now: datetime) -> datetime:
+    """Second 0 of the minute after `now`: when the timer trigger fires next."""
+    return now.replace(second=0, microsecond=0) + timedelta(minutes=1)
+
+
+def dispatcher_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Tick now, then at every minute boundary, until `stop` is set."""
+    while not stop.is_set():
+        try:
+            runtime.tick()
+        except Exception:
+            log.exception("dispatcher tick failed; the next tick resumes from the cursor")
+        now = runtime.clock()
+        stop.wait((next_minute(now) - now).total_seconds())
+
+
+def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int = CONCURRENCY) -> None:
+    """Consume the execution queue until `stop` is set, as the queue trigger does: up to
+    `concurrency` messages run at once (host.json `batchSize` + `newBatchThreshold`), each on
+    its own thread, so one slow HTTP target does not hold up the others."""
+    slots = threading.Semaphore(concurrency)
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="executor") as pool:
+        while not stop.is_set():
+            free = _acquire_free(slots, concurrency)
+            try:
+                messages = runtime.queue.receive(
+                    max_messages=free, visibility_timeout=VISIBILITY_TIMEOUT
+                )
+            except Exception:
+                log.exception("receiving from the execution queue failed")
+                messages = []
+            for _ in range(free - len(messages)):
+                slots.release()
+            for message in messages:
+                pool.submit(_run_and_release, runtime, message, slots)
+            if not messages:
+                stop.wait(POLL_INTERVAL)
+
+
+def _acquire_free(slots: threading.Semaphore, limit: int) -> int:
+    """Wait for at least one free slot, then take every free one (up to `limit`)."""
+    slots.acquire()
+    taken = 1
+    while taken < limit and slots.acquire(blocking=False):
+        taken += 1
+    return taken
+
+
+def _run_and_release(
+    runtime: Runtime, message: ReceivedMessage, slots: threading.Semaphore
+) -> None:
+    try:
+        process_message(runtime, message)
+    finally:
+        slots.release()
+
+
+def process_message(runtime: Runtime, message: ReceivedMessage) -> None:
+    """Run one message; delete it, release it for another try, or poison it."""
+    queue = runtime.queue
+    try:
+        runtime.execute(message.body, message_id=message.id, dequeue_count=message.dequeue_count)
+    except Exception:
+        if message.dequeue_count >= MAX_DEQUEUE_COUNT:
+            log.exception("message %s failed %d times: poisoned", message.id, MAX_DEQUEUE_COUNT)
+            queue.move_to_poison(message)
+        else:
+            log.exception("message %s failed; it will be retried", message.id)
+            queue.release(message, delay_seconds=RETRY_VISIBILITY)
+        return
+    queue.delete(message)
+
+
+def poison_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Consume the poison queue until `stop` is set (the poison-queue trigger), one message
+    at a time: poisoning is rare. A message that fails is tried again later."""
+    while not stop.is_set():
+        try:
+            messages = runtime.queue.receive(
+                max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT, poisoned=True
+            )
+        except Exception:
+            log.exception("receiving from the poison queue failed")
+            messages = []
+        for message in messages:
+            process_poisoned(runtime, message)
+        if not messages:
+            stop.wait(POLL_INTERVAL * 4)
+
+
+def process_poisoned(runtime: Runtime, message: ReceivedMessage) -> None:
+    """Record one poisoned message; delete it, or release it for another try."""
+    try:
+        runtime.record_poisoned(message.body, message_id=message.id)
+    except Exception:
+        log.exception("poisoned message %s could not be recorded; it will be retried", message.id)
+        runtime.queue.release(message, delay_seconds=RETRY_VISIBILITY, poisoned=True)
+        return
+    runtime.queue.delete(message, poisoned=True)
+
+
+def serve(
+    settings: Settings,
+    *,
+    port: int = 7071,
+    host: str = "127.0.0.1",
+    on_started: Callable[[], None] | None = None,
+) -> None:
+    """Run the API, the dispatcher and the worker until interrupted."""
+    runtime = Runtime(settings)
+    runtime.ensure_storage()
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=dispatcher_loop, args=(runtime, stop), name="dispatcher"),
+        threading.Thread(target=worker_loop, args=(runtime, stop), name="worker"),
+        threading.Thread(target=poison_loop, args=(runtime, stop), name="poison"),
+    ]
+    config = uvicorn.Config(runtime.api, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    for thread in threads:
+        thread.start()
+    log.info("API listening on http://%s:%d/api", host, port)
+    if on_started:
+        on_started()
+    # uvicorn handles Ctrl-C/SIGTERM with a graceful shutdown, then re-raises the signal
+    # to the handler it found; these make that re-raise a no-op, so the threads below
+    # are joined and the process exits 0.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _ignore_signal)
+    try:
+        server.run()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        log.info("stopped")
+
+
+def _ignore_signal(signum: int, frame: object) -> None:
+    log.info("received signal %d; stopping", signum)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m devtools.devhost", description="Run the scheduler locally."
+    )
+    parser.add_argument("--port", type=int, default=7071)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args(argv)
+    settings = Settings.from_env()
+    configure_logging(settings)
+    serve(settings, port=args.port, host=args.host)
+
+
+if __name__ == "__main__":
+    main()

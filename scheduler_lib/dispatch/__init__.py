@@ -1,0 +1,8 @@
+"""The dispatcher: due-index rows in, execution messages out, each job advanced.
+
+`tick` runs one timer tick over the due index in chunks (`chunk`), `job` and `postpone` advance
+one job (send its occurrence, or postpone it past a collection quota), `context` holds what a
+tick shares, `now` runs the per-job step at once for a job the API just made due, and
+`anti_entropy` re-indexes Enabled jobs whose due row was lost. Imports `execution` only for the
+message and the queue it writes; `execution` never imports `dispatch`.
+"""

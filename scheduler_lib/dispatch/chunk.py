@@ -1,0 +1,169 @@
+"""One chunk of a dispatcher tick: up to `CHUNK` jobs (and parked messages), soonest first.
+
+Per chunk: read its jobs (in parallel), write the rows of the next occurrences they are
+expected to need in table transactions, handle each job (`dispatch_job`: send, advance,
+collect its old rows) or parked message, then delete the collected rows in transactions.
+That saves two round trips per job over writing and deleting rows one by one, and keeps
+the order that makes a tick safe: a job's next row exists before the job points at it, and
+its old row goes only after it moved on. A failure of either batch is not a failure of the
+tick: the jobs then write their own rows, or the next tick drops the leftovers as stale.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
+
+from scheduler_lib.dispatch.context import Counts, TickContext, iso, read_job
+from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.store.due_index import (
+    TRANSACTION_LIMIT,
+    DueRow,
+    add_due_rows,
+    remove_due_rows,
+)
+from scheduler_lib.store.jobs import JobRecord
+
+logger = logging.getLogger("scheduler_lib.dispatch.tick")
+
+#: Jobs per chunk: as many as one transaction holds, if their rows share a minute.
+CHUNK = TRANSACTION_LIMIT
+
+#: A unit of work: a job's key and its rows, or None and one parked message's row.
+Unit = tuple[str | None, list[DueRow]]
+Task = tuple[list[DueRow], Callable[[], Counts]]
+#: A job as read: None when it is gone, or the error reading it.
+Read = JobRecord | Exception | None
+
+
+def dispatch_chunk(
+    ctx: TickContext, units: list[Unit], pool: ThreadPoolExecutor | None
+) -> tuple[Counts, list[str]]:
+    """Handle the units (with `pool`, in parallel); returns the work done and the minute of
+    each unit that failed (its rows stay for the next tick)."""
+    run = pool.map if pool is not None else map
+    keys = [key for key, _ in units if key is not None]
+    jobs = dict(zip(keys, run(lambda key: _read_or_error(ctx, key), keys), strict=True))
+    counts, failed_minutes = Counts(job_entities_read=len(keys)), list[str]()
+    _prewrite(ctx, [(jobs[key], rows) for key, rows in units if key is not None])
+    tasks: list[Task] = [
+        (rows, _bind(_task, ctx, jobs[key], rows) if key is not None else
+         _bind(_send_parked, ctx, rows[0]))
+        for key, rows in units
+    ]  # fmt: skip
+    outcomes = _run_all(pool, tasks) if pool is not None else _run_inline(tasks)
+    for task_rows, outcome in outcomes:
+        if isinstance(outcome, Counts):
+            counts.add(outcome)
+        else:
+            first = min(task_rows, key=lambda r: r.due)
+            logger.error(
+                "dispatching failed; its minute is read again next tick",
+                exc_info=outcome,
+                extra={"job": first.job_key, "occurrence": iso(first.due)},
+            )
+            failed_minutes.append(min(r.minute for r in task_rows))
+    _remove_handled(ctx)
+    return counts, failed_minutes
+
+
+def _read_or_error(ctx: TickContext, key: str) -> Read:
+    """The job as read, or the error reading it (raised again by its own task, so that one
+    unreadable job fails alone)."""
+    try:
+        return read_job(ctx, key, Counts())
+    except Exception as exc:
+        return exc
+
+
+def _task(ctx: TickContext, job: Read, rows: list[DueRow]) -> Counts:
+    if isinstance(job, Exception):
+        raise job
+    return dispatch_read_job(ctx, job, rows)
+
+
+def _prewrite(ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]) -> None:
+    """Write, in transactions, the next-occurrence rows the jobs are expected to need (each
+    job's row is still written before the job points at it). If that fails, each job writes
+    its own row as it advances."""
+    expected: set[tuple[str, datetime]] = set()
+    for job, rows in jobs:
+        if not isinstance(job, JobRecord):
+            continue
+        try:
+            nxt = expected_next_row(ctx, job, rows)
+        except Exception:  # e.g. a definition that no longer parses: its own task fails alone
+            continue
+        if nxt is not None:
+            expected.add((job.key, nxt))
+    try:
+        add_due_rows(ctx.store, expected)
+    except Exception:
+        logger.warning("batched due-index write failed; writing row by row", exc_info=True)
+        expected = set()
+    ctx.prewritten = frozenset(expected)
+
+
+def _remove_handled(ctx: TickContext) -> None:
+    """Delete the rows the chunk is done with; if that fails they stay, and the next tick
+    finds them stale and drops them."""
+    try:
+        remove_due_rows(ctx.store, ctx.take_removals())
+    except Exception:
+        logger.warning("batched due-index removal failed; next tick drops the rows", exc_info=True)
+
+
+def _run_all(
+    pool: ThreadPoolExecutor, tasks: list[Task]
+) -> Iterable[tuple[list[DueRow], Counts | Exception]]:
+    """Run the tasks; yield each one's Counts or its Exception. Anything that is not an
+    Exception (a crash) cancels what has not started and propagates."""
+    futures: list[tuple[list[DueRow], Future[Counts]]] = [
+        (task_rows, pool.submit(fn)) for task_rows, fn in tasks
+    ]
+    try:
+        for task_rows, future in futures:
+            try:
+                yield task_rows, future.result()
+            except Exception as exc:
+                yield task_rows, exc
+    finally:
+        for _, future in futures:
+            future.cancel()
+
+
+def _run_inline(
+    tasks: list[Task],
+) -> Iterable[tuple[list[DueRow], Counts | Exception]]:
+    """`_run_all` in the calling thread, one task after the other (`workers=1`)."""
+    for task_rows, fn in tasks:
+        try:
+            yield task_rows, fn()
+        except Exception as exc:
+            yield task_rows, exc
+
+
+def _bind(fn: Callable[..., Counts], *args: object) -> Callable[[], Counts]:
+    return lambda: fn(*args)
+
+
+def _send_parked(ctx: TickContext, row: DueRow) -> Counts:
+    """Send a parked retry as it is (its tag makes a repeat harmless), then drop its row."""
+    counts = Counts()
+    try:
+        message = ExecutionMessage.from_json(row.payload or "")
+    except ValidationError:
+        logger.error(
+            "dropping an unreadable parked message",
+            extra={"job": row.job_key, "occurrence": iso(row.due)},
+        )
+        counts.stale_dropped += 1
+    else:
+        ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
+        counts.parked_sent += 1
+    ctx.remove_row(row)
+    return counts

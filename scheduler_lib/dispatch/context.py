@@ -1,0 +1,145 @@
+"""What one dispatcher tick shares with the code that handles each job, and what it counts.
+
+Kept apart from `dispatch.py` so that the per-job modules (`dispatch_job`,
+`dispatch_postpone`) and the tick itself can both import it without a cycle.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime, timedelta
+
+from scheduler_lib.config import Settings
+from scheduler_lib.errors import NotFoundError, PreconditionFailedError
+from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.store.due_index import DueRow, add_due, minute_key, remove_due
+from scheduler_lib.store.jobs import JobRecord, get_job, put_job
+from scheduler_lib.store.tables import TableStore, split_job_key
+
+#: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others).
+OCCURRENCES = "occurrences"
+POSTPONED = "postponed"
+
+#: Computes the advanced job from its current version; applied again after an ETag conflict.
+Advance = Callable[[JobRecord], JobRecord]
+
+
+@dataclass
+class Counts:
+    """Work done by one part of a tick; parts are summed into the `TickReport`."""
+
+    job_entities_read: int = 0
+    history_entities_read: int = 0
+    messages_sent: int = 0
+    parked_sent: int = 0
+    postponed: int = 0
+    stale_dropped: int = 0
+    completed: int = 0
+
+    def add(self, other: Counts) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass
+class TickContext:
+    """One tick's inputs. `now` is the tick's start; `send_now()` is `now` plus the time the
+    tick has taken so far (monotonic clock), so that the visibility delay of a message sent
+    late in a long tick is still measured from the moment it is sent, not from the start.
+
+    A tick batches its due-index writes: it writes the rows of the next occurrences it
+    expects in transactions first (`prewritten`: a job advanced to one of them needs no write
+    of its own) and collects the rows it is done with (`remove_row`) to delete them in
+    transactions afterwards (`take_removals`). Without `batched` (the API's `dispatch_now`)
+    each row is removed at once."""
+
+    store: TableStore
+    queue: ExecutionQueue
+    settings: Settings
+    now: datetime
+    through_minute: str  # last due-index partition read (look-ahead minute)
+    collections_enabled: dict[str, bool] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    batched: bool = False
+    prewritten: frozenset[tuple[str, datetime]] = frozenset()
+    _removals: list[DueRow] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def grace_cutoff(self) -> datetime:
+        """Occurrences due before this instant were missed by downtime: postponed, not run."""
+        return self.now - self.settings.grace_period
+
+    def send_now(self) -> datetime:
+        return self.now + timedelta(seconds=time.monotonic() - self.started)
+
+    def in_range(self, due: datetime) -> bool:
+        """Whether an occurrence falls in a minute this tick reads (so it handles it now)."""
+        return minute_key(due) <= self.through_minute
+
+    def remove_row(self, row: DueRow) -> None:
+        """Drop a row this tick is done with: now, or with the tick's next batch."""
+        if not self.batched:
+            remove_due(self.store, row.row_key, row.due, etag=row.etag)
+            return
+        with self._lock:
+            self._removals.append(row)
+
+    def take_removals(self) -> list[DueRow]:
+        """The rows collected for removal so far (and forget them)."""
+        with self._lock:
+            taken, self._removals = self._removals, []
+        return taken
+
+    def runnable(self, job: JobRecord | None) -> bool:
+        """Whether the job may run at all: it exists, is Enabled, its collection is enabled."""
+        if job is None or job.state != "Enabled":
+            return False
+        return self.collections_enabled.get(job.collection_key, False)
+
+
+def read_job(ctx: TickContext, job_key: str, counts: Counts) -> JobRecord | None:
+    """A point read of the job (None if deleted since its due-index row was written)."""
+    counts.job_entities_read += 1
+    sub, rg, coll, name = split_job_key(job_key)
+    try:
+        return get_job(ctx.store, sub, rg, coll, name)
+    except NotFoundError:
+        return None
+
+
+def advance_job(
+    ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts, advance: Advance
+) -> tuple[JobRecord | None, bool]:
+    """Write the next occurrence's row, then apply `advance` to the job ETag-conditionally.
+
+    Returns the job as stored and whether this tick's write won. On a conflict the job is
+    re-read: if it still waits for `row.due` (someone changed only what the dispatcher does
+    not own) `advance` is applied again; otherwise whoever changed it owns it now (the old
+    row is left for the next tick to drop, so that a racing tick's unfinished postponement
+    can still be finished). On a win the caller removes the old row once it is done."""
+    while True:
+        updated = advance(job)
+        nxt = updated.next_execution_time
+        if nxt is not None:
+            if nxt <= row.due:
+                raise RuntimeError(f"schedule of {job.key} does not move past {row.due}")
+            if (job.key, nxt) not in ctx.prewritten:
+                add_due(ctx.store, job.key, nxt)
+        try:
+            saved = put_job(ctx.store, updated, etag=job.etag)
+        except PreconditionFailedError:
+            fresh = read_job(ctx, job.key, counts)
+            if fresh is not None and ctx.runnable(fresh) and fresh.next_execution_time == row.due:
+                job = fresh
+                continue
+            return fresh, False
+        return saved, True
+
+
+def iso(value: datetime) -> str:
+    """UTC ISO 8601 with a `Z`, as the API shows times."""
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,141 @@
+"""One job's part of a dispatcher tick: check its due rows, send, advance, move the row.
+
+The order of writes is what makes a tick safe to crash, repeat or race:
+
+1. send the execution message (its tag derives from job and occurrence, so a repeat is
+   identical and the executor drops it);
+2. write the due-index row of the next occurrence (before the job points at it, so a job
+   is never left pointing at an occurrence nobody will find);
+3. advance the job, ETag-conditional: only one of two racing ticks wins; the loser re-reads
+   and, if the job still waits for this occurrence (someone else only touched keys the
+   dispatcher does not own), re-applies the advance;
+4. remove the old row.
+
+A crash after 1 re-sends the same message next tick; after 2 leaves a harmless stale row;
+after 3 leaves the old row, which the next tick finds stale and drops. The job never
+advances past an occurrence whose message was not sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import datetime
+
+from scheduler_lib.dispatch.context import (
+    OCCURRENCES,
+    POSTPONED,
+    Counts,
+    TickContext,
+    advance_job,
+    iso,
+    read_job,
+)
+from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.schedule.recurrence import parse_schedule
+from scheduler_lib.store.due_index import DueRow, add_due
+from scheduler_lib.store.jobs import DISPATCHED, JobRecord, with_sent
+
+log = logging.getLogger(__name__)
+
+
+def dispatch_job(ctx: TickContext, job_key: str, rows: list[DueRow]) -> Counts:
+    """Read the job's entity once, then `dispatch_read_job`."""
+    counts = Counts()
+    job = read_job(ctx, job_key, counts)
+    counts.add(dispatch_read_job(ctx, job, rows))
+    return counts
+
+
+def dispatch_read_job(ctx: TickContext, job: JobRecord | None, rows: list[DueRow]) -> Counts:
+    """Handle one job's occurrence rows (oldest first) given its entity as read (None: gone),
+    then keep going while its next occurrence still falls in the minutes this tick reads (an
+    occurrence run late within the grace period, or one in the look-ahead minute)."""
+    counts = Counts()
+    for row in sorted(rows, key=lambda r: r.due):
+        if job is None:
+            _drop(ctx, row, counts)
+            continue
+        current: DueRow | None = row
+        while current is not None and job is not None:
+            job, current = _handle(ctx, job, current, counts)
+    return counts
+
+
+def _handle(
+    ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
+) -> tuple[JobRecord | None, DueRow | None]:
+    """Handle one row; returns the job as it now is and the next row to handle, if any."""
+    if not ctx.runnable(job) or job.next_execution_time != row.due:
+        _stale(ctx, job, row, counts)
+        return job, None
+    if row.due < ctx.grace_cutoff:
+        job, won = postpone(ctx, job, row, counts)
+    else:
+        job, won = _send(ctx, job, row, counts)
+    nxt = job.next_execution_time if won and job is not None else None
+    if nxt is None or not ctx.in_range(nxt):
+        return job, None
+    return job, DueRow(job.key, nxt, row_key=job.key)
+
+
+def _send(
+    ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
+) -> tuple[JobRecord | None, bool]:
+    number = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
+    message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation)
+    ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
+    counts.messages_sent += 1
+    log.debug(
+        "occurrence sent",
+        extra={"job": job.key, "occurrence": iso(row.due), "tag": message.execution_tag},
+    )
+
+    job, won = advance_job(ctx, job, row, counts, lambda current: advanced(current, row.due))
+    if won:
+        ctx.remove_row(row)
+    return job, won
+
+
+def advanced(job: JobRecord, due: datetime) -> JobRecord:
+    """`job` once its occurrence at `due` is sent: counted, and moved to the next one."""
+    schedule = parse_schedule(job.definition, now=job.created_time)
+    done = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
+    count_reached = schedule.count is not None and done >= schedule.count
+    nxt = None if count_reached else schedule.next_after(due)
+    return replace(
+        job,
+        next_execution_time=nxt,
+        bookkeeping={
+            **job.bookkeeping, OCCURRENCES: done, DISPATCHED: with_sent(job.bookkeeping, due)
+        },
+    )
+
+
+def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> datetime | None:
+    """The next occurrence's row this job will need if its first row is sent as usual, for
+    the tick to write in a batch before it handles the job (None: not the usual case, or no
+    next occurrence; `advance_job` then writes whatever it needs itself)."""
+    first = min(rows, key=lambda r: r.due)
+    if not ctx.runnable(job) or job.next_execution_time != first.due:
+        return None
+    if first.due < ctx.grace_cutoff:
+        return None
+    return advanced(job, first.due).next_execution_time
+
+
+def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> None:
+    """A row the job no longer waits for: finish a postponement a crash interrupted, make
+    sure the occurrence the job does wait for has its row, and drop this one."""
+    postponed = job.bookkeeping.get(POSTPONED)
+    if isinstance(postponed, dict) and postponed.get("due") == iso(row.due):
+        finish_interrupted_postponement(ctx, job, row, postponed, counts)
+    elif ctx.runnable(job) and job.next_execution_time is not None:
+        add_due(ctx.store, job.key, job.next_execution_time)  # idempotent repair
+    _drop(ctx, row, counts)
+
+
+def _drop(ctx: TickContext, row: DueRow, counts: Counts) -> None:
+    ctx.remove_row(row)
+    counts.stale_dropped += 1

@@ -1,0 +1,139 @@
+"""The executor's reads and writes of the job entity around one attempt, each an ETag loop.
+
+`claim` takes an attempt before it runs (or says why it must not run); `finish` applies its
+result afterwards. Both re-read and re-apply on a conflicting write (the dispatcher, the API or
+another worker changed the job meanwhile), so no one's change is lost; the rules themselves
+are the pure functions of `lifecycle`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from scheduler_lib.errors import NotFoundError, PreconditionFailedError
+from scheduler_lib.execution import lifecycle
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.store.collections import get_collection
+from scheduler_lib.store.jobs import JobRecord, find_job, put_job
+from scheduler_lib.store.tables import TableStore
+
+_MAX_WRITE_TRIES = 10
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why a message is not run: disposition Dropped or Duplicate, and the reason."""
+
+    disposition: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What `finish` needs to know about an attempt that ran."""
+
+    succeeded: bool
+    started: datetime
+    faulted_now: bool
+    final: bool
+
+
+def claim(
+    store: TableStore, message: ExecutionMessage, message_id: str, *, now: datetime
+) -> tuple[JobRecord, lifecycle.Verdict] | Skip:
+    """Claim the attempt (ETag loop), or say why it is not run."""
+    for _ in range(_MAX_WRITE_TRIES):
+        record = find_job(store, message.job_key)
+        if record is None:
+            return Skip("Dropped", "the job no longer exists")
+        if not message.belongs_to(record.incarnation):
+            # Its claims are the new job's (tags derive from name and time): leave them be.
+            return Skip("Dropped", "the job was deleted and created again since it was sent")
+        reason = _why_not_runnable(store, record, message)
+        if reason is not None:
+            stale = lifecycle.abandoned(record, message, now=now)
+            if stale is not None and not _try_put(store, stale, record.etag):
+                continue
+            return Skip("Dropped", reason)
+        verdict, why = lifecycle.judge(record, message, message_id)
+        if verdict is lifecycle.Verdict.DUPLICATE:
+            return Skip("Duplicate", why)
+        claimed = lifecycle.with_claim(record, message, message_id, now=now)
+        try:
+            return put_job(store, claimed, etag=record.etag), verdict
+        except (PreconditionFailedError, NotFoundError):
+            continue
+    raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
+
+
+def _why_not_runnable(
+    store: TableStore, record: JobRecord, message: ExecutionMessage
+) -> str | None:
+    try:
+        collection = get_collection(
+            store, record.subscription_id, record.resource_group, record.collection_name
+        )
+    except NotFoundError:
+        return "the job collection no longer exists"
+    if not collection.enabled:
+        return "the job collection is disabled"
+    if not message.manual and record.state != "Enabled":
+        return f"the job is {record.state}"
+    return None
+
+
+def _try_put(store: TableStore, record: JobRecord, etag: str | None) -> bool:
+    try:
+        put_job(store, record, etag=etag)
+    except (PreconditionFailedError, NotFoundError):
+        return False
+    return True
+
+
+def finish(
+    store: TableStore,
+    record: JobRecord,
+    message: ExecutionMessage,
+    message_id: str,
+    attempt: Attempt,
+    *,
+    now: datetime,
+) -> JobRecord | None:
+    """Apply the attempt to the job (ETag loop). Returns the job as written, or None if it
+    was deleted meanwhile."""
+    return apply(
+        store,
+        record,
+        message,
+        lambda current: lifecycle.with_attempt(
+            current,
+            message,
+            message_id,
+            succeeded=attempt.succeeded,
+            started=attempt.started,
+            faulted_now=attempt.faulted_now,
+            final=attempt.final,
+            now=now,
+        ),
+    )
+
+
+def apply(
+    store: TableStore,
+    record: JobRecord,
+    message: ExecutionMessage,
+    change: Callable[[JobRecord], JobRecord],
+) -> JobRecord | None:
+    """Write `change(record)` ETag-conditionally, re-reading and re-applying on a conflict.
+    Returns the job as written, or None if it was deleted meanwhile."""
+    for _ in range(_MAX_WRITE_TRIES):
+        try:
+            return put_job(store, change(record), etag=record.etag)
+        except (PreconditionFailedError, NotFoundError):
+            fresh = find_job(store, message.job_key)
+            if fresh is None:
+                return None
+            record = fresh
+    raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")

@@ -1,0 +1,267 @@
+"""The executor: one execution message -> one attempt of an action, its history, what follows.
+
+`handle_message` is what the queue-triggered function calls for each message. In order:
+1. Parse. A malformed body raises ValidationError: it will never become valid, and the Functions
+   host moves it to the poison queue after 5 dequeues, where it stays for inspection (dropping
+   it would lose the evidence).
+2. Look the job up fresh (messages carry no definition). The job or its collection gone, or the
+   collection disabled -> dropped. A scheduled message of a job that is not Enabled (Disabled,
+   Completed, Faulted) -> dropped, and the rest of its occurrence with it. A manual run
+   (`POST .../run`) runs whatever the job's state: the user asked for it explicitly, and the API
+   decides whether to accept that request; a disabled collection still stops it.
+3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
+   running it (`claims`; the rules are in `lifecycle`). A duplicate is skipped.
+   An attempt with an exact start (`ExecutionMessage.start_at`: a scheduled occurrence) is
+   delivered 1-2 s early so that this happens before its second; the executor then waits
+   for the second itself (`sleep`), so the action starts on time rather than up to a polling
+   interval plus a second late. A message delivered far earlier than that (a clock far off)
+   is not held: it is sent again to appear at its time ("Deferred") and this copy ends.
+   One delivered more than the grace period late is not run but Postponed (`execute_late`).
+4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
+   id (original spellings) and the occurrence by its tag; time it with `clock`.
+5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
+   retryCount = attempt, repeatCount = occurrence number (0 for a manual run), message = the
+   action's outcome message (status code and the first 2048 bytes of the answer, or the error).
+6. Follow up (see `retry`): a failed attempt with retries left -> the next attempt after
+   retryInterval; retries of the main action exhausted -> the errorAction, if any, at once,
+   under the main action's policy unless it has its own. The follow-up is sent BEFORE the job
+   is updated, so a crash in between leaves the claim not done and the redelivered message
+   runs again rather than losing the occurrence.
+7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
+   marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
+   deleted while its action ran keeps no history (its purge is requested again).
+
+An exception from the action layer itself (a bug, or a stored definition it cannot send) is a
+failed attempt like a failing target (`run_action` records it), so it follows the retry policy
+and the errorAction. A message that still fails five times (storage down) is poisoned, and the
+poison-queue function records that in the job's history (`poisoned`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
+from scheduler_lib.config import Settings
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution import late as execute_late
+from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
+from scheduler_lib.execution.retry import Delivery, RetryPolicy, deliver
+from scheduler_lib.store.history import HistoryEntry, add_history
+from scheduler_lib.store.history_purge import request_history_purge
+from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.store.tables import TableStore
+
+Clock = Callable[[], datetime]
+log = logging.getLogger("scheduler.execute")
+
+#: Table storage caps a string property at 64 KiB (32K UTF-16 characters); an outcome message
+#: is normally far shorter (headers plus at most 2048 bytes of body).
+HISTORY_MESSAGE_LIMIT = 16_000
+
+#: The longest an executor holds a message for its exact start: the early delivery plus its
+#: one-second rounding, plus a margin for clocks a little apart. Anything earlier is deferred.
+MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
+
+
+@dataclass(frozen=True)
+class ExecutionReport:
+    """What became of one message; the entry point logs it (never holds a secret)."""
+
+    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
+    reason: str
+    job_key: str
+    execution_tag: str
+    action_name: str
+    attempt: int
+    outcome: ActionOutcome | None = None
+    history: HistoryEntry | None = None
+    follow_up: ExecutionMessage | None = None
+    follow_up_at: datetime | None = None
+    delivery: Delivery | None = None
+    job_state: str | None = None
+
+
+def job_arm_id(record: JobRecord) -> str:
+    """The job's ARM resource id, in the spellings the user created it with."""
+    return f"{collection_arm_id(record)}/jobs/{record.name}"
+
+
+def collection_arm_id(record: JobRecord) -> str:
+    return (
+        f"/subscriptions/{record.subscription_id}/resourceGroups/{record.resource_group}"
+        f"/providers/Microsoft.Scheduler/jobCollections/{record.collection_name}"
+    )
+
+
+def handle_message(
+    body: str,
+    *,
+    message_id: str,
+    dequeue_count: int,
+    store: TableStore,
+    queue: ExecutionQueue,
+    settings: Settings,
+    clock: Clock,
+    sleep: Callable[[float], None],
+    action_adapters: Mapping[str, Any] | None = None,
+) -> ExecutionReport:
+    """Process one execution message (see the module docstring). `sleep(seconds)` waits for
+    an exact start (`clock` and `sleep` are the entry point's; tests pass a manual pair).
+    `action_adapters` are passed to `run_action` (e.g. a Service Bus `sender_factory`, a CA
+    bundle as `verify`)."""
+    message = ExecutionMessage.from_json(body)
+
+    def report(disposition: str, reason: str, **extra: Any) -> ExecutionReport:
+        result = ExecutionReport(
+            disposition, reason, message.job_key, message.execution_tag, message.action,
+            message.attempt, **extra,
+        )  # fmt: skip
+        _log(result, message)
+        return result
+
+    start_at = message.start_at
+    if start_at is not None and start_at - clock() > MAX_START_WAIT:
+        queue.send(message, visible_at=start_at, now=clock())
+        return report("Deferred", f"delivered early; sent again for {start_at.isoformat()}")
+
+    claimed = claims.claim(store, message, message_id, now=clock())
+    if isinstance(claimed, claims.Skip):
+        return report(claimed.disposition, claimed.reason)
+    record, verdict = claimed
+    # Judged at the first claim: a Rerun of an attempt that started in time still runs.
+    claimed_at = lifecycle.claimed_at(record, message) or clock()
+    if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
+        rerun = verdict is lifecycle.Verdict.RERUN
+        grace = settings.grace_period
+        record = execute_late.postpone_late(
+            store, record, message, rerun=rerun, now=clock(), grace=grace
+        )
+        return report("Postponed", "started later than the grace period", job_state=_state(record))
+
+    action = _action_of(record, message)
+    if action is None:  # the errorAction was removed after the main action faulted
+        # The occurrence is over (faulted); the job may be complete.
+        now = clock()
+        gone = claims.Attempt(succeeded=False, started=now, faulted_now=False, final=True)
+        record = claims.finish(store, record, message, message_id, gone, now=now)
+        return report("Dropped", "the job has no errorAction any more", job_state=_state(record))
+    policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
+
+    context = ExecutionContext(
+        job_id=job_arm_id(record),
+        job_collection_id=collection_arm_id(record),
+        expected_execution_time=message.occurrence,
+        execution_tag=message.execution_tag,
+        retry_count=message.attempt,
+    )
+    if start_at is not None:
+        early = (start_at - clock()).total_seconds()
+        if early > 0:
+            sleep(early)
+    started = clock()
+    outcome = run_action(action, context, settings, **dict(action_adapters or {}))
+    ended = clock()
+    entry = add_history(store, _history_entry(record, message, outcome, started, ended))
+
+    follow_up, faulted_now = _follow_up(record, message, policy, succeeded=outcome.succeeded)
+    follow_up_at = delivery = None
+    if follow_up is not None:
+        follow_up_at = policy.retry_at(ended) if follow_up.attempt else ended
+        delivery = deliver(follow_up, visible_at=follow_up_at, now=ended, queue=queue, store=store)
+
+    attempt = claims.Attempt(outcome.succeeded, started, faulted_now, final=follow_up is None)
+    history_key = record.history_key
+    record = claims.finish(store, record, message, message_id, attempt, now=clock())
+    if record is None:
+        # Deleted while the action ran: the purge of its history may be over already; do
+        # not leave this attempt's entry behind as an orphan.
+        request_history_purge(store, history_key)
+    return report(
+        "Rerun" if verdict is lifecycle.Verdict.RERUN else "Ran",
+        f"{verdict.value}: dequeue {dequeue_count}",
+        outcome=outcome,
+        history=entry,
+        follow_up=follow_up,
+        follow_up_at=follow_up_at,
+        delivery=delivery,
+        job_state=_state(record),
+    )
+
+
+def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any] | None:
+    action = record.definition.get("action")
+    if not isinstance(action, Mapping):
+        raise ValidationError("action", "the stored job has no action")
+    if message.action == ERROR_ACTION:
+        return action.get("errorAction") or None
+    return action
+
+
+def _follow_up(
+    record: JobRecord, message: ExecutionMessage, policy: RetryPolicy, *, succeeded: bool
+) -> tuple[ExecutionMessage | None, bool]:
+    """The next message of this occurrence (None: it is over) and whether it just faulted."""
+    if succeeded:
+        return None, False
+    if policy.allows_retry(message.attempt):
+        return message.next_attempt(), False
+    if message.action == ERROR_ACTION:
+        return None, False
+    has_error_action = bool((record.definition.get("action") or {}).get("errorAction"))
+    return (message.error_action() if has_error_action else None), True
+
+
+def _history_entry(
+    record: JobRecord,
+    message: ExecutionMessage,
+    outcome: ActionOutcome,
+    started: datetime,
+    ended: datetime,
+) -> HistoryEntry:
+    text = outcome.message
+    if len(text) > HISTORY_MESSAGE_LIMIT:
+        text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
+    return HistoryEntry(
+        job_key=record.history_key,
+        start_time=started,
+        end_time=ended,
+        expected_execution_time=message.occurrence,
+        action_name=message.action,
+        status="Completed" if outcome.succeeded else "Failed",
+        message=text,
+        retry_count=message.attempt,
+        repeat_count=message.occurrence_number,
+    )
+
+
+def _log(report: ExecutionReport, message: ExecutionMessage) -> None:
+    """One line per message, with the context fields `logs.py` renders (never the outcome
+    message: it holds the target's answer, which is the history's business, not the log's)."""
+    entry = report.history
+    log.info(
+        "execution %s: %s",
+        report.disposition,
+        report.reason,
+        extra={
+            "job": report.job_key,
+            "occurrence": message.occurrence.isoformat(),
+            "tag": report.execution_tag,
+            "action": report.action_name,
+            "attempt": report.attempt,
+            "outcome": entry.status if entry else None,
+            "duration_ms": (
+                round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
+            ),
+        },
+    )
+
+
+def _state(record: JobRecord | None) -> str | None:
+    return None if record is None else record.state

@@ -1,0 +1,90 @@
+"""The executor's side of the grace period: an occurrence that starts too late is postponed.
+
+The dispatcher postpones what it finds missed by downtime, but it sends occurrences up to a
+minute ahead, so a message queued before an outage arrives after it and would run however
+late, often together with others (a burst at restart). So the executor judges lateness too:
+when the first attempt of a scheduled occurrence would start more than the grace period after
+its scheduled time, it is recorded as `Postponed` (like the dispatcher's postponement: one
+history entry, nothing counted) and not run; the job goes on with its next occurrence.
+Retries, the errorAction and manual runs are never postponed: their occurrence started in time.
+
+Once per occurrence, also under redelivery: the entry is written before the claim is marked
+final (a crash in between leaves the claim open), and a redelivered message whose claim is
+still open first looks for the entry it may already have written.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+import isodate
+
+from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.model.wire import iso_utc as iso
+from scheduler_lib.store.history import (
+    POSTPONED_STATUS,
+    HistoryEntry,
+    add_history,
+    list_history,
+)
+from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.store.tables import TableStore
+
+log = logging.getLogger("scheduler.execute")
+
+
+def too_late(message: ExecutionMessage, *, now: datetime, grace: timedelta) -> bool:
+    """Whether `message` is an occurrence's first attempt starting more than `grace` late."""
+    start_at = message.start_at
+    return start_at is not None and now - start_at > grace
+
+
+def postpone_late(
+    store: TableStore,
+    record: JobRecord,
+    message: ExecutionMessage,
+    *,
+    rerun: bool,
+    now: datetime,
+    grace: timedelta,
+) -> JobRecord | None:
+    """Record the occurrence as Postponed (once) and close its claim; the job as written."""
+    if not (rerun and _already_recorded(store, record, message)):
+        late = now - message.occurrence
+        text = (
+            f"Skipped the occurrence due at {iso(message.occurrence)}: its execution would "
+            f"have started {round(late.total_seconds())} s late, more than the grace period "
+            f"({isodate.duration_isoformat(grace)}). The job continues at its next occurrence."
+        )
+        add_history(store, not_run_entry(record, message, POSTPONED_STATUS, text, now=now))
+        log.info(
+            "occurrence postponed: started too late",
+            extra={"job": record.key, "occurrence": iso(message.occurrence)},
+        )
+    return claims.apply(
+        store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
+    )
+
+
+def not_run_entry(
+    record: JobRecord, message: ExecutionMessage, status: str, text: str, *, now: datetime
+) -> HistoryEntry:
+    """The history entry of an attempt that did not run (postponed, poisoned), at `now`."""
+    return HistoryEntry(
+        job_key=record.history_key,
+        start_time=now,
+        end_time=now,
+        expected_execution_time=message.occurrence,
+        action_name=message.action,
+        status=status,
+        message=text,
+        retry_count=message.attempt,
+        repeat_count=message.occurrence_number,
+    )
+
+
+def _already_recorded(store: TableStore, record: JobRecord, message: ExecutionMessage) -> bool:
+    newest, _ = list_history(store, record.history_key, status=POSTPONED_STATUS, page_size=1)
+    return bool(newest) and newest[0].expected_execution_time == message.occurrence

@@ -1,0 +1,177 @@
+"""The execution queue: the Storage queue between the dispatcher and the executor.
+
+The only module that imports azure-storage-queue for the scheduler's own queue (Storage-
+queue *actions* have their own adapter). Messages are base64-encoded because that is what
+the Functions queue trigger decodes by default. A message is sent with a visibility delay
+so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
+so longer waits go through the due index instead (`MAX_DELAY`).
+
+A message that must start at an exact second (`ExecutionMessage.start_at`) is made visible
+1 to 2 seconds before it (`EARLY_DELIVERY`, rounded down to the queue's whole seconds), so that
+the trigger's polling interval and the executor's reads happen before that second, not after
+it; the executor then waits for the second itself. Any other message becomes visible at its
+time, never earlier (rounded up).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cached_property
+from typing import Any
+
+from azure.core.exceptions import ResourceExistsError
+from azure.storage.queue import (
+    BinaryBase64DecodePolicy,
+    BinaryBase64EncodePolicy,
+    LinearRetry,
+    QueueClient,
+    QueueServiceClient,
+)
+
+from scheduler_lib.config import Settings
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
+
+#: The longest visibility delay Storage queues accept, less a margin for clock skew.
+MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
+
+#: A message with an exact start becomes visible at least this much (and less than a second
+#: more) before it. The trigger's next poll (host.json `maxPollingInterval`, 1 s) and the
+#: executor's claim (three storage round trips) fit in it; the executor waits out the rest,
+#: so a message holds an executor slot for 1-2 s before its action starts.
+EARLY_DELIVERY = timedelta(seconds=1)
+
+
+def _client_options(patience: StoragePatience) -> dict[str, Any]:
+    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts."""
+    options: dict[str, Any] = patience.transport_options()
+    if patience.retries is not None:
+        options["retry_policy"] = LinearRetry(
+            backoff=patience.backoff,  # type: ignore[arg-type]
+            retry_total=patience.retries,
+            random_jitter_range=0,
+        )
+    return options
+
+
+@dataclass(frozen=True)
+class ReceivedMessage:
+    """A message taken from the queue, as the queue trigger would hand it over."""
+
+    id: str
+    pop_receipt: str
+    dequeue_count: int
+    body: str
+
+
+class ExecutionQueue:
+    """Send to, and (for the local host) receive from, the execution queue."""
+
+    def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
+        self.settings = settings
+        self.patience = patience
+        self._ready = False
+        self._ready_lock = threading.Lock()
+
+    def ready(self) -> ExecutionQueue:
+        """This queue, created (with its poison queue) once per instance, on first use."""
+        if not self._ready:
+            with self._ready_lock:
+                if not self._ready:
+                    self.ensure()
+                    self._ready = True
+        return self
+
+    @cached_property
+    def _service(self) -> QueueServiceClient:
+        settings = self.settings
+        options = _client_options(self.patience)
+        if settings.storage_connection_string:
+            return QueueServiceClient.from_connection_string(
+                settings.storage_connection_string, **options
+            )
+        from azure.identity import DefaultAzureCredential
+
+        credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
+        return QueueServiceClient(
+            account_url=settings.queue_endpoint, credential=credential, **options
+        )
+
+    def _client(self, name: str) -> QueueClient:
+        return self._service.get_queue_client(
+            name,
+            message_encode_policy=BinaryBase64EncodePolicy(),
+            message_decode_policy=BinaryBase64DecodePolicy(),
+        )
+
+    @cached_property
+    def client(self) -> QueueClient:
+        return self._client(self.settings.execution_queue_name)
+
+    @cached_property
+    def poison(self) -> QueueClient:
+        return self._client(self.settings.poison_queue_name)
+
+    def ensure(self) -> None:
+        """Create the queue and its poison queue if missing (idempotent)."""
+        for client in (self.client, self.poison):
+            with suppress(ResourceExistsError):
+                client.create_queue()
+
+    def send(self, message: ExecutionMessage, *, visible_at: datetime, now: datetime) -> None:
+        """Send `message` so that it becomes visible at `visible_at` (never earlier), or,
+        when it has an exact start, between 1 and 2 seconds before that (`EARLY_DELIVERY`).
+
+        Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
+        in the due index by the caller instead.
+        """
+        delay = visible_at - now
+        if delay > MAX_DELAY:
+            raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
+        if message.start_at is not None:
+            seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
+        else:
+            seconds = max(0, math.ceil(delay.total_seconds()))
+        self.client.send_message(
+            message.to_json().encode(),
+            visibility_timeout=seconds or None,
+            time_to_live=-1,
+        )
+
+    def receive(
+        self, *, max_messages: int = 16, visibility_timeout: int = 300, poisoned: bool = False
+    ) -> list[ReceivedMessage]:
+        """Take up to `max_messages` visible messages, hidden for `visibility_timeout` s
+        (from the poison queue with `poisoned`)."""
+        received = self._source(poisoned).receive_messages(
+            messages_per_page=min(max_messages, 32),
+            max_messages=max_messages,
+            visibility_timeout=visibility_timeout,
+        )
+        return [
+            ReceivedMessage(m.id, m.pop_receipt, m.dequeue_count, bytes(m.content).decode())
+            for m in received
+        ]
+
+    def _source(self, poisoned: bool) -> QueueClient:
+        return self.poison if poisoned else self.client
+
+    def delete(self, message: ReceivedMessage, *, poisoned: bool = False) -> None:
+        self._source(poisoned).delete_message(message.id, message.pop_receipt)
+
+    def release(
+        self, message: ReceivedMessage, *, delay_seconds: int, poisoned: bool = False
+    ) -> None:
+        """Make a message that failed visible again after `delay_seconds`."""
+        self._source(poisoned).update_message(
+            message.id, message.pop_receipt, visibility_timeout=delay_seconds
+        )
+
+    def move_to_poison(self, message: ReceivedMessage) -> None:
+        """What the Functions host does after `maxDequeueCount` failed attempts."""
+        self.poison.send_message(message.body.encode(), time_to_live=-1)
+        self.delete(message)

@@ -1,0 +1,143 @@
+"""The retry policy of a job's action, and how a retry (or the errorAction) is delivered.
+
+Azure Scheduler's policy is `None` (one attempt) or `Fixed`: `retryCount` more attempts (default
+4, at most 20) spaced `retryInterval` apart (default PT30S, 15 seconds to 18 months). A missing
+policy means the default Fixed one. The errorAction runs under the main action's policy (the
+issue's rule), unless it carries a `retryPolicy` of its own: the 2016-03-01 API allows one on
+`JobErrorAction`, and a field the user sent is never silently ignored.
+
+A retry is never a worker sleeping through the interval: it is the next `ExecutionMessage` sent
+again with the interval as its visibility delay, measured from the end of the failed attempt.
+Storage queues accept at most 7 days of delay (`execution_queue.MAX_DELAY`); a longer wait is
+parked in the due index (`park_message`), whose row the dispatcher sends when its minute comes.
+
+The stored definition is validated by the API; this module checks again because a definition
+that is not (written by an older version, edited by hand) must fail loudly *before* the attempt
+runs, naming the field, instead of retrying forever or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Any
+
+import isodate
+
+from scheduler_lib.actions.durations import read_iso_duration
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.execution.queue import MAX_DELAY, ExecutionQueue
+from scheduler_lib.store.due_index import park_message
+from scheduler_lib.store.tables import TableStore
+
+DEFAULT_INTERVAL = "PT30S"
+DEFAULT_COUNT = 4
+MAX_COUNT = 20
+MIN_INTERVAL = timedelta(seconds=15)
+MAX_INTERVAL = timedelta(days=548)  # 18 months, as the model validates it
+PATH = "action.retryPolicy"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many retries an action gets and how far apart; `interval` may be calendar-based
+    (`P1M` is an `isodate.Duration`), so it is only ever added to an instant."""
+
+    retry_type: str  # "None" | "Fixed"
+    interval: timedelta | isodate.Duration = timedelta(seconds=30)
+    count: int = DEFAULT_COUNT
+
+    @classmethod
+    def from_action(cls, action: Mapping[str, Any], *, path: str = PATH) -> RetryPolicy:
+        """The policy of a stored action (defaults filled in); ValidationError naming the
+        field under `path` if unusable."""
+        raw = action.get("retryPolicy")
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise ValidationError(path, "must be an object")
+        kind = str(raw.get("retryType") or "Fixed")
+        if kind.lower() == "none":
+            return cls("None", timedelta(0), 0)
+        if kind.lower() != "fixed":
+            raise ValidationError(f"{path}.retryType", f"unknown retry type {kind!r}")
+        interval = _interval(raw.get("retryInterval"), f"{path}.retryInterval")
+        return cls("Fixed", interval, _count(raw.get("retryCount"), f"{path}.retryCount"))
+
+    @classmethod
+    def for_attempt(cls, action: Mapping[str, Any], action_name: str) -> RetryPolicy:
+        """The policy for an attempt of `action` (the job's main action) or of its errorAction
+        (`action_name` "ErrorAction"): the errorAction's own policy if it has one."""
+        error_action = action.get("errorAction")
+        if (
+            action_name == ERROR_ACTION
+            and isinstance(error_action, Mapping)
+            and error_action.get("retryPolicy") is not None
+        ):
+            return cls.from_action(error_action, path="action.errorAction.retryPolicy")
+        return cls.from_action(action)
+
+    def allows_retry(self, attempt: int) -> bool:
+        """Whether an attempt numbered `attempt` (0 = first try) that failed is retried."""
+        return self.retry_type == "Fixed" and attempt < self.count
+
+    def retry_at(self, failed_at: datetime) -> datetime:
+        """When the retry of an attempt that ended at `failed_at` becomes due."""
+        return failed_at + self.interval
+
+
+def _interval(value: Any, field: str) -> timedelta | isodate.Duration:
+    text = DEFAULT_INTERVAL if value in (None, "") else value
+    if not isinstance(text, str):
+        raise ValidationError(field, "must be an ISO 8601 duration such as PT30S")
+    interval = read_iso_duration(text, field)
+    try:
+        span = _span(interval)
+    except OverflowError:
+        raise ValidationError(field, "must be between 15 seconds and 18 months") from None
+    if not MIN_INTERVAL <= span <= MAX_INTERVAL:
+        raise ValidationError(field, "must be between 15 seconds and 18 months")
+    return interval
+
+
+def _span(interval: timedelta | isodate.Duration) -> timedelta:
+    """The length of `interval` from a fixed reference (months differ in length)."""
+    if isinstance(interval, timedelta):
+        return interval
+    reference = datetime(2001, 1, 1)
+    return (reference + interval) - reference
+
+
+def _count(value: Any, field: str) -> int:
+    if value is None:
+        return DEFAULT_COUNT
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise ValidationError(field, f"must be an integer from 0 to {MAX_COUNT}")
+    return value
+
+
+class Delivery(Enum):
+    """How a follow-up message left the executor."""
+
+    QUEUED = "Queued"  # sent to the execution queue with a visibility delay
+    PARKED = "Parked"  # the delay exceeds the queue's limit: parked in the due index
+
+
+def deliver(
+    message: ExecutionMessage,
+    *,
+    visible_at: datetime,
+    now: datetime,
+    queue: ExecutionQueue,
+    store: TableStore,
+) -> Delivery:
+    """Make `message` appear at `visible_at`: through the queue when its delay allows,
+    otherwise parked in the due index (one row per job and tag, so a repeat is harmless)."""
+    if visible_at - now > MAX_DELAY:
+        park_message(store, message.job_key, message.execution_tag, message.to_json(), visible_at)
+        return Delivery.PARKED
+    queue.send(message, visible_at=visible_at, now=now)
+    return Delivery.QUEUED

@@ -1,0 +1,95 @@
+"""Previews of a job's next executions: a list for the API, a table for people.
+
+A preview answers "did I write the schedule I meant?" before a job goes live, so the table
+shows every execution both in UTC and in the job's own time zone, with the weekday.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from itertools import islice
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.schedule.parse import parse_date_time
+from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
+from scheduler_lib.schedule.timezones import UTC_ZONE
+
+#: The keys of a job's properties (the 2016-03-01 JobProperties); a preview reads only the
+#: timing, so the others are let through unread.
+JOB_PROPERTIES = ("startTime", "action", "recurrence", "state", "status")
+
+
+def job_properties(document: Any) -> Any:
+    """What a preview reads from a job document: the `properties` of a whole job (as GET
+    returns it, or as a PUT body), else the document itself (just the properties)."""
+    if isinstance(document, Mapping) and isinstance(document.get("properties"), Mapping):
+        return document["properties"]
+    return document
+
+
+def read_now(value: Any, field: str = "now") -> datetime:
+    """The instant a preview is evaluated as of: ISO 8601, naive meaning UTC; one that lies
+    outside years 1-9999 once in UTC (year 1 at +14:00) is a ValidationError naming `field`."""
+    instant = parse_date_time(value, field, UTC_ZONE)
+    if instant is None:
+        raise ValidationError(field, "must be an ISO 8601 date-time string")
+    return instant
+
+
+def preview(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> list[datetime]:
+    """The job's next `count` executions (aware UTC) as of `now`; ValidationError on bad input."""
+    return _next(parse_schedule(job, now=now), count)
+
+
+def preview_with_reason(
+    job: Mapping[str, Any], *, now: datetime, count: int = 10
+) -> tuple[list[datetime], str | None]:
+    """The next `count` executions, and when there are fewer, why (see `end_reason`)."""
+    schedule = parse_schedule(job, now=now)
+    executions = _next(schedule, count)
+    return executions, end_reason(schedule, executions) if len(executions) < count else None
+
+
+def preview_table(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> str:
+    """The next `count` executions as an aligned text table (UTC and the job's zone)."""
+    schedule = parse_schedule(job, now=now)
+    executions = _next(schedule, count)
+    zone = ZoneInfo(schedule.time_zone)
+    rows = [("#", "UTC", schedule.time_zone, "day")]
+    for number, instant in enumerate(executions, start=1):
+        local = instant.astimezone(zone)
+        rows.append((
+            str(number),
+            f"{instant:%Y-%m-%d %H:%M:%S}Z",
+            f"{local:%Y-%m-%d %H:%M:%S %Z (UTC%z)}",
+            f"{local:%a}",
+        ))  # fmt: skip
+    widths = [max(len(cell) for cell in column) for column in zip(*rows, strict=True)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    if len(executions) < count:
+        lines.append(f"({end_reason(schedule, executions)})")
+    return "\n".join(lines)
+
+
+def _next(schedule: Schedule, count: int) -> list[datetime]:
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ValidationError("count", f"must be a non-negative integer, not {count!r}")
+    return list(islice(schedule.executions(), count))
+
+
+def end_reason(schedule: Schedule, executions: list[datetime]) -> str:
+    """Why the job has no execution after `executions` (the earlier end wins when both
+    count and endTime are given): what the CLI prints and the API returns."""
+    if schedule.count is not None and len(executions) == schedule.count:
+        return f"no more: recurrence.count is {schedule.count}"
+    if not schedule.recurs:
+        return "no more: without a recurrence the job runs once"
+    if schedule.end_time is not None:
+        return f"no more: recurrence.endTime is {schedule.end_time:%Y-%m-%d %H:%M:%SZ}"
+    return "no more executions"

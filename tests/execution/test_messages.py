@@ -1,0 +1,46 @@
+"""Execution messages survive the queue and identify their occurrence."""
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
+
+T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
+
+
+def test_round_trip() -> None:
+    message = ExecutionMessage.scheduled("s|r|c|j", T0, 7).next_attempt().error_action()
+    assert ExecutionMessage.from_json(message.to_json()) == message
+    assert message.action == ERROR_ACTION and message.attempt == 0
+
+
+def test_scheduled_tag_is_stable_per_occurrence_and_differs_between_them() -> None:
+    plus_one = timezone(timedelta(hours=1))
+    a = ExecutionMessage.scheduled("s|r|c|j", T0, 1)
+    assert (
+        a.execution_tag
+        == ExecutionMessage.scheduled("s|r|c|j", T0.astimezone(plus_one), 1).execution_tag
+    )
+    assert (
+        a.execution_tag
+        != ExecutionMessage.scheduled("s|r|c|j", T0 + timedelta(minutes=1), 2).execution_tag
+    )
+    assert a.execution_tag == a.next_attempt().execution_tag
+
+
+def test_manual_runs_get_fresh_tags() -> None:
+    a = ExecutionMessage.manual_run("k", now=T0)
+    b = ExecutionMessage.manual_run("k", now=T0)
+    assert a.manual and a.execution_tag != b.execution_tag
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["not json", "{}", '{"v": 2}', '{"v":1,"job_key":"k","occurrence":"x","execution_tag":"t"}'],
+    ids=["not-json", "empty", "future-version", "bad-time"],
+)
+def test_malformed_messages_are_validation_errors(text: str) -> None:
+    with pytest.raises(ValidationError):
+        ExecutionMessage.from_json(text)
