@@ -5,12 +5,14 @@
 - Queue, on the execution queue: one execution message (poisoned by the host after
   host.json's maxDequeueCount failed attempts).
 - Queue, on its poison queue: a poisoned message, recorded in its job's history and status.
-- Timer, daily: history retention and deletion of long-ended jobs.
+- Timer, daily at 03:17 UTC: history retention, deletion of long-ended jobs, the full
+  consistency check.
 """
 
 import azure.functions as func
 
 from scheduler_lib.config import Settings
+from scheduler_lib.housekeeping import DAILY_SCHEDULE
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
 
@@ -45,6 +47,6 @@ def poisoned(msg: func.QueueMessage) -> None:
     runtime.record_poisoned(msg.get_body().decode("utf-8"), message_id=msg.id)
 
 
-@app.timer_trigger(arg_name="timer", schedule="0 17 3 * * *", use_monitor=True)
+@app.timer_trigger(arg_name="timer", schedule=DAILY_SCHEDULE, use_monitor=True)
 def housekeeping(timer: func.TimerRequest) -> None:
     runtime.housekeeping()

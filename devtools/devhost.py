@@ -9,7 +9,9 @@ host runs the same `Runtime` methods the functions call:
   hidden while they run, deleted on success, made visible again on failure, and moved to
   the poison queue after `MAX_DEQUEUE_COUNT` dequeues;
 - a worker on the poison queue, as the poison-queue trigger: each poisoned message is
-  recorded in its job's history and status, then deleted.
+  recorded in its job's history and status, then deleted;
+- the daily housekeeping at `housekeeping.DAILY_AT` UTC, as the daily timer trigger (a host
+  left running locally keeps its history bounded as a deployed one does).
 
 Ctrl-C or SIGTERM stops uvicorn first, then lets the worker finish the message in hand;
 a message taken but not finished simply becomes visible again, so none is lost.
@@ -29,6 +31,7 @@ import uvicorn
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution.queue import ReceivedMessage
+from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
 
@@ -57,6 +60,18 @@ def dispatcher_loop(runtime: Runtime, stop: threading.Event) -> None:
             log.exception("dispatcher tick failed; the next tick resumes from the cursor")
         now = runtime.clock()
         stop.wait((next_minute(now) - now).total_seconds())
+
+
+def housekeeping_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Run the daily housekeeping whenever its time of day comes, until `stop` is set."""
+    while True:
+        now = runtime.clock()
+        if stop.wait((next_daily_run(now) - now).total_seconds()):
+            return
+        try:
+            runtime.housekeeping()
+        except Exception:
+            log.exception("housekeeping failed; it runs again tomorrow")
 
 
 def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int = CONCURRENCY) -> None:
@@ -159,6 +174,7 @@ def serve(
         threading.Thread(target=dispatcher_loop, args=(runtime, stop), name="dispatcher"),
         threading.Thread(target=worker_loop, args=(runtime, stop), name="worker"),
         threading.Thread(target=poison_loop, args=(runtime, stop), name="poison"),
+        threading.Thread(target=housekeeping_loop, args=(runtime, stop), name="housekeeping"),
     ]
     config = uvicorn.Config(runtime.api, host=host, port=port, log_level="warning")
     server = uvicorn.Server(config)

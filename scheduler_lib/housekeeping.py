@@ -19,7 +19,7 @@ consistency check (`anti_entropy`: overdue and unindexed Enabled jobs are re-ind
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from scheduler_lib.dispatch.anti_entropy import RepairReport, repair_jobs
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
@@ -30,6 +30,10 @@ from scheduler_lib.store.history_purge import purge_histories
 from scheduler_lib.store.tables import TableStore
 
 RETENTION = timedelta(days=60)
+#: When the daily pass runs, in UTC: the housekeeping timer's NCRONTAB schedule (function_app.py)
+#: and the local host's daily loop (devtools/devhost.py) both read it, so they cannot drift.
+DAILY_AT = time(3, 17)
+DAILY_SCHEDULE = f"0 {DAILY_AT.minute} {DAILY_AT.hour} * * *"
 FINISHED_STATES = ("Completed", "Faulted")
 
 
@@ -41,6 +45,12 @@ class HousekeepingReport:
     history_deleted: int = 0  # entries removed with their deleted jobs
     history_purged: int = 0  # entries of jobs deleted through the API, purged in background
     repair: RepairReport | None = None
+
+
+def next_daily_run(now: datetime) -> datetime:
+    """The first `DAILY_AT` (UTC) strictly after `now`: when the daily timer fires next."""
+    at = datetime.combine(now.astimezone(UTC).date(), DAILY_AT, tzinfo=UTC)
+    return at if at > now else at + timedelta(days=1)
 
 
 def run_housekeeping(

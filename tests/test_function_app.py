@@ -74,6 +74,7 @@ def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> 
     assert triggers["dispatcher"]["type"] == "timerTrigger"
     assert triggers["dispatcher"]["schedule"] == "0 * * * * *"
     assert triggers["housekeeping"]["type"] == "timerTrigger"
+    assert triggers["housekeeping"]["schedule"] == "0 17 3 * * *"  # daily, 03:17 UTC
     assert triggers["executor"]["type"] == "queueTrigger"
     assert triggers["executor"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%"
     assert triggers["executor"]["connection"] == "AzureWebJobsStorage"
