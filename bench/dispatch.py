@@ -33,7 +33,7 @@ import statistics
 import sys
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from queue import Empty, Queue
 from typing import Any
@@ -54,18 +54,12 @@ from scheduler_lib.store.collections import CollectionRecord, put_collection
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
 from scheduler_lib.store.due_index import minute_key
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import iso_z as iso
+from scheduler_lib.timeutil import utc_now
 
 SUB, RG, COLLECTIONS = "bench-sub", "bench-rg", 50
 BATCH = 100
 POLL_INTERVAL = 1.0  # host.json queues.maxPollingInterval: the longest an idle trigger waits
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 # ---------------------------------------------------------------- bulk setup

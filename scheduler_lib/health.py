@@ -18,6 +18,7 @@ from azure.core.exceptions import AzureError
 
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state, get_repair_state
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import iso_z
 
 #: The timer fires every minute; three missed ticks in a row is worth a look.
 STALE_AFTER = timedelta(minutes=3)
@@ -52,9 +53,9 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, 
     status = "Degraded"
     if state.last_tick_at is not None:
         age = now - state.last_tick_at
-        dispatcher["lastTick"] = _iso(state.last_tick_at)
+        dispatcher["lastTick"] = iso_z(state.last_tick_at)
         dispatcher["secondsSinceLastTick"] = round(age.total_seconds(), 1)
-        dispatcher["cursor"] = _iso(state.cursor) if state.cursor else None
+        dispatcher["cursor"] = iso_z(state.cursor) if state.cursor else None
         tick = state.last_tick
         dispatcher["lastTickSummary"] = {
             name: tick.get(name)
@@ -69,7 +70,3 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, 
         status = "Degraded"  # jobs had lost their due-index rows (repaired; worth a look)
     body = {"status": status, "storage": {"reachable": True}, "dispatcher": dispatcher}
     return 200, {**body, "jobs": jobs}
-
-
-def _iso(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")

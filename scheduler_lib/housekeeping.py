@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 from scheduler_lib.dispatch.anti_entropy import RepairReport, repair_jobs
+from scheduler_lib.domain.vocabulary import FINISHED_JOB_STATES
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution.lifecycle import EXECUTOR
 from scheduler_lib.store import jobs
@@ -34,7 +35,6 @@ RETENTION = timedelta(days=60)
 #: and the local host's daily loop (devtools/devhost.py) both read it, so they cannot drift.
 DAILY_AT = time(3, 17)
 DAILY_SCHEDULE = f"0 {DAILY_AT.minute} {DAILY_AT.hour} * * *"
-FINISHED_STATES = ("Completed", "Faulted")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def run_housekeeping(
     for job in jobs.iter_jobs(store):
         scanned += 1
         ended = _ended(job)
-        if job.state in FINISHED_STATES and ended < cutoff:
+        if job.state in FINISHED_JOB_STATES and ended < cutoff:
             removed = _delete_finished(store, job)
             if removed is not None:
                 deleted += 1

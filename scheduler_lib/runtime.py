@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cached_property
 
 from fastapi import FastAPI
@@ -27,13 +27,9 @@ from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.history_purge import TICK_BUDGET, purge_histories
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import Clock, utc_now
 
 log = logging.getLogger("scheduler")
-
-
-def utc_now() -> datetime:
-    """The clock. Only entry points call it; the library is handed `now`."""
-    return datetime.now(UTC)
 
 
 class Runtime:
@@ -43,7 +39,7 @@ class Runtime:
         self,
         settings: Settings,
         *,
-        clock: Callable[[], datetime] = utc_now,
+        clock: Clock = utc_now,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         policy_for(settings)  # a malformed SCHEDULER_EGRESS_ALLOW stops the worker here

@@ -8,8 +8,6 @@ method, a query parameter FastAPI rejected) as the matching ARM code.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 from azure.core.exceptions import AzureError
@@ -32,6 +30,7 @@ from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import check_health
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.tables import TableStore, storage_unavailable
+from scheduler_lib.timeutil import Clock, utc_now
 
 log = logging.getLogger(__name__)
 #: Seconds a probe is told to wait when the scheduler is unhealthy.
@@ -39,14 +38,10 @@ HEALTH_RETRY_AFTER = 5
 _HTTP_CODES = {404: "NotFound", 405: "MethodNotAllowed", 415: "UnsupportedMediaType"}
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 def create_app(
     settings: Settings,
     *,
-    clock: Callable[[], datetime] = utc_now,
+    clock: Clock = utc_now,
     store: TableStore | None = None,
     queue: ExecutionQueue | None = None,
 ) -> FastAPI:

@@ -7,19 +7,18 @@ so building the app (at Functions worker import) never touches the network.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import Clock
 
 
 @dataclass
 class ApiContext:
     settings: Settings
-    clock: Callable[[], datetime]
+    clock: Clock
     table_store: TableStore
     execution_queue: ExecutionQueue
 

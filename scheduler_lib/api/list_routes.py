@@ -13,10 +13,11 @@ from scheduler_lib.api.docs import responses
 from scheduler_lib.api.odata import parse_options
 from scheduler_lib.api.paging import next_link, page_body, read_page
 from scheduler_lib.api.requests import json_response
+from scheduler_lib.domain.vocabulary import HISTORY_STATUSES, JOB_STATES
 from scheduler_lib.model import arm
-from scheduler_lib.model.jobs import JOB_STATES, job_to_wire
+from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.store.history import STATUSES, HistoryEntry, list_history
+from scheduler_lib.store.history import HistoryEntry, list_history
 from scheduler_lib.store.jobs import JobRecord
 
 router = APIRouter(tags=["Jobs"])
@@ -83,7 +84,7 @@ async def list_job_history(
     filter_text: FILTER = None,
     skiptoken: SKIPTOKEN = None,
 ) -> Response:
-    options = parse_options(top, skip, filter_text, field="status", values=STATUSES)
+    options = parse_options(top, skip, filter_text, field="status", values=HISTORY_STATUSES)
 
     def work() -> tuple[JobRecord, list[HistoryEntry], str | None]:
         job = job_service.get_job(ctx, name)

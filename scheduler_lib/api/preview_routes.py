@@ -20,6 +20,7 @@ from scheduler_lib.schedule.preview import (
     preview_with_reason,
     read_now,
 )
+from scheduler_lib.timeutil import iso_z
 
 router = APIRouter(tags=["Preview"])
 MAX_COUNT = 1000
@@ -73,7 +74,7 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     except (OverflowError, ValueError) as exc:
         error = ValidationError("recurrence", f"cannot be evaluated ({type(exc).__name__})")
         return {"executions": [], "errors": [error.to_arm()["error"]]}
-    result: dict[str, Any] = {"executions": [wire.iso_utc(t) for t in executions], "errors": []}
+    result: dict[str, Any] = {"executions": [iso_z(t) for t in executions], "errors": []}
     if reason is not None:
         result["endReason"] = reason
     return result

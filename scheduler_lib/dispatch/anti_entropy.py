@@ -26,12 +26,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from scheduler_lib.errors import NotFoundError
-from scheduler_lib.model.wire import iso_utc
 from scheduler_lib.store.collections import get_collection
 from scheduler_lib.store.dispatcher_state import save_repair_state
 from scheduler_lib.store.due_index import add_due, has_due_row, reindex_overdue
 from scheduler_lib.store.jobs import JobRecord, enabled_jobs
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger("scheduler.repair")
 
@@ -73,15 +73,15 @@ def repair_jobs(
             reindex_overdue(store, job.key, due, now=now)
             overdue += 1
             log.warning(
-                "overdue job re-indexed", extra={"job": job.key, "occurrence": iso_utc(due)}
+                "overdue job re-indexed", extra={"job": job.key, "occurrence": iso_z(due)}
             )
         elif unindexed and not has_due_row(store, job.key, due):
             add_due(store, job.key, due, incarnation=job.incarnation)
             missing += 1
             log.warning(
-                "unindexed job re-indexed", extra={"job": job.key, "occurrence": iso_utc(due)}
+                "unindexed job re-indexed", extra={"job": job.key, "occurrence": iso_z(due)}
             )
-    report = RepairReport(iso_utc(now), overdue, missing, checked)
+    report = RepairReport(iso_z(now), overdue, missing, checked)
     save_repair_state(store, asdict(report))
     return report
 

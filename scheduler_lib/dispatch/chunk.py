@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 
-from scheduler_lib.dispatch.context import Counts, TickContext, iso, read_job
+from scheduler_lib.dispatch.context import Counts, TickContext, read_job
 from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -27,6 +27,7 @@ from scheduler_lib.store.due_index import (
     remove_due_rows,
 )
 from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger("scheduler_lib.dispatch.tick")
 
@@ -64,7 +65,7 @@ def dispatch_chunk(
             logger.error(
                 "dispatching failed; its minute is read again next tick",
                 exc_info=outcome,
-                extra={"job": first.job_key, "occurrence": iso(first.due)},
+                extra={"job": first.job_key, "occurrence": iso_z(first.due)},
             )
             failed_minutes.append(min(r.minute for r in task_rows))
     _remove_handled(ctx)
@@ -159,7 +160,7 @@ def _send_parked(ctx: TickContext, row: DueRow) -> Counts:
     except ValidationError:
         logger.error(
             "dropping an unreadable parked message",
-            extra={"job": row.job_key, "occurrence": iso(row.due)},
+            extra={"job": row.job_key, "occurrence": iso_z(row.due)},
         )
         counts.stale_dropped += 1
     else:

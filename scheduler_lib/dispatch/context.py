@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
@@ -138,8 +138,3 @@ def advance_job(
                 continue
             return fresh, False
         return saved, True
-
-
-def iso(value: datetime) -> str:
-    """UTC ISO 8601 with a `Z`, as the API shows times."""
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -28,7 +28,6 @@ from scheduler_lib.dispatch.context import (
     Counts,
     TickContext,
     advance_job,
-    iso,
     read_job,
 )
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
@@ -36,6 +35,7 @@ from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.schedule.recurrence import parse_schedule
 from scheduler_lib.store.due_index import DueRow, add_due
 from scheduler_lib.store.jobs import DISPATCHED, JobRecord, with_sent
+from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def _send(
     counts.messages_sent += 1
     log.debug(
         "occurrence sent",
-        extra={"job": job.key, "occurrence": iso(row.due), "tag": message.execution_tag},
+        extra={"job": job.key, "occurrence": iso_z(row.due), "tag": message.execution_tag},
     )
 
     job, won = advance_job(ctx, job, row, counts, lambda current: advanced(current, row.due))
@@ -129,7 +129,7 @@ def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> Non
     """A row the job no longer waits for: finish a postponement a crash interrupted, make
     sure the occurrence the job does wait for has its row, and drop this one."""
     postponed = job.bookkeeping.get(POSTPONED)
-    if isinstance(postponed, dict) and postponed.get("due") == iso(row.due):
+    if isinstance(postponed, dict) and postponed.get("due") == iso_z(row.due):
         finish_interrupted_postponement(ctx, job, row, postponed, counts)
     elif ctx.runnable(job) and job.next_execution_time is not None:
         add_due(ctx.store, job.key, job.next_execution_time)  # idempotent repair

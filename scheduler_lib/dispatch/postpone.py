@@ -30,7 +30,6 @@ from scheduler_lib.dispatch.context import (
     Counts,
     TickContext,
     advance_job,
-    iso,
 )
 from scheduler_lib.execution.messages import MAIN_ACTION
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
@@ -42,6 +41,7 @@ from scheduler_lib.store.history import (
     list_history,
 )
 from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def postpone(
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
     schedule = parse_schedule(job.definition, now=job.created_time)
     nxt = schedule.next_after(ctx.now)
-    marker = {"due": iso(row.due), "message": _message(ctx, schedule, row.due, nxt)}
+    marker = {"due": iso_z(row.due), "message": _message(ctx, schedule, row.due, nxt)}
 
     def advance(current: JobRecord) -> JobRecord:
         return replace(
@@ -88,7 +88,7 @@ def finish_interrupted_postponement(
 
 
 def _record(ctx: TickContext, job: JobRecord, due: datetime, message: str) -> None:
-    log.info("occurrences postponed: %s", message, extra={"job": job.key, "occurrence": iso(due)})
+    log.info("occurrences postponed: %s", message, extra={"job": job.key, "occurrence": iso_z(due)})
     add_history(
         ctx.store,
         HistoryEntry(
@@ -113,13 +113,13 @@ def _message(ctx: TickContext, schedule: Schedule, first: datetime, nxt: datetim
         instant = schedule.next_after(instant)
     grace = isodate.duration_isoformat(ctx.settings.grace_period)
     if instant is not None and instant <= ctx.now:
-        span = f"more than {MAX_COUNTED} occurrences due from {iso(first)} to {iso(ctx.now)}"
+        span = f"more than {MAX_COUNTED} occurrences due from {iso_z(first)} to {iso_z(ctx.now)}"
     else:
-        span = f"{skipped} occurrence(s) due from {iso(first)} to {iso(last)}"
+        span = f"{skipped} occurrence(s) due from {iso_z(first)} to {iso_z(last)}"
     what = (
         f"Skipped {span}: missed by more than the grace period ({grace}) "
         "while the scheduler was not running."
     )
     if nxt is None:
         return f"{what} The job has no later occurrence and is Completed."
-    return f"{what} It continues at {iso(nxt)}."
+    return f"{what} It continues at {iso_z(nxt)}."

@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.chunk import CHUNK, Unit, dispatch_chunk
-from scheduler_lib.dispatch.context import Counts, TickContext, iso
+from scheduler_lib.dispatch.context import Counts, TickContext
 from scheduler_lib.errors import NotFoundError
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.collections import get_collection
@@ -45,6 +45,7 @@ from scheduler_lib.store.due_index import (
     minute_key,
 )
 from scheduler_lib.store.tables import TableStore, collection_key, split_job_key
+from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class TickReport:
     def summary(self) -> dict[str, object]:
         """JSON-ready form, stored as the last tick for the health endpoint."""
         body: dict[str, object] = asdict(self)
-        body["now"], body["cursor"] = iso(self.now), iso(self.cursor)
+        body["now"], body["cursor"] = iso_z(self.now), iso_z(self.cursor)
         body["entities_read"] = self.entities_read
         return body
 

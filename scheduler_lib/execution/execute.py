@@ -57,8 +57,8 @@ from scheduler_lib.store.history import HistoryEntry, add_history
 from scheduler_lib.store.history_purge import request_history_purge
 from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import Clock
 
-Clock = Callable[[], datetime]
 log = logging.getLogger("scheduler.execute")
 
 #: Table storage caps a string property at 64 KiB (32K UTF-16 characters); an outcome message

@@ -22,7 +22,6 @@ import isodate
 
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.model.wire import iso_utc as iso
 from scheduler_lib.store.history import (
     POSTPONED_STATUS,
     HistoryEntry,
@@ -31,6 +30,7 @@ from scheduler_lib.store.history import (
 )
 from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger("scheduler.execute")
 
@@ -54,14 +54,14 @@ def postpone_late(
     if not (rerun and _already_recorded(store, record, message)):
         late = now - message.occurrence
         text = (
-            f"Skipped the occurrence due at {iso(message.occurrence)}: its execution would "
+            f"Skipped the occurrence due at {iso_z(message.occurrence)}: its execution would "
             f"have started {round(late.total_seconds())} s late, more than the grace period "
             f"({isodate.duration_isoformat(grace)}). The job continues at its next occurrence."
         )
         add_history(store, not_run_entry(record, message, POSTPONED_STATUS, text, now=now))
         log.info(
             "occurrence postponed: started too late",
-            extra={"job": record.key, "occurrence": iso(message.occurrence)},
+            extra={"job": record.key, "occurrence": iso_z(message.occurrence)},
         )
     return claims.apply(
         store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)

@@ -34,6 +34,7 @@ from azure.storage.queue import (
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.storage_account import service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
 #: The longest visibility delay Storage queues accept, less a margin for clock skew.
@@ -88,17 +89,11 @@ class ExecutionQueue:
 
     @cached_property
     def _service(self) -> QueueServiceClient:
-        settings = self.settings
-        options = _client_options(self.patience)
-        if settings.storage_connection_string:
-            return QueueServiceClient.from_connection_string(
-                settings.storage_connection_string, **options
-            )
-        from azure.identity import DefaultAzureCredential
-
-        credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-        return QueueServiceClient(
-            account_url=settings.queue_endpoint, credential=credential, **options
+        return service_client(
+            QueueServiceClient,
+            self.settings,
+            self.settings.queue_endpoint,
+            **_client_options(self.patience),
         )
 
     def _client(self, name: str) -> QueueClient:

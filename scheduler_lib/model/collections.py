@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scheduler_lib.domain.vocabulary import COLLECTION_STATES, USER_COLLECTION_STATES
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, quotas, wire
 from scheduler_lib.store.collections import CollectionRecord
 
 BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
-STATES = ("Enabled", "Disabled", "Suspended", "Deleted")
-USER_STATES = ("Enabled", "Disabled")
 #: ARM's limit on the number of tags of a resource.
 MAX_TAGS = 50
 #: The most tag JSON (UTF-8) a collection holds: more than ARM's per-tag limits allow in
@@ -63,8 +62,8 @@ def _properties(value: Any) -> dict[str, Any]:
             raise ValidationError("properties.sku.name", "is required")
         properties["sku"] = {"name": wire.enum(sku["name"], "properties.sku.name", quotas.SKUS)}
     if source.get("state") is not None:
-        state = wire.enum(source["state"], "properties.state", STATES)
-        if state not in USER_STATES:
+        state = wire.enum(source["state"], "properties.state", COLLECTION_STATES)
+        if state not in USER_COLLECTION_STATES:
             raise ValidationError("properties.state", "only Enabled or Disabled can be requested")
         properties["state"] = state
     if source.get("quota") is not None:

@@ -11,6 +11,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from scheduler_lib.domain.vocabulary import JOB_STATES, USER_JOB_STATES
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action
@@ -18,8 +19,6 @@ from scheduler_lib.store.jobs import JobRecord
 
 #: Azure Scheduler's limit on a job's JSON.
 MAX_JOB_BYTES = 16 * 1024
-USER_STATES = ("Enabled", "Disabled")
-JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
 BODY_KEYS = ("id", "name", "type", "properties")
 PROPERTY_KEYS = ("startTime", "action", "recurrence", "state", "status")
 
@@ -61,7 +60,7 @@ def normalize_properties(value: Any, *, path: str = "properties") -> tuple[dict[
     if source.get("state") is not None:
         where = wire.join(path, "state")
         state = wire.enum(source["state"], where, JOB_STATES)
-        if state not in USER_STATES:
+        if state not in USER_JOB_STATES:
             raise ValidationError(where, "only Enabled or Disabled can be requested")
     return definition, state
 

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import wire
+from scheduler_lib.timeutil import iso_z
 
 
 class Holder(NamedTuple):
@@ -205,4 +205,4 @@ def finalize(action: dict[str, Any], describe: Describe) -> None:
             node["certificateThumbprint"] = info.thumbprint
             node["certificateSubjectName"] = info.subject
             expiry: datetime = info.expiry
-            node["certificateExpirationDate"] = wire.iso_utc(expiry)
+            node["certificateExpirationDate"] = iso_z(expiry)

@@ -14,9 +14,8 @@ from typing import Any
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import wire
+from scheduler_lib.schedule.parse import FREQUENCIES, WEEKDAYS, parse_job_timing
 
-FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month", "Year")
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
 SCHEDULE_KEYS = ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences", "months")
 
@@ -83,8 +82,6 @@ def _occurrence(value: Any, path: str) -> dict[str, Any]:
 def validate_timing(properties: dict[str, Any]) -> None:
     """Run the recurrence engine's validation; its paths are relative to the job properties,
     the API's are relative to the body, hence the `properties.` prefix."""
-    from scheduler_lib.schedule.parse import parse_job_timing
-
     try:
         parse_job_timing(properties)
     except ValidationError as exc:

@@ -10,7 +10,7 @@ place cannot end up in an error body or a log.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import isodate
@@ -151,8 +151,3 @@ def duration(value: Any, path: str, *, low: timedelta | None = None) -> str:
     if low is not None and parsed < low:
         raise ValidationError(path, f"must be at least {isodate.duration_isoformat(low)}")
     return isodate.duration_isoformat(parsed)
-
-
-def iso_utc(value: datetime) -> str:
-    """An aware datetime as ISO 8601 UTC with a `Z`."""
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -15,22 +15,23 @@ import uuid
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
+from scheduler_lib.domain.vocabulary import HistoryStatus
 from scheduler_lib.store.history_cap import delete_rows, insert_capped
 from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, uncount
 from scheduler_lib.store.tables import TableStore, as_datetime, query_page
+from scheduler_lib.timeutil import iso_z
 
 TABLE = "JobHistory"
 _MAX_MICROS = 10**17  # far beyond year 9999 in microseconds since the epoch
 #: Entries kept per job (Azure Scheduler's documented limit).
 HISTORY_KEEP = 1000
 #: The status of a history entry the dispatcher writes when a quota postpones an occurrence.
-POSTPONED_STATUS = "Postponed"
-STATUSES = ("Completed", "Failed", POSTPONED_STATUS)
+POSTPONED_STATUS = HistoryStatus.POSTPONED.value
 
 
 @dataclass(frozen=True)
@@ -51,19 +52,15 @@ class HistoryEntry:
     def to_properties(self) -> dict[str, Any]:
         """The `properties` of a JobHistoryDefinition on the wire."""
         return {
-            "startTime": _iso(self.start_time),
-            "endTime": _iso(self.end_time),
-            "expectedExecutionTime": _iso(self.expected_execution_time),
+            "startTime": iso_z(self.start_time),
+            "endTime": iso_z(self.end_time),
+            "expectedExecutionTime": iso_z(self.expected_execution_time),
             "actionName": self.action_name,
             "status": self.status,
             "message": self.message,
             "retryCount": self.retry_count,
             "repeatCount": self.repeat_count,
         }
-
-
-def _iso(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _row_key(start: datetime) -> str:

@@ -38,9 +38,9 @@ from scheduler_lib.store.tables import (
     storage_errors,
     write_entity,
 )
+from scheduler_lib.timeutil import iso_z
 
 TABLE = "Jobs"
-JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
 
 #: Bookkeeping key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
 #: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
@@ -64,7 +64,7 @@ def with_sent(bookkeeping: dict[str, Any], due: datetime) -> list[str]:
     """The DISPATCHED list once `due` is sent too: those older than `_SENT_MEMORY` before it
     are forgotten (they have started), so the list stays a handful of entries."""
     kept = {t for t in sent_occurrences(bookkeeping) if t >= due - _SENT_MEMORY} | {due}
-    return [_iso(t) for t in sorted(kept)]
+    return [iso_z(t) for t in sorted(kept)]
 
 
 @dataclass(frozen=True)
@@ -131,15 +131,11 @@ class JobRecord:
             "faultedCount": self.faulted_count,
         }
         if self.last_execution_time is not None:
-            status["lastExecutionTime"] = _iso(self.last_execution_time)
+            status["lastExecutionTime"] = iso_z(self.last_execution_time)
         upcoming = self.upcoming_execution(now)
         if upcoming is not None:
-            status["nextExecutionTime"] = _iso(upcoming)
+            status["nextExecutionTime"] = iso_z(upcoming)
         return status
-
-
-def _iso(value: datetime) -> str:
-    return value.isoformat().replace("+00:00", "Z")
 
 
 def _to_entity(record: JobRecord) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from scheduler_lib.errors import (
     ServiceUnavailableError,
     ValidationError,
 )
+from scheduler_lib.storage_account import service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
 SEPARATOR = "|"
@@ -117,17 +118,11 @@ class TableStore:
 
     @cached_property
     def service(self) -> TableServiceClient:
-        settings = self.settings
-        options = _client_options(self.patience)
-        if settings.storage_connection_string:
-            return TableServiceClient.from_connection_string(
-                settings.storage_connection_string, **options
-            )
-        from azure.identity import DefaultAzureCredential
-
-        credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-        return TableServiceClient(
-            endpoint=settings.table_endpoint, credential=credential, **options
+        return service_client(
+            TableServiceClient,
+            self.settings,
+            self.settings.table_endpoint,
+            **_client_options(self.patience),
         )
 
     def table(self, logical: str) -> TableClient:

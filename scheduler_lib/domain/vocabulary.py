@@ -1,0 +1,44 @@
+"""Azure Scheduler's words for states and outcomes, each defined once.
+
+`StrEnum`s, so a member compares equal to the string the wire and the tables carry
+(`JobState.ENABLED == "Enabled"`), and the tuples the validators and filters list are derived
+from them rather than spelled out again.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobState(StrEnum):
+    ENABLED = "Enabled"
+    DISABLED = "Disabled"
+    COMPLETED = "Completed"  # no occurrence left (count, endTime, one-off done)
+    FAULTED = "Faulted"  # the executor gave up (errorAction exhausted, poisoned, ...)
+
+
+class CollectionState(StrEnum):
+    ENABLED = "Enabled"
+    DISABLED = "Disabled"
+    SUSPENDED = "Suspended"
+    DELETED = "Deleted"
+
+
+class HistoryStatus(StrEnum):
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+    POSTPONED = "Postponed"  # written by the dispatcher when a quota postpones an occurrence
+
+
+#: Every job state, as the wire spells it (validation, `$filter=state eq ...`).
+JOB_STATES: tuple[str, ...] = tuple(state.value for state in JobState)
+#: The job states a user may set; the others are the scheduler's verdicts.
+USER_JOB_STATES: tuple[str, ...] = (JobState.ENABLED.value, JobState.DISABLED.value)
+#: The job states in which nothing more will run (housekeeping deletes them in time).
+FINISHED_JOB_STATES: tuple[str, ...] = (JobState.COMPLETED.value, JobState.FAULTED.value)
+COLLECTION_STATES: tuple[str, ...] = tuple(state.value for state in CollectionState)
+USER_COLLECTION_STATES: tuple[str, ...] = (
+    CollectionState.ENABLED.value,
+    CollectionState.DISABLED.value,
+)
+HISTORY_STATUSES: tuple[str, ...] = tuple(status.value for status in HistoryStatus)

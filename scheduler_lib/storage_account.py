@@ -1,0 +1,39 @@
+"""How every storage adapter reaches the scheduler's storage account: one factory for the
+table and the queue service clients.
+
+A connection string (Azurite, or an account key) when `Settings` has one; otherwise the
+account's endpoint and the app's managed identity (`DefaultAzureCredential`, with the
+user-assigned identity's client id when one is configured). The adapters pass their SDK's
+client class and options, so this module imports no storage SDK itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Self, TypeVar
+
+from scheduler_lib.config import Settings
+
+
+class ServiceClient(Protocol):
+    """What TableServiceClient and QueueServiceClient have in common for construction."""
+
+    def __init__(self, endpoint: str, /, *, credential: Any, **options: Any) -> None: ...
+
+    @classmethod
+    def from_connection_string(cls, conn_str: str, /, **options: Any) -> Self: ...
+
+
+C = TypeVar("C", bound=ServiceClient)
+
+
+def service_client(
+    client_class: type[C], settings: Settings, endpoint: str, **options: Any
+) -> C:
+    """A `client_class` for the storage account, by connection string or by identity
+    (`endpoint`: the service's endpoint, used only with the identity)."""
+    if settings.storage_connection_string:
+        return client_class.from_connection_string(settings.storage_connection_string, **options)
+    from azure.identity import DefaultAzureCredential
+
+    credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
+    return client_class(endpoint, credential=credential, **options)
