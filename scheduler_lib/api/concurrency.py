@@ -8,32 +8,20 @@ land, none silently overwriting another.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
 from scheduler_lib.errors import ConflictError, PreconditionFailedError, QuotaExceededError
+from scheduler_lib.store.etag import LostRace, retry_lost_races
 
-ATTEMPTS = 12
 T = TypeVar("T")
 
 
-class LostRace(Exception):
-    """Another request wrote between our read and our conditional write."""
-
-
 def retrying(attempt: Callable[[], T]) -> T:
-    """Run a read-modify-write `attempt` again while it loses races, with a short random
-    back-off so that writers contending for one entity spread out instead of colliding
-    again (bounded: a 409 asking to retry after `ATTEMPTS`)."""
-    for number in range(ATTEMPTS):
-        try:
-            return attempt()
-        except LostRace:
-            time.sleep(random.uniform(0, min(0.1, 0.002 * 2**number)))
-    raise ConflictError("The resource is being changed by other requests; retry.")
+    """Run a read-modify-write `attempt` again while it loses races (the store's one loop:
+    bounded, backing off; a 409 asking to retry when the bound is reached)."""
+    return retry_lost_races(attempt)
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.collections import CollectionRecord
 from scheduler_lib.store.due_index import add_due, remove_due, remove_incarnation_row
+from scheduler_lib.store.etag import LostRace, retry_lost_races
 from scheduler_lib.store.history_purge import history_purge_pending, request_history_purge
 from scheduler_lib.store.jobs import JobRecord
 
@@ -220,25 +221,32 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
 
 
 def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
-    while job.state == "Enabled":
-        next_time = resume(schedule_of(job.definition, job.created_time), job.bookkeeping, now)
+    current = job
+
+    def attempt() -> int:
+        nonlocal current
+        if current.state != "Enabled":
+            return 0
+        schedule = schedule_of(current.definition, current.created_time)
+        next_time = resume(schedule, current.bookkeeping, now)
         updated = replace(
-            job,
+            current,
             next_execution_time=next_time,
-            state="Completed" if next_time is None else job.state,
+            state="Completed" if next_time is None else current.state,
         )
         try:
-            saved = job_store.put_job(ctx.store, updated, etag=job.etag)
-        except PreconditionFailedError:
-            fresh = job_store.find_job(ctx.store, job.key)
+            saved = job_store.put_job(ctx.store, updated, etag=current.etag)
+        except PreconditionFailedError as exc:
+            fresh = job_store.find_job(ctx.store, current.key)
             if fresh is None:
                 return 0
-            job = fresh
-            continue
-        _reindex(ctx, job, saved)
+            current = fresh
+            raise LostRace from exc
+        _reindex(ctx, current, saved)
         _dispatch_if_due(ctx, saved, now=now)
         return 1
-    return 0
+
+    return retry_lost_races(attempt, what=f"Job '{job.name}'")
 
 
 def _reindex(ctx: ApiContext, old: JobRecord | None, new: JobRecord) -> None:

@@ -16,6 +16,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.due_index import DueRow, add_due, minute_key, remove_due
+from scheduler_lib.store.etag import LostRace, retry_lost_races
 from scheduler_lib.store.jobs import JobRecord, get_job, put_job
 from scheduler_lib.store.tables import TableStore, split_job_key
 
@@ -121,20 +122,25 @@ def advance_job(
     not own) `advance` is applied again; otherwise whoever changed it owns it now (the old
     row is left for the next tick to drop, so that a racing tick's unfinished postponement
     can still be finished). On a win the caller removes the old row once it is done."""
-    while True:
-        updated = advance(job)
+    current = job
+
+    def attempt() -> tuple[JobRecord | None, bool]:
+        nonlocal current
+        updated = advance(current)
         nxt = updated.next_execution_time
         if nxt is not None:
             if nxt <= row.due:
-                raise RuntimeError(f"schedule of {job.key} does not move past {row.due}")
-            if (job.key, nxt) not in ctx.prewritten:
-                add_due(ctx.store, job.key, nxt)
+                raise RuntimeError(f"schedule of {current.key} does not move past {row.due}")
+            if (current.key, nxt) not in ctx.prewritten:
+                add_due(ctx.store, current.key, nxt)
         try:
-            saved = put_job(ctx.store, updated, etag=job.etag)
-        except PreconditionFailedError:
-            fresh = read_job(ctx, job.key, counts)
+            saved = put_job(ctx.store, updated, etag=current.etag)
+        except PreconditionFailedError as exc:
+            fresh = read_job(ctx, current.key, counts)
             if fresh is not None and ctx.runnable(fresh) and fresh.next_execution_time == row.due:
-                job = fresh
-                continue
+                current = fresh
+                raise LostRace from exc
             return fresh, False
         return saved, True
+
+    return retry_lost_races(attempt, what=f"Job '{job.key}'")

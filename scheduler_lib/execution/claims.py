@@ -16,10 +16,9 @@ from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.collections import get_collection
+from scheduler_lib.store.etag import LostRace, retry_lost_races
 from scheduler_lib.store.jobs import JobRecord, find_job, put_job
 from scheduler_lib.store.tables import TableStore
-
-_MAX_WRITE_TRIES = 10
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,8 @@ def claim(
     store: TableStore, message: ExecutionMessage, message_id: str, *, now: datetime
 ) -> tuple[JobRecord, lifecycle.Verdict] | Skip:
     """Claim the attempt (ETag loop), or say why it is not run."""
-    for _ in range(_MAX_WRITE_TRIES):
+
+    def attempt() -> tuple[JobRecord, lifecycle.Verdict] | Skip:
         record = find_job(store, message.job_key)
         if record is None:
             return Skip("Dropped", "the job no longer exists")
@@ -55,7 +55,7 @@ def claim(
         if reason is not None:
             stale = lifecycle.abandoned(record, message, now=now)
             if stale is not None and not _try_put(store, stale, record.etag):
-                continue
+                raise LostRace
             return Skip("Dropped", reason)
         verdict, why = lifecycle.judge(record, message, message_id)
         if verdict is lifecycle.Verdict.DUPLICATE:
@@ -63,9 +63,10 @@ def claim(
         claimed = lifecycle.with_claim(record, message, message_id, now=now)
         try:
             return put_job(store, claimed, etag=record.etag), verdict
-        except (PreconditionFailedError, NotFoundError):
-            continue
-    raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
+        except (PreconditionFailedError, NotFoundError) as exc:
+            raise LostRace from exc
+
+    return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
 def _why_not_runnable(
@@ -128,12 +129,17 @@ def apply(
 ) -> JobRecord | None:
     """Write `change(record)` ETag-conditionally, re-reading and re-applying on a conflict.
     Returns the job as written, or None if it was deleted meanwhile."""
-    for _ in range(_MAX_WRITE_TRIES):
+    current = record
+
+    def attempt() -> JobRecord | None:
+        nonlocal current
         try:
-            return put_job(store, change(record), etag=record.etag)
-        except (PreconditionFailedError, NotFoundError):
+            return put_job(store, change(current), etag=current.etag)
+        except (PreconditionFailedError, NotFoundError) as exc:
             fresh = find_job(store, message.job_key)
             if fresh is None:
                 return None
-            record = fresh
-    raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
+            current = fresh
+            raise LostRace from exc
+
+    return retry_lost_races(attempt, what=f"Job '{message.job_key}'")

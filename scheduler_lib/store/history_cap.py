@@ -21,13 +21,8 @@ from typing import Any
 from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
-from scheduler_lib.store.partition_counter import (
-    COUNTED_ROWS,
-    COUNTER_ROW,
-    MAX_ROUNDS,
-    back_off,
-    initialised_counter,
-)
+from scheduler_lib.store.etag import ContentionError, LostRace, retry_lost_races
+from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, initialised_counter
 from scheduler_lib.store.tables import etag_kwargs
 
 #: Ids of a full partition's oldest entries the counter remembers (~26 characters each).
@@ -39,13 +34,14 @@ _BATCH = 100
 def insert_capped(table: TableClient, entity: dict[str, Any], *, keep: int) -> None:
     """Insert a history entity, keeping its partition at no more than `keep` entries."""
     partition = entity["PartitionKey"]
-    for round_ in range(MAX_ROUNDS):
+
+    def attempt() -> None:
         counter = initialised_counter(table, partition)
         count, etag = int(counter.get("Count", 0)), counter.metadata["etag"]
         oldest: list[str] = json.loads(counter.get(OLDEST) or "[]")
         if count > keep or (count == keep and not oldest):
             _forget_beyond(table, partition, keep - 1, etag)
-            continue
+            raise LostRace
         operations: list[tuple[str, Any, dict[str, Any]]] = [("create", entity, {})]
         if count == keep:
             operations.append(("delete", {"PartitionKey": partition, "RowKey": oldest.pop()}, {}))
@@ -57,11 +53,13 @@ def insert_capped(table: TableClient, entity: dict[str, Any], *, keep: int) -> N
         except TableTransactionError as exc:
             if exc.error_code == "ResourceNotFound":  # a remembered entry was deleted meanwhile
                 _forget_beyond(table, partition, keep - 1, etag)
-            back_off(round_)
-            continue
-        return
-    # The counter kept changing: never lose the entry itself; the next write trims.
-    table.create_entity(entity)
+            raise LostRace from exc
+
+    try:
+        retry_lost_races(attempt, what="The history")
+    except ContentionError:
+        # The counter kept changing: never lose the entry itself; the next write trims.
+        table.create_entity(entity)
 
 
 def _counter_update(

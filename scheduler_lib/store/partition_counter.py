@@ -17,8 +17,6 @@ just deletes.
 
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
@@ -31,14 +29,12 @@ from azure.core.exceptions import (
 from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+from scheduler_lib.store.etag import ContentionError, LostRace, retry_lost_races
 from scheduler_lib.store.tables import etag_kwargs
 
 COUNTER_ROW = "~count"
 #: OData filter keeping a partition query to counted rows (the counter sorts after them).
 COUNTED_ROWS = "RowKey lt '~'"
-#: Rounds a writer may lose to others changing the counter before it gives up (each round
-#: one writer wins, so this bounds the parallel creates one collection absorbs at once).
-MAX_ROUNDS = 200
 
 
 def _counter(table: TableClient, partition: str) -> tuple[int, str] | None:
@@ -56,7 +52,8 @@ def counter_entity(table: TableClient, partition: str) -> Any | None:
 
 def initialised_counter(table: TableClient, partition: str) -> Any:
     """The counter entity, created from one count of the partition if it is missing."""
-    while True:
+
+    def attempt() -> Any:
         found = counter_entity(table, partition)
         if found is not None:
             return found
@@ -68,6 +65,9 @@ def initialised_counter(table: TableClient, partition: str) -> Any:
         count = sum(1 for _ in rows)
         with suppress(ResourceExistsError):
             table.create_entity({"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count})
+        raise LostRace  # read it back (ours, or a racing initialiser's)
+
+    return retry_lost_races(attempt, what="The partition")
 
 
 def _initialised(table: TableClient, partition: str) -> tuple[int, str]:
@@ -80,11 +80,6 @@ def _counter_op(partition: str, count: int, etag: str) -> tuple[str, Any, dict[s
     return ("update", entity, {"mode": UpdateMode.REPLACE, **etag_kwargs(etag)})
 
 
-def back_off(round_: int) -> None:
-    """A short random pause before writer `round_`'s next try, so racing writers spread."""
-    time.sleep(random.uniform(0, min(0.05, 0.002 * 2 ** min(round_, 5))))
-
-
 def create_counted(
     table: TableClient, entity: dict[str, Any], check: Callable[[int], None] | None = None
 ) -> tuple[dict[str, Any], int]:
@@ -92,7 +87,8 @@ def create_counted(
     raises when a quota is reached). ConflictError if it exists. Returns the insert's
     metadata and the partition's count after it."""
     partition = entity["PartitionKey"]
-    for round_ in range(MAX_ROUNDS):
+
+    def attempt() -> tuple[dict[str, Any], int]:
         count, etag = _initialised(table, partition)
         if check is not None:
             check(count)
@@ -103,15 +99,16 @@ def create_counted(
         except TableTransactionError as exc:
             if exc.error_code == "EntityAlreadyExists":
                 raise ConflictError(f"'{entity['RowKey']}' already exists.") from exc
-            back_off(round_)  # the counter changed: count again
-            continue
+            raise LostRace from exc  # the counter changed: count again
         return results[0], count + 1
-    raise ConflictError("The partition is being changed by other requests; retry.")
+
+    return retry_lost_races(attempt, what="The partition")
 
 
 def delete_counted(table: TableClient, partition: str, row: str, etag: str | None) -> None:
     """Delete an entity (only as read, with `etag`) and uncount it."""
-    for round_ in range(MAX_ROUNDS):
+
+    def attempt() -> None:
         found = _counter(table, partition)
         if found is None:
             table.delete_entity(partition, row, **etag_kwargs(etag))
@@ -124,15 +121,15 @@ def delete_counted(table: TableClient, partition: str, row: str, etag: str | Non
             )
         except TableTransactionError as exc:
             _explain_failed_delete(table, partition, row, etag, exc)
-            back_off(round_)
-            continue
-        return
-    raise ConflictError("The partition is being changed by other requests; retry.")
+            raise LostRace from exc
+
+    retry_lost_races(attempt, what="The partition")
 
 
 def uncount(table: TableClient, partition: str, removed: int) -> None:
     """Take `removed` entities deleted outside `delete_counted` off the count (ETag loop)."""
-    for round_ in range(MAX_ROUNDS):
+
+    def attempt() -> None:
         found = _counter(table, partition)
         if found is None:
             return
@@ -143,10 +140,13 @@ def uncount(table: TableClient, partition: str, removed: int) -> None:
                 mode=UpdateMode.REPLACE,
                 **etag_kwargs(etag),
             )
-        except (ResourceModifiedError, ResourceNotFoundError):
-            back_off(round_)
-            continue
-        return
+        except (ResourceModifiedError, ResourceNotFoundError) as exc:
+            raise LostRace from exc
+
+    # A count left high by a lost race only makes the cap trim early; the next write corrects
+    # it, so giving up is better than failing the deletion that already happened.
+    with suppress(ContentionError):
+        retry_lost_races(attempt, what="The partition")
 
 
 def _explain_failed_delete(
