@@ -34,6 +34,7 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(PY) -m mypy
 
 bench: setup
 	for script in bench/*.py; do $(PY) $$script || exit 1; done

@@ -34,7 +34,9 @@ def dispatcher(timer: func.TimerRequest) -> None:
 )
 def executor(msg: func.QueueMessage) -> None:
     runtime.execute(
-        msg.get_body().decode("utf-8"), message_id=msg.id, dequeue_count=msg.dequeue_count or 1
+        msg.get_body().decode("utf-8"),
+        message_id=msg.id or "",
+        dequeue_count=msg.dequeue_count or 1,
     )
 
 
@@ -44,7 +46,7 @@ def executor(msg: func.QueueMessage) -> None:
     connection="AzureWebJobsStorage",
 )
 def poisoned(msg: func.QueueMessage) -> None:
-    runtime.record_poisoned(msg.get_body().decode("utf-8"), message_id=msg.id)
+    runtime.record_poisoned(msg.get_body().decode("utf-8"), message_id=msg.id or "")
 
 
 @app.timer_trigger(arg_name="timer", schedule=DAILY_SCHEDULE, use_monitor=True)

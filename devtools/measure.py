@@ -9,7 +9,6 @@ settings or storage.
 from __future__ import annotations
 
 import ast
-import sys
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
@@ -87,4 +86,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

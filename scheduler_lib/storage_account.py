@@ -9,21 +9,11 @@ client class and options, so this module imports no storage SDK itself.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, TypeVar, cast
 
 from scheduler_lib.config import Settings
 
-
-class ServiceClient(Protocol):
-    """What TableServiceClient and QueueServiceClient have in common for construction."""
-
-    def __init__(self, endpoint: str, /, *, credential: Any, **options: Any) -> None: ...
-
-    @classmethod
-    def from_connection_string(cls, conn_str: str, /, **options: Any) -> Self: ...
-
-
-C = TypeVar("C", bound=ServiceClient)
+C = TypeVar("C")
 
 
 def service_client(
@@ -31,9 +21,11 @@ def service_client(
 ) -> C:
     """A `client_class` for the storage account, by connection string or by identity
     (`endpoint`: the service's endpoint, used only with the identity)."""
+    factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)
     if settings.storage_connection_string:
-        return client_class.from_connection_string(settings.storage_connection_string, **options)
+        connection = settings.storage_connection_string
+        return cast(C, factory.from_connection_string(connection, **options))
     from azure.identity import DefaultAzureCredential
 
     credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-    return client_class(endpoint, credential=credential, **options)
+    return cast(C, factory(endpoint, credential=credential, **options))

@@ -24,7 +24,7 @@ import ssl
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -65,7 +65,9 @@ def load_pfx(pfx_b64: str, password: str | None, *, field: str = PFX_FIELD) -> C
             continue
         if key is None or cert is None:
             raise ValidationError(field, "must contain a certificate and its private key")
-        return ClientCertificate(key, cert, list(chain))
+        # A key type TLS cannot use (DH, ML-DSA) is refused by ssl when the context loads it.
+        usable = cast(Any, key)
+        return ClientCertificate(usable, cert, list(chain))
     raise ValidationError(field, "is not a PKCS#12 (pfx) file, or the password does not open it")
 
 

@@ -142,7 +142,7 @@ def _client_certificate_context(
     authentication: Mapping[str, Any] | None, verify: bool | str
 ) -> Any:
     """The SSLContext holding the job's client certificate, for ClientCertificate auth."""
-    if (authentication or {}).get("type") != "ClientCertificate":
+    if authentication is None or authentication.get("type") != "ClientCertificate":
         return None
     path = f"{REQUEST_PATH}.authentication"
     client = load_pfx(require(authentication, "pfx", path), authentication.get("password"),
@@ -174,8 +174,8 @@ def _authenticate(
 ) -> None:
     """Apply the request's authentication to `session`/`headers`, registering derived secrets
     (the Basic credential, the access token) with the redactor."""
-    kind = (authentication or {}).get("type")
-    if kind in (None, "NotSpecified"):
+    kind = authentication.get("type") if authentication is not None else None
+    if authentication is None or kind in (None, "NotSpecified"):
         return
     path = f"{REQUEST_PATH}.authentication"
     if kind == "Basic":

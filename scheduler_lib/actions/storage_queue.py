@@ -68,7 +68,8 @@ def execute(
             f"{exc.message}"
         )
     except HttpResponseError as exc:
-        code = getattr(exc.error_code, "value", exc.error_code)  # StorageErrorCode is an enum
+        error_code = getattr(exc, "error_code", None)  # set by the storage SDK, not typed
+        code = getattr(error_code, "value", error_code)  # StorageErrorCode is an enum
         reason = code or exc.reason or type(exc).__name__
         detail = exc.message.splitlines()[0] if exc.message else ""
         return ActionOutcome(

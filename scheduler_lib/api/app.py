@@ -71,7 +71,7 @@ def create_app(
     _add_health(app)
     add_docs_page(app)
     _add_error_handlers(app)
-    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(
         ArmMiddleware, api_keys=settings.api_keys, unavailable=settings.configuration_problem
     )

@@ -72,8 +72,8 @@ class ArmMiddleware:
         if self.unavailable and scope["path"] not in PUBLIC_PATHS:
             # Before authentication: without its keys the API cannot tell a caller with a
             # valid key from one without, and a 401 would send them looking for the wrong fix.
-            error = ServiceUnavailableError(self.unavailable, retry_after=60)
-            await _send_error(send_with_ids, error)
+            unavailable = ServiceUnavailableError(self.unavailable, retry_after=60)
+            await _send_error(send_with_ids, unavailable)
             return
         if scope["path"] not in PUBLIC_PATHS and not authorized(
             headers.get("authorization"), self.api_keys

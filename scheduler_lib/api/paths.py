@@ -28,7 +28,7 @@ def canonical_path(path: str) -> str:
     # or resourceGroups, {rg}, providers, Microsoft.Scheduler, jobCollections, {coll},
     # jobs|enable|disable, {job}, run|history
     if len(parts) > 4 and parts[4].lower() == "providers":
-        positions = (1, 2, 4, 5, 6)
+        positions: tuple[int, ...] = (1, 2, 4, 5, 6)
     else:
         positions = (1, 2, 4, 6, 7, 8, 10, 12)
     for index in positions:

@@ -71,13 +71,13 @@ def _handle(
         _stale(ctx, job, row, counts)
         return job, None
     if row.due < ctx.grace_cutoff:
-        job, won = postpone(ctx, job, row, counts)
+        handled, won = postpone(ctx, job, row, counts)
     else:
-        job, won = _send(ctx, job, row, counts)
-    nxt = job.next_execution_time if won and job is not None else None
-    if nxt is None or not ctx.in_range(nxt):
-        return job, None
-    return job, DueRow(job.key, nxt, row_key=job.key)
+        handled, won = _send(ctx, job, row, counts)
+    nxt = handled.next_execution_time if won and handled is not None else None
+    if handled is None or nxt is None or not ctx.in_range(nxt):
+        return handled, None
+    return handled, DueRow(handled.key, nxt, row_key=handled.key)
 
 
 def _send(
@@ -92,10 +92,10 @@ def _send(
         extra={"job": job.key, "occurrence": iso_z(row.due), "tag": message.execution_tag},
     )
 
-    job, won = advance_job(ctx, job, row, counts, lambda current: advanced(current, row.due))
+    stored, won = advance_job(ctx, job, row, counts, lambda current: advanced(current, row.due))
     if won:
         ctx.remove_row(row)
-    return job, won
+    return stored, won
 
 
 def advanced(job: JobRecord, due: datetime) -> JobRecord:

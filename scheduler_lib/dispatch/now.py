@@ -48,7 +48,8 @@ def dispatch_if_due(
     """Dispatch `job`'s next occurrence now if the next tick would come too late for it;
     returns the job as stored afterwards (advanced to its following occurrence), or None
     when nothing was dispatched."""
-    if not due_before_next_tick(job, now=now):
+    due = job.next_execution_time
+    if due is None or not due_before_next_tick(job, now=now):
         return None
     try:
         collection = get_collection(
@@ -58,7 +59,7 @@ def dispatch_if_due(
         return None
     ctx = TickContext(store, queue, settings, now, minute_key(now + LOOK_AHEAD))
     ctx.collections_enabled[job.collection_key] = collection.enabled
-    row = DueRow(job.key, job.next_execution_time, row_key=job.key)  # type: ignore[arg-type]
+    row = DueRow(job.key, due, row_key=job.key)
     counts = dispatch_job(ctx, job.key, [row])
     if counts.messages_sent == 0:
         return None

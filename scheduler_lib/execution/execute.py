@@ -140,18 +140,18 @@ def handle_message(
     if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
         rerun = verdict is lifecycle.Verdict.RERUN
         grace = settings.grace_period
-        record = execute_late.postpone_late(
+        late = execute_late.postpone_late(
             store, record, message, rerun=rerun, now=clock(), grace=grace
         )
-        return report("Postponed", "started later than the grace period", job_state=_state(record))
+        return report("Postponed", "started later than the grace period", job_state=_state(late))
 
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted
         # The occurrence is over (faulted); the job may be complete.
         now = clock()
         gone = claims.Attempt(succeeded=False, started=now, faulted_now=False, final=True)
-        record = claims.finish(store, record, message, message_id, gone, now=now)
-        return report("Dropped", "the job has no errorAction any more", job_state=_state(record))
+        over = claims.finish(store, record, message, message_id, gone, now=now)
+        return report("Dropped", "the job has no errorAction any more", job_state=_state(over))
     policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
 
     context = ExecutionContext(
@@ -178,8 +178,8 @@ def handle_message(
 
     attempt = claims.Attempt(outcome.succeeded, started, faulted_now, final=follow_up is None)
     history_key = record.history_key
-    record = claims.finish(store, record, message, message_id, attempt, now=clock())
-    if record is None:
+    finished = claims.finish(store, record, message, message_id, attempt, now=clock())
+    if finished is None:
         # Deleted while the action ran: the purge of its history may be over already; do
         # not leave this attempt's entry behind as an orphan.
         request_history_purge(store, history_key)
@@ -191,7 +191,7 @@ def handle_message(
         follow_up=follow_up,
         follow_up_at=follow_up_at,
         delivery=delivery,
-        job_state=_state(record),
+        job_state=_state(finished),
     )
 
 

@@ -52,7 +52,7 @@ def _client_options(patience: StoragePatience) -> dict[str, Any]:
     options: dict[str, Any] = patience.transport_options()
     if patience.retries is not None:
         options["retry_policy"] = LinearRetry(
-            backoff=patience.backoff,  # type: ignore[arg-type]
+            backoff=patience.backoff,  # type: ignore[arg-type]  # typed int, takes float seconds
             retry_total=patience.retries,
             random_jitter_range=0,
         )
@@ -148,7 +148,9 @@ class ExecutionQueue:
             visibility_timeout=visibility_timeout,
         )
         return [
-            ReceivedMessage(m.id, m.pop_receipt, m.dequeue_count, bytes(m.content).decode())
+            ReceivedMessage(
+                m.id, m.pop_receipt or "", m.dequeue_count or 1, bytes(m.content).decode()
+            )
             for m in received
         ]
 

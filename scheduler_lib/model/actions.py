@@ -273,4 +273,4 @@ def uses_authentication(action: dict[str, Any]) -> bool:
     if request.get("authentication"):
         return True
     error = action.get("errorAction")
-    return bool(error) and uses_authentication(error)
+    return isinstance(error, dict) and bool(error) and uses_authentication(error)

@@ -101,11 +101,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def _get(node: dict[str, Any], dotted: str) -> Any:
+    value: Any = node
     for part in dotted.split("."):
-        if not isinstance(node, dict):
+        if not isinstance(value, dict):
             return None
-        node = node.get(part)  # type: ignore[assignment]
-    return node
+        value = value.get(part)
+    return value
 
 
 def _set(node: dict[str, Any], dotted: str, value: Any) -> None:

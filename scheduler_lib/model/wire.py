@@ -44,8 +44,8 @@ def keys(
     """
     source = obj(value, path)
     canonical = {name.lower(): name for name in allowed}
-    for alias, name in (aliases or {}).items():
-        canonical[alias.lower()] = name
+    for alias, target in (aliases or {}).items():
+        canonical[alias.lower()] = target
     result: dict[str, Any] = {}
     for key, item in source.items():
         name = canonical.get(key.lower())

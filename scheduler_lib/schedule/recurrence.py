@@ -17,11 +17,11 @@ evaluation zone (see `recurrence_calendar`) and then resolved to instants (see `
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from operator import lt
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule.calendar import Parts, PeriodCalendar, period_calendar
@@ -110,8 +110,8 @@ def parse_schedule(job: Mapping[str, Any], *, now: datetime) -> Schedule:
         start = whole_second(start)
     reference = start or now
     if recurrence is None:
-        first = now if start is None else max(start, now)
-        return Schedule(reference, None, None, zone.name, first, None)
+        once = now if start is None else max(start, now)
+        return Schedule(reference, None, None, zone.name, once, None)
     try:
         steps = _steps(recurrence, reference, zone)
     except (OverflowError, ValueError):
@@ -264,7 +264,8 @@ def _zoned_instants(
     """Resolve each reading (inlined `EvaluationZone.resolve`: this is the hot loop). A
     period's executions are held back until the next period's earliest possible instant is
     known, since readings pushed past a gap can follow that period's first execution."""
-    utcoffset = zone.tzinfo.utcoffset
+    # A tz database zone always has an offset; the cast keeps the hot loop free of checks.
+    utcoffset = cast(Callable[[datetime], timedelta], zone.tzinfo.utcoffset)
     pending: list[datetime] = []
     try:
         for parts in periods:

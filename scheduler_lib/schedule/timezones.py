@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import zoneinfo
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cache
+from typing import cast
 
 from tzlocal.windows_tz import win_tz
 
@@ -63,7 +64,7 @@ class EvaluationZone:
         reads only the fields and fold of its argument, so a reading can be passed as is.)"""
         if self.is_utc:
             return reading
-        return reading - self.tzinfo.utcoffset(reading)
+        return reading - self.offset(reading)
 
     def instant(self, wall: datetime) -> datetime:
         """The aware UTC instant of a naive wall-clock time (gap: forward; overlap: earlier)."""
@@ -78,7 +79,11 @@ class EvaluationZone:
         if self.is_utc:
             return reading
         later = reading.replace(fold=1)
-        return min(reading - self.tzinfo.utcoffset(reading), later - self.tzinfo.utcoffset(later))
+        return min(reading - self.offset(reading), later - self.offset(later))
+
+    def offset(self, reading: datetime) -> timedelta:
+        """The zone's UTC offset for `reading` (a tz database zone always has one)."""
+        return cast(timedelta, self.tzinfo.utcoffset(reading))
 
 
 UTC_ZONE = EvaluationZone("UTC", UTC, True)

@@ -23,7 +23,7 @@ from azure.core.exceptions import ResourceNotFoundError
 from scheduler_lib.domain.vocabulary import HistoryStatus
 from scheduler_lib.store.history_cap import delete_rows, insert_capped
 from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, uncount
-from scheduler_lib.store.tables import TableStore, as_datetime, query_page
+from scheduler_lib.store.tables import TableStore, as_datetime, query_page, stored_datetime
 from scheduler_lib.timeutil import iso_z
 
 TABLE = "JobHistory"
@@ -71,9 +71,9 @@ def _row_key(start: datetime) -> str:
 def _from_entity(entity: Any) -> HistoryEntry:
     return HistoryEntry(
         job_key=entity["PartitionKey"],
-        start_time=as_datetime(entity["StartTime"]),  # type: ignore[arg-type]
-        end_time=as_datetime(entity["EndTime"]),  # type: ignore[arg-type]
-        expected_execution_time=as_datetime(entity["ExpectedExecutionTime"]),  # type: ignore[arg-type]
+        start_time=stored_datetime(entity["StartTime"]),
+        end_time=stored_datetime(entity["EndTime"]),
+        expected_execution_time=stored_datetime(entity["ExpectedExecutionTime"]),
         action_name=entity["ActionName"],
         status=entity["Status"],
         message=entity.get("Message", ""),

@@ -49,9 +49,10 @@ def insert_capped(table: TableClient, entity: dict[str, Any], *, keep: int) -> N
             count += 1
         operations.append(_counter_update(partition, count, oldest, etag))
         try:
-            table.submit_transaction(operations)  # type: ignore[arg-type]
+            table.submit_transaction(operations)
         except TableTransactionError as exc:
-            if exc.error_code == "ResourceNotFound":  # a remembered entry was deleted meanwhile
+            # ResourceNotFound: a remembered entry was deleted meanwhile.
+            if getattr(exc, "error_code", None) == "ResourceNotFound":
                 _forget_beyond(table, partition, keep - 1, etag)
             raise LostRace from exc
 
@@ -97,7 +98,7 @@ def delete_rows(table: TableClient, partition: str, rows: list[str]) -> int:
     for i in range(0, len(rows), _BATCH):
         batch = [("delete", {"PartitionKey": partition, "RowKey": r}) for r in rows[i : i + _BATCH]]
         try:
-            table.submit_transaction(batch)  # type: ignore[arg-type]
+            table.submit_transaction(batch)
         except TableTransactionError:
             # A row deleted meanwhile fails the whole batch; fall back to one by one.
             for _, entity in batch:

@@ -36,6 +36,7 @@ from scheduler_lib.store.tables import (
     job_key,
     query_page,
     storage_errors,
+    stored_datetime,
     write_entity,
 )
 from scheduler_lib.timeutil import iso_z
@@ -173,7 +174,7 @@ def _from_entity(entity: Any) -> JobRecord:
         collection_name=entity["CollectionName"],
         name=entity["Name"],
         definition=json.loads(entity["Definition"]),
-        created_time=as_datetime(entity["CreatedTime"]),  # type: ignore[arg-type]
+        created_time=stored_datetime(entity["CreatedTime"]),
         state=entity.get("State", "Enabled"),
         execution_count=int(entity.get("ExecutionCount", 0)),
         failure_count=int(entity.get("FailureCount", 0)),

@@ -97,10 +97,10 @@ def create_counted(
                 [("create", entity), _counter_op(partition, count + 1, etag)]
             )
         except TableTransactionError as exc:
-            if exc.error_code == "EntityAlreadyExists":
+            if getattr(exc, "error_code", None) == "EntityAlreadyExists":
                 raise ConflictError(f"'{entity['RowKey']}' already exists.") from exc
             raise LostRace from exc  # the counter changed: count again
-        return results[0], count + 1
+        return dict(results[0]), count + 1
 
     return retry_lost_races(attempt, what="The partition")
 

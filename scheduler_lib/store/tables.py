@@ -95,6 +95,14 @@ def join_text(entity: Any, name: str) -> str | None:
     return "".join(parts)
 
 
+def stored_datetime(value: Any) -> datetime:
+    """`as_datetime` of a column every entity of its table has (written with the entity)."""
+    found = as_datetime(value)
+    if found is None:
+        raise ValueError(f"a stored time is missing or not a time: {value!r}")
+    return found
+
+
 def as_datetime(value: Any) -> datetime | None:
     """Table storage returns its own datetime subclass; callers want a plain aware datetime."""
     if value is None:
@@ -196,7 +204,8 @@ def query_page(
         continuation_token=decode_token(continuation)
     )
     entities = list(next(pages, []))
-    return entities, encode_token(pages.continuation_token)  # type: ignore[attr-defined]
+    token = pages.continuation_token  # type: ignore[attr-defined]  # set by the pager, untyped
+    return entities, encode_token(token)
 
 
 def etag_kwargs(etag: str | None) -> dict[str, Any]:
