@@ -37,7 +37,8 @@ from azure.data.tables import UpdateMode
 from devtools.azurite import free_port, start_azurite
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
-from scheduler_lib.store.tables import TableStore, collection_key
+from scheduler_lib.domain.keys import collection_key
+from scheduler_lib.store.tables import TableStore
 
 SUB, RG, COLL, JOB = "00000000-0000-0000-0000-00000000b001", "bench", "coll", "job"
 BASE = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections"

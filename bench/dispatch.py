@@ -46,11 +46,13 @@ from http_target import Target
 from devtools.azurite import start_azurite
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
+from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.execute import handle_message
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.store.collections import CollectionRecord, put_collection
+from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
 from scheduler_lib.store.due_index import minute_key
 from scheduler_lib.store.tables import TableStore
@@ -73,7 +75,7 @@ def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str
     by_partition: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for offset, due in enumerate(dues):
         number = first + offset
-        record = job_store.JobRecord(
+        record = JobRecord(
             SUB,
             RG,
             f"c{number % COLLECTIONS:02d}",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 from scheduler_lib.dispatch.anti_entropy import RepairReport, repair_jobs
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.vocabulary import FINISHED_JOB_STATES
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution.lifecycle import EXECUTOR
@@ -81,7 +82,7 @@ def run_housekeeping(
     return HousekeepingReport(scanned, pruned, deleted, history_deleted, purged, repair)
 
 
-def _delete_finished(store: TableStore, job: jobs.JobRecord) -> int | None:
+def _delete_finished(store: TableStore, job: JobRecord) -> int | None:
     """Delete the job as it was read (ETag), then its history; None if it changed or
     vanished meanwhile."""
     try:
@@ -91,7 +92,7 @@ def _delete_finished(store: TableStore, job: jobs.JobRecord) -> int | None:
     return delete_history(store, job.history_key)
 
 
-def _ended(job: jobs.JobRecord) -> datetime:
+def _ended(job: JobRecord) -> datetime:
     """When the job finished: the executor's record, else its last run, else its creation."""
     ended_at = (job.bookkeeping.get(EXECUTOR) or {}).get("endedAt")
     if ended_at:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.timeutil import iso_z, utc_now
 
 PARIS_SUMMER = timezone(timedelta(hours=2))

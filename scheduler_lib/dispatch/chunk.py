@@ -18,6 +18,7 @@ from datetime import datetime
 
 from scheduler_lib.dispatch.context import Counts, TickContext, read_job
 from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.due_index import (
@@ -26,7 +27,6 @@ from scheduler_lib.store.due_index import (
     add_due_rows,
     remove_due_rows,
 )
-from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger("scheduler_lib.dispatch.tick")

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.due_index import DueRow, add_due, minute_key, remove_due
 from scheduler_lib.store.etag import LostRace, retry_lost_races
-from scheduler_lib.store.jobs import JobRecord, get_job, put_job
-from scheduler_lib.store.tables import TableStore, split_job_key
+from scheduler_lib.store.jobs import get_job, put_job
+from scheduler_lib.store.tables import TableStore
 
 #: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others).
 OCCURRENCES = "occurrences"

@@ -19,11 +19,12 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.context import TickContext
 from scheduler_lib.dispatch.job import dispatch_job
 from scheduler_lib.dispatch.tick import LOOK_AHEAD
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.errors import NotFoundError
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.collections import get_collection
 from scheduler_lib.store.due_index import DueRow, minute_key
-from scheduler_lib.store.jobs import JobRecord, get_job
+from scheduler_lib.store.jobs import get_job
 from scheduler_lib.store.tables import TableStore
 
 

@@ -31,6 +31,7 @@ from scheduler_lib.dispatch.context import (
     TickContext,
     advance_job,
 )
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.messages import MAIN_ACTION
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
 from scheduler_lib.store.due_index import DueRow
@@ -40,7 +41,6 @@ from scheduler_lib.store.history import (
     add_history,
     list_history,
 )
-from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger(__name__)

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.chunk import CHUNK, Unit, dispatch_chunk
 from scheduler_lib.dispatch.context import Counts, TickContext
+from scheduler_lib.domain.keys import collection_key, split_job_key
 from scheduler_lib.errors import NotFoundError
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.collections import get_collection
@@ -44,7 +45,7 @@ from scheduler_lib.store.due_index import (
     due_rows,
     minute_key,
 )
-from scheduler_lib.store.tables import TableStore, collection_key, split_job_key
+from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 
 import isodate
 
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.history import (
@@ -28,7 +29,6 @@ from scheduler_lib.store.history import (
     add_history,
     list_history,
 )
-from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import iso_z
 

@@ -42,8 +42,8 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.store.jobs import JobRecord
 
 EXECUTOR = "executor"  # the bookkeeping key this module owns
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.vocabulary import COLLECTION_STATES, USER_COLLECTION_STATES
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, quotas, wire
-from scheduler_lib.store.collections import CollectionRecord
 
 BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
 #: ARM's limit on the number of tags of a resource.

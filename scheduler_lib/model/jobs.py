@@ -11,11 +11,11 @@ import json
 from datetime import datetime
 from typing import Any
 
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.vocabulary import JOB_STATES, USER_JOB_STATES
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action
-from scheduler_lib.store.jobs import JobRecord
 
 #: Azure Scheduler's limit on a job's JSON.
 MAX_JOB_BYTES = 16 * 1024

@@ -8,13 +8,13 @@ is a RowKey range inside it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
+from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.keys import SEPARATOR
 from scheduler_lib.store.tables import (
-    SEPARATOR,
     TableStore,
-    collection_key,
     dumps,
     etag_kwargs,
     join_text,
@@ -25,28 +25,6 @@ from scheduler_lib.store.tables import (
 )
 
 TABLE = "JobCollections"
-
-
-@dataclass(frozen=True)
-class CollectionRecord:
-    """A job collection as stored; `properties` is the wire JSON (sku, state, quota)."""
-
-    subscription_id: str
-    resource_group: str
-    name: str
-    location: str | None = None
-    tags: dict[str, str] = field(default_factory=dict)
-    properties: dict[str, Any] = field(default_factory=dict)
-    etag: str | None = None
-
-    @property
-    def key(self) -> str:
-        """The PartitionKey of this collection's jobs."""
-        return collection_key(self.subscription_id, self.resource_group, self.name)
-
-    @property
-    def enabled(self) -> bool:
-        return str(self.properties.get("state", "Enabled")).lower() == "enabled"
 
 
 def _row_key(resource_group: str, name: str) -> str:

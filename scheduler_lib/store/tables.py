@@ -38,24 +38,6 @@ from scheduler_lib.errors import (
 from scheduler_lib.storage_account import service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
-SEPARATOR = "|"
-
-
-def collection_key(subscription_id: str, resource_group: str, collection: str) -> str:
-    """PartitionKey of a collection's jobs: `sub|rg|collection`, lower-cased."""
-    return SEPARATOR.join((subscription_id, resource_group, collection)).lower()
-
-
-def job_key(subscription_id: str, resource_group: str, collection: str, job: str) -> str:
-    """A job's identity across tables (due index RowKey, history PartitionKey)."""
-    return SEPARATOR.join((subscription_id, resource_group, collection, job)).lower()
-
-
-def split_job_key(key: str) -> tuple[str, str, str, str]:
-    """Inverse of `job_key` (lower-cased parts)."""
-    sub, rg, coll, job = key.split(SEPARATOR, 3)
-    return sub, rg, coll, job
-
 
 def prefix_range(prefix: str) -> str:
     """OData filter selecting RowKeys that start with `prefix` (a range scan, not a table scan)."""

@@ -12,6 +12,7 @@ from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_service import purge
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import check_health
 from scheduler_lib.housekeeping import run_housekeeping
@@ -19,7 +20,7 @@ from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
 from scheduler_lib.store.due_index import due_rows, minute_key
 from scheduler_lib.store.history import list_history
-from scheduler_lib.store.jobs import JobRecord, delete_job, get_job
+from scheduler_lib.store.jobs import delete_job, get_job
 from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import RG, SUB, job_body, job_path, make_collection
 from tests.support.api_server import ManualClock

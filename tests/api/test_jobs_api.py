@@ -3,13 +3,13 @@ state rules, delete, run."""
 
 from datetime import UTC, datetime, timedelta
 
+from scheduler_lib.domain.keys import job_key
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.due_index import due_rows
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.history_purge import pending_history_purges, purge_histories
 from scheduler_lib.store.jobs import get_job, put_job
-from scheduler_lib.store.tables import job_key
 from tests.api.conftest import RG, SUB, arm_error, http_action, job_body, job_path, make_collection
 
 NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)

@@ -11,8 +11,8 @@ import pytest
 
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.keys import job_key
 from scheduler_lib.store.history import HistoryEntry, add_history
-from scheduler_lib.store.tables import job_key
 from tests.api.conftest import RG, SUB, arm_error, job_body, job_path, make_collection
 from tests.support.api_server import ApiServer, ManualClock, serve
 

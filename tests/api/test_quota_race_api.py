@@ -9,9 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from scheduler_lib.domain.keys import collection_key
 from scheduler_lib.store.jobs import TABLE, count_jobs
 from scheduler_lib.store.partition_counter import COUNTER_ROW
-from scheduler_lib.store.tables import TableStore, collection_key
+from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import RG, SUB, arm_error, job_body, job_path, make_collection
 
 PARALLEL = 50

@@ -15,13 +15,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.schedule.recurrence import parse_schedule
-from scheduler_lib.store.collections import CollectionRecord, put_collection
+from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import add_due, due_rows
-from scheduler_lib.store.jobs import JobRecord, get_job, put_job
-from scheduler_lib.store.tables import TableStore, split_job_key
+from scheduler_lib.store.jobs import get_job, put_job
+from scheduler_lib.store.tables import TableStore
 
 SUB, RG = "0000-sub", "rg1"
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)  # a minute boundary; tests run around it

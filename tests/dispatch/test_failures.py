@@ -12,9 +12,9 @@ import pytest
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.domain.jobs import DISPATCHED, JobRecord
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
-from scheduler_lib.store.jobs import DISPATCHED, JobRecord
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import (
     T0,

@@ -15,12 +15,14 @@ from typing import Any
 import pytest
 
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.execute import ExecutionReport, handle_message
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.store.collections import CollectionRecord, put_collection
+from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.history import HistoryEntry, list_history
-from scheduler_lib.store.jobs import JobRecord, find_job, put_job
+from scheduler_lib.store.jobs import find_job, put_job
 from scheduler_lib.store.tables import TableStore
 from tests.support.http_target import HttpTarget
 

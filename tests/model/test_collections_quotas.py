@@ -4,9 +4,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.errors import QuotaExceededError, ValidationError
 from scheduler_lib.model import collections, quotas
-from scheduler_lib.store.collections import CollectionRecord
 
 
 def test_collection_defaults_and_any_case_enums():

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model.jobs import (
     check_size,
@@ -12,7 +13,6 @@ from scheduler_lib.model.jobs import (
     normalize_properties,
     split_body,
 )
-from scheduler_lib.store.jobs import JobRecord
 
 ACTION = {"type": "Http", "request": {"uri": "http://x.y/", "method": "GET"}}
 

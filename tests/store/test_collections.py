@@ -2,9 +2,9 @@
 
 import pytest
 
+from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
 from scheduler_lib.store.collections import (
-    CollectionRecord,
     delete_collection,
     get_collection,
     list_collections,

@@ -4,23 +4,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from scheduler_lib.domain.jobs import DISPATCHED, JobRecord, with_sent
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
     PreconditionFailedError,
     ValidationError,
 )
-from scheduler_lib.store.jobs import (
-    DISPATCHED,
-    JobRecord,
-    count_jobs,
-    delete_job,
-    find_job,
-    get_job,
-    list_jobs,
-    put_job,
-    with_sent,
-)
+from scheduler_lib.store.jobs import count_jobs, delete_job, find_job, get_job, list_jobs, put_job
 from scheduler_lib.store.tables import TableStore
 
 CREATED = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)

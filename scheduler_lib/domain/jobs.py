@@ -1,0 +1,109 @@
+"""A job as the scheduler knows it: its definition, state, counters and bookkeeping.
+
+No storage here: `store/jobs.py` reads and writes these records, everyone else passes them
+around. `definition` is the job properties JSON minus state and status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key
+from scheduler_lib.timeutil import iso_z
+
+#: Bookkeeping key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
+#: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
+#: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is
+#: the job's next execution. (Older entities hold one string: the latest sent.)
+DISPATCHED = "dispatched"
+#: How long a sent occurrence is remembered after a later one is sent: far more than the
+#: dispatcher's look-ahead (a tick sends at most through the end of the minute after the
+#: next), so every occurrence dropped from the list has started by then.
+_SENT_MEMORY = timedelta(minutes=5)
+
+
+def sent_occurrences(bookkeeping: dict[str, Any]) -> list[datetime]:
+    """The occurrences recorded as sent (either stored form), ascending."""
+    sent = bookkeeping.get(DISPATCHED)
+    values = [sent] if isinstance(sent, str) else sent if isinstance(sent, list) else []
+    return sorted(datetime.fromisoformat(v) for v in values if isinstance(v, str))
+
+
+def with_sent(bookkeeping: dict[str, Any], due: datetime) -> list[str]:
+    """The DISPATCHED list once `due` is sent too: those older than `_SENT_MEMORY` before it
+    are forgotten (they have started), so the list stays a handful of entries."""
+    kept = {t for t in sent_occurrences(bookkeeping) if t >= due - _SENT_MEMORY} | {due}
+    return [iso_z(t) for t in sorted(kept)]
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A job as stored. `definition` is the job properties JSON minus state and status."""
+
+    subscription_id: str
+    resource_group: str
+    collection_name: str
+    name: str
+    definition: dict[str, Any]
+    created_time: datetime
+    state: str = "Enabled"
+    execution_count: int = 0
+    failure_count: int = 0
+    faulted_count: int = 0
+    last_execution_time: datetime | None = None
+    next_execution_time: datetime | None = None
+    bookkeeping: dict[str, Any] = field(default_factory=dict)
+    etag: str | None = None
+    #: Which life of the name this is: a job deleted and created again under the same name is
+    #: a new incarnation, so what belongs to the old one (its due-index row, its history being
+    #: deleted in the background) can never be mistaken for the new one's. Empty for jobs
+    #: stored before incarnations existed.
+    incarnation: str = ""
+    #: The history partition, when it is not the job key: a job created while the history of
+    #: a deleted job of the same name was still being purged gets its own (`history_purge`).
+    history_partition: str = ""
+
+    @property
+    def collection_key(self) -> str:
+        return collection_key(self.subscription_id, self.resource_group, self.collection_name)
+
+    @property
+    def key(self) -> str:
+        """The job's identity in the due index and the history table."""
+        return job_key(self.subscription_id, self.resource_group, self.collection_name, self.name)
+
+    @property
+    def history_key(self) -> str:
+        """The job's PartitionKey in the history table: its key, unless it has its own."""
+        return self.history_partition or self.key
+
+    def own_history_key(self) -> str:
+        """A history partition of this incarnation alone (see `history_partition`)."""
+        return f"{self.key}{SEPARATOR}{self.incarnation}"
+
+    def upcoming_execution(self, now: datetime) -> datetime | None:
+        """The job's next execution as of `now`: the earliest occurrence that has not
+        started — one already sent to the executor and not yet due, else
+        `next_execution_time`. A job that is not Enabled will not run what was sent (the
+        executor drops it)."""
+        if self.state == "Enabled":
+            pending = [t for t in sent_occurrences(self.bookkeeping) if t > now]
+            if pending:
+                return pending[0]
+        return self.next_execution_time
+
+    def status(self, now: datetime) -> dict[str, Any]:
+        """The `status` object of the wire format as of `now` (times as ISO 8601 UTC)."""
+        status: dict[str, Any] = {
+            "executionCount": self.execution_count,
+            "failureCount": self.failure_count,
+            "faultedCount": self.faulted_count,
+        }
+        if self.last_execution_time is not None:
+            status["lastExecutionTime"] = iso_z(self.last_execution_time)
+        upcoming = self.upcoming_execution(now)
+        if upcoming is not None:
+            status["nextExecutionTime"] = iso_z(upcoming)
+        return status
