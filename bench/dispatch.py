@@ -13,7 +13,7 @@ Stores `--jobs` hourly HTTP jobs in 50 collections, bulk-inserted with table tra
    from the execution queue as the queue trigger does (every `POLL_INTERVAL` s when the queue
    is empty: host.json's maxPollingInterval) and records when it received each message
    against its occurrence (negative: early, as occurrences are delivered 1-2 s ahead). With
-   executor threads, the real executor (`execute.handle_message`) claims each message, waits
+   executor threads, the real executor (`execute.Executor`) claims each message, waits
    for its second and runs the action against a local HTTP server, which records each
    request's arrival against its `x-ms-scheduler-expected-execution-time` header: the
    lateness of the action start. The default run is 1000 due with 28 executor threads
@@ -48,7 +48,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.execution.execute import handle_message
+from scheduler_lib.execution.execute import Executor
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.store import jobs as job_store
@@ -112,7 +112,7 @@ def executor(
     settings: Settings, stop: threading.Event, received: list[float], workers: int
 ) -> None:
     """What the queue trigger does: one poller receives batches (`POLL_INTERVAL` between
-    empty polls) and `workers` threads run `handle_message`, then delete. The poller
+    empty polls) and `workers` threads run the real `Executor`, then delete. The poller
     takes every visible message at once (hidden for 5 minutes while it waits), so the time
     it receives a message is when the message became visible, whatever the backlog."""
     work: Queue[ReceivedMessage] = Queue()
@@ -131,6 +131,7 @@ def executor(
 
     def run() -> None:
         store, queue = TableStore(settings), ExecutionQueue(settings)
+        handler = Executor(store, queue, settings, utc_now, time.sleep)
         while not stop.is_set():
             try:
                 message = work.get(timeout=0.2)
@@ -139,15 +140,8 @@ def executor(
             if not workers:  # a run timing the messages alone: just delete them
                 queue.delete(message)
                 continue
-            handle_message(
-                message.body,
-                message_id=message.id,
-                dequeue_count=message.dequeue_count,
-                store=store,
-                queue=queue,
-                settings=settings,
-                clock=utc_now,
-                sleep=time.sleep,
+            handler.handle(
+                message.body, message_id=message.id, dequeue_count=message.dequeue_count
             )
             queue.delete(message)
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -19,8 +20,8 @@ from scheduler_lib.actions.egress import policy_for
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.anti_entropy import due_for_check, repair_jobs
-from scheduler_lib.dispatch.tick import TickReport, run_tick
-from scheduler_lib.execution.execute import ExecutionReport, handle_message
+from scheduler_lib.dispatch.tick import Dispatcher, TickReport
+from scheduler_lib.execution.execute import ExecutionReport, Executor
 from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
@@ -41,13 +42,19 @@ class Runtime:
         *,
         clock: Clock = utc_now,
         sleep: Callable[[float], None] = time.sleep,
+        action_adapters: Mapping[str, Any] | None = None,
     ) -> None:
+        """`clock` and `sleep` (how the executor waits for an occurrence's exact second) are
+        the real ones unless a test hands in its own; `action_adapters` go to every action
+        (tests: a CA bundle, a Service Bus sender factory)."""
         policy_for(settings)  # a malformed SCHEDULER_EGRESS_ALLOW stops the worker here
         self.settings = settings
         self.clock = clock
-        self.sleep = sleep  # how the executor waits for an occurrence's exact second
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
+        self.dispatcher = Dispatcher(self.store, self.queue, settings)
+        adapters = {} if action_adapters is None else action_adapters
+        self.executor = Executor(self.store, self.queue, settings, clock, sleep, adapters)
 
     def ensure_storage(self) -> None:
         """Create tables and queues once per worker (idempotent, so racing workers are fine)."""
@@ -68,7 +75,7 @@ class Runtime:
     def tick(self) -> TickReport:
         """One dispatcher tick at the current time (the timer trigger), then its upkeep."""
         self.ensure_storage()
-        report = run_tick(self.store, self.queue, self.settings, now=self.clock())
+        report = self.dispatcher.tick(now=self.clock())
         self.upkeep(report.now)
         log.info(
             "dispatcher tick: %d due rows, %d sent, %d postponed, %d stale, %.2fs",
@@ -94,16 +101,7 @@ class Runtime:
     def execute(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Execute one message from the execution queue (the queue trigger)."""
         self.ensure_storage()
-        return handle_message(
-            body,
-            message_id=message_id,
-            dequeue_count=dequeue_count,
-            store=self.store,
-            queue=self.queue,
-            settings=self.settings,
-            clock=self.clock,
-            sleep=self.sleep,
-        )
+        return self.executor.handle(body, message_id=message_id, dequeue_count=dequeue_count)
 
     def record_poisoned(self, body: str, *, message_id: str) -> PoisonReport:
         """Record a message from the poison queue in its job (the poison-queue trigger)."""

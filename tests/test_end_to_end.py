@@ -3,7 +3,8 @@ dispatcher tick and the real executor, against Azurite and a real local HTTP tar
 
 Time is driven, never slept through: the API's clock, the dispatcher's `now` and the
 executor's clock are the same hand-moved instant. The queue trigger is played by receiving
-from the ExecutionQueue and calling `handle_message` with the message's id and dequeue count.
+from the ExecutionQueue and handing each message to the real `Runtime` (built with the driven
+clock) with its id and dequeue count, as `function_app.py` does.
 Service Bus actions stop at the SDK's `ServiceBusSender` boundary: no Service Bus emulator
 runs here, so the sender factory hands the executor a recording sender.
 """
@@ -20,13 +21,10 @@ import httpx
 import pytest
 from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue_sas
 
-from scheduler_lib.api import create_app
 from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY, Settings
-from scheduler_lib.dispatch.tick import run_tick
-from scheduler_lib.execution.execute import ExecutionReport, handle_message
+from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.runtime import Runtime
 from tests.support.api_server import ManualClock, serve
 from tests.support.http_target import HttpTarget
 
@@ -38,13 +36,16 @@ COLLECTION = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Sche
 class System:
     """The API, the dispatcher and the executor over one Azurite, on one driven clock."""
 
-    def __init__(self, settings: Settings, client: httpx.Client, clock: ManualClock) -> None:
-        self.settings = settings
+    def __init__(
+        self, runtime: Runtime, client: httpx.Client, clock: ManualClock, adapters: dict[str, Any]
+    ) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
         self.client = client
         self.clock = clock
-        self.store = TableStore(settings)
-        self.queue = ExecutionQueue(settings)
-        self.adapters: dict[str, Any] = {}
+        self.store = runtime.store
+        self.queue = runtime.queue
+        self.adapters = adapters  # what the runtime's executor hands every action
 
     def put(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         response = self.client.put(path, json=body)
@@ -58,23 +59,15 @@ class System:
 
     def tick_and_execute(self) -> list[ExecutionReport]:
         """One dispatcher tick at the clock's instant, then every visible message executed."""
-        run_tick(self.store, self.queue, self.settings, now=self.clock.now)
+        self.runtime.dispatcher.tick(now=self.clock.now)
         return self.execute_visible()
 
     def execute_visible(self) -> list[ExecutionReport]:
         reports = []
         for received in self.queue.receive(max_messages=32, visibility_timeout=60):
             reports.append(
-                handle_message(
-                    received.body,
-                    message_id=received.id,
-                    dequeue_count=received.dequeue_count,
-                    store=self.store,
-                    queue=self.queue,
-                    settings=self.settings,
-                    clock=self.clock,
-                    sleep=self.clock.sleep,
-                    action_adapters=self.adapters,
+                self.runtime.execute(
+                    received.body, message_id=received.id, dequeue_count=received.dequeue_count
                 )
             )
             self.queue.delete(received)
@@ -84,16 +77,16 @@ class System:
 @pytest.fixture
 def system(settings: Settings) -> Iterator[System]:
     clock = ManualClock(T0)
-    store = TableStore(settings)
-    store.ensure_tables()
-    ExecutionQueue(settings).ensure()
-    with serve(create_app(settings, clock=clock)) as server, httpx.Client(
+    adapters: dict[str, Any] = {}
+    runtime = Runtime(settings, clock=clock, sleep=clock.sleep, action_adapters=adapters)
+    runtime.ensure_storage()
+    with serve(runtime.api) as server, httpx.Client(
         base_url=server.api_url,
         headers={"Authorization": "Bearer test-key"},
         params={"api-version": "2016-03-01"},
         timeout=30,
     ) as client:
-        running = System(settings, client, clock)
+        running = System(runtime, client, clock, adapters)
         running.put(COLLECTION, {"location": "westeurope", "properties": {}})
         yield running
 
@@ -117,7 +110,7 @@ def test_next_execution_time_shows_an_occurrence_sent_ahead_until_its_second(
     }})  # fmt: skip
 
     system.clock.now = datetime(2026, 3, 4, 9, 9, 30, tzinfo=UTC)
-    report = run_tick(system.store, system.queue, system.settings, now=system.clock.now)
+    report = system.runtime.dispatcher.tick(now=system.clock.now)
     assert report.messages_sent == 1
 
     def next_execution() -> str:
@@ -157,7 +150,7 @@ def test_next_execution_time_is_the_earliest_occurrence_not_started_with_two_in_
     system.clock.now = datetime(2026, 3, 4, 9, 0, 30, tzinfo=UTC)
     assert shown() == ("2026-03-04T09:01:30Z",) * 2
     system.clock.now = datetime(2026, 3, 4, 9, 1, 5, tzinfo=UTC)
-    run_tick(system.store, system.queue, system.settings, now=system.clock.now)  # 09:02:30
+    system.runtime.dispatcher.tick(now=system.clock.now)  # 09:02:30
     assert shown() == ("2026-03-04T09:01:30Z",) * 2
     system.clock.now = datetime(2026, 3, 4, 9, 1, 30, tzinfo=UTC)
     assert shown() == ("2026-03-04T09:02:30Z",) * 2
@@ -182,10 +175,7 @@ def test_a_schedule_changed_after_an_occurrence_ran_never_runs_it_again(
     props["startTime"], props["recurrence"] = "2026-03-04T10:30:00Z", {"frequency": "Day"}
     system.put(job_url, {"properties": props})
     again = ExecutionMessage.scheduled(ran.job_key, datetime(2026, 3, 4, 9, 5, tzinfo=UTC), 1)
-    duplicate = handle_message(
-        again.to_json(), message_id="second-copy", dequeue_count=1, store=system.store,
-        queue=system.queue, settings=system.settings, clock=system.clock, sleep=system.clock.sleep,
-    )  # fmt: skip
+    duplicate = system.runtime.execute(again.to_json(), message_id="second-copy", dequeue_count=1)
 
     assert duplicate.disposition == "Duplicate"
     assert len(target.requests) == 1
@@ -287,11 +277,9 @@ def test_a_failing_job_retries_runs_its_error_action_and_faults(
     # Play the retry as the trigger will once it is visible (the queue's real delay is not
     # slept through; the retry's own message is handed over instead).
     system.clock.advance(timedelta(seconds=15))
-    retry = handle_message(
-        attempt.follow_up.to_json(), message_id="retry-1", dequeue_count=1,
-        store=system.store, queue=system.queue, settings=system.settings, clock=system.clock,
-        sleep=system.clock.sleep,
-    )  # fmt: skip
+    retry = system.runtime.execute(
+        attempt.follow_up.to_json(), message_id="retry-1", dequeue_count=1
+    )
     assert retry.history.status == "Failed" and retry.follow_up.action == "ErrorAction"
     [alert] = system.execute_visible()  # the errorAction is visible at once
     assert alert.history.action_name == "ErrorAction" and alert.history.status == "Completed"

@@ -93,6 +93,21 @@ class TickReport:
         return body
 
 
+@dataclass(frozen=True)
+class Dispatcher:
+    """The timer trigger's work, built once per worker (`runtime.Runtime`) with the storage,
+    the queue and the settings every tick uses; the entry point hands each tick its `now`."""
+
+    store: TableStore
+    queue: ExecutionQueue
+    settings: Settings
+    workers: int = DEFAULT_WORKERS
+
+    def tick(self, *, now: datetime) -> TickReport:
+        """One tick at `now` (see `run_tick`)."""
+        return run_tick(self.store, self.queue, self.settings, now=now, workers=self.workers)
+
+
 def run_tick(
     store: TableStore,
     queue: ExecutionQueue,

@@ -1,6 +1,6 @@
 """The executor: one execution message -> one attempt of an action, its history, what follows.
 
-`handle_message` is what the queue-triggered function calls for each message. In order:
+`Executor.handle` is what the queue-triggered function calls for each message. In order:
 1. Parse. A malformed body raises ValidationError: it will never become valid, and the Functions
    host moves it to the poison queue after 5 dequeues, where it stays for inspection (dropping
    it would lose the evidence).
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -100,22 +100,30 @@ def collection_arm_id(record: JobRecord) -> str:
     )
 
 
-def handle_message(
-    body: str,
-    *,
-    message_id: str,
-    dequeue_count: int,
-    store: TableStore,
-    queue: ExecutionQueue,
-    settings: Settings,
-    clock: Clock,
-    sleep: Callable[[float], None],
-    action_adapters: Mapping[str, Any] | None = None,
+@dataclass(frozen=True)
+class Executor:
+    """The queue trigger's work, built once per worker (`runtime.Runtime`) with what every
+    message needs: storage, the queue, settings, and the entry point's `clock` and `sleep`
+    (tests hand in a manual pair). `action_adapters` go to `run_action` (e.g. a Service Bus
+    `sender_factory`, a CA bundle as `verify`)."""
+
+    store: TableStore
+    queue: ExecutionQueue
+    settings: Settings
+    clock: Clock
+    sleep: Callable[[float], None]
+    action_adapters: Mapping[str, Any] = field(default_factory=dict)
+
+    def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
+        """Process one execution message (see the module docstring)."""
+        return _handle(self, body, message_id=message_id, dequeue_count=dequeue_count)
+
+
+def _handle(
+    executor: Executor, body: str, *, message_id: str, dequeue_count: int
 ) -> ExecutionReport:
-    """Process one execution message (see the module docstring). `sleep(seconds)` waits for
-    an exact start (`clock` and `sleep` are the entry point's; tests pass a manual pair).
-    `action_adapters` are passed to `run_action` (e.g. a Service Bus `sender_factory`, a CA
-    bundle as `verify`)."""
+    store, queue, settings = executor.store, executor.queue, executor.settings
+    clock, sleep, action_adapters = executor.clock, executor.sleep, executor.action_adapters
     message = ExecutionMessage.from_json(body)
 
     def report(disposition: str, reason: str, **extra: Any) -> ExecutionReport:

@@ -1,5 +1,6 @@
 """Shared pieces of the executor's tests: a fake clock, jobs in real Azurite tables, and a
-driver that hands messages to `handle_message` the way the queue trigger does.
+driver that hands messages to the real `Runtime` (built with the test's clock) the way the
+queue trigger does.
 
 Not a test module (no `test_` prefix); the fixtures are imported by the executor's test files.
 """
@@ -10,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 import pytest
@@ -17,9 +19,10 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.execution.execute import ExecutionReport, handle_message
+from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.history import HistoryEntry, list_history
 from scheduler_lib.store.jobs import find_job, put_job
@@ -107,20 +110,23 @@ class Driver:
     clock: FakeClock
     adapters: dict[str, Any] = field(default_factory=dict)
 
+    @cached_property
+    def runtime(self) -> Runtime:
+        """The worker's real composition root, on the test's clock (`adapters` is shared, so
+        a test may add one after the driver is built)."""
+        return Runtime(
+            self.settings, clock=self.clock, sleep=self.clock.sleep, action_adapters=self.adapters
+        )
+
     def run(
         self, message: ExecutionMessage, *, message_id: str | None = None, dequeue_count: int = 1
     ) -> ExecutionReport:
-        return handle_message(
-            message.to_json(),
-            message_id=message_id or uuid.uuid4().hex,
-            dequeue_count=dequeue_count,
-            store=self.store,
-            queue=self.queue,
-            settings=self.settings,
-            clock=self.clock,
-            sleep=self.clock.sleep,
-            action_adapters=self.adapters,
-        )
+        message_id = message_id or uuid.uuid4().hex
+        return self.execute(message.to_json(), message_id=message_id, dequeue_count=dequeue_count)
+
+    def execute(self, body: str, *, message_id: str, dequeue_count: int = 1) -> ExecutionReport:
+        """What the queue trigger does with one message body."""
+        return self.runtime.execute(body, message_id=message_id, dequeue_count=dequeue_count)
 
     def job(self, key: str) -> JobRecord:
         record = find_job(self.store, key)

@@ -172,13 +172,8 @@ def test_a_deleted_job_is_dropped(driver: Driver, target: HttpTarget) -> None:
     ],
 )
 def test_a_malformed_message_raises_so_the_host_poisons_it(driver: Driver, body: str) -> None:
-    from scheduler_lib.execution.execute import handle_message
-
     with pytest.raises(ValidationError, match="message"):
-        handle_message(
-            body, message_id="m", dequeue_count=1, store=driver.store, queue=driver.queue,
-            settings=driver.settings, clock=driver.clock, sleep=driver.clock.sleep,
-        )  # fmt: skip
+        driver.execute(body, message_id="m")
 
 
 def test_a_manual_run_counts_but_never_changes_the_state(
