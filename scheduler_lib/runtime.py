@@ -52,7 +52,7 @@ class Runtime:
         self.clock = clock
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
-        self.dispatcher = Dispatcher(self.store, self.queue, settings)
+        self.dispatcher = Dispatcher(self.store, self.queue, settings, clock)
         adapters = {} if action_adapters is None else action_adapters
         self.executor = Executor(self.store, self.queue, settings, clock, sleep, adapters)
 

@@ -75,8 +75,9 @@ async def create_or_update(
     name: CollectionPath,
 ) -> Response:
     body = await read_json(request)
+    now = ctx.clock()
     record, created = await run_in_threadpool(
-        lambda: service.put_collection(ctx, name, body, client_etag=if_match(request))
+        lambda: service.put_collection(ctx, name, body, client_etag=if_match(request), now=now)
     )
     return json_response(collection_to_wire(record), 201 if created else 200, etag=record.etag)
 
@@ -94,8 +95,9 @@ async def patch(
     name: CollectionPath,
 ) -> Response:
     body = await read_json(request)
+    now = ctx.clock()
     record = await run_in_threadpool(
-        lambda: service.patch_collection(ctx, name, body, client_etag=if_match(request))
+        lambda: service.patch_collection(ctx, name, body, client_etag=if_match(request), now=now)
     )
     return json_response(collection_to_wire(record), etag=record.etag)
 
@@ -121,8 +123,9 @@ async def delete(
 async def _set_state(
     request: Request, ctx: ApiContext, name: service.CollectionName, state: str
 ) -> Response:
+    now = ctx.clock()
     record = await run_in_threadpool(
-        lambda: service.set_state(ctx, name, state, client_etag=if_match(request))
+        lambda: service.set_state(ctx, name, state, client_etag=if_match(request), now=now)
     )
     return empty_response(200, etag=record.etag)
 

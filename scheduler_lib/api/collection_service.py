@@ -9,6 +9,7 @@ because the rule must hold for every job, not only for the next one created.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from scheduler_lib.api.concurrency import conditional_write, retrying
@@ -55,7 +56,12 @@ def list_collections(
 
 
 def put_collection(
-    ctx: ApiContext, name: CollectionName, body: Any, *, client_etag: str | None
+    ctx: ApiContext,
+    name: CollectionName,
+    body: Any,
+    *,
+    client_etag: str | None,
+    now: datetime,
 ) -> tuple[CollectionRecord, bool]:
     """Create or replace a collection; (record, created)."""
     name.check()
@@ -76,13 +82,18 @@ def put_collection(
             tags=tags or {},
             properties=complete,
         )
-        return _write(ctx, existing, record, client_etag), existing is None
+        return _write(ctx, existing, record, client_etag, now=now), existing is None
 
     return retrying(attempt)
 
 
 def patch_collection(
-    ctx: ApiContext, name: CollectionName, body: Any, *, client_etag: str | None
+    ctx: ApiContext,
+    name: CollectionName,
+    body: Any,
+    *,
+    client_etag: str | None,
+    now: datetime,
 ) -> CollectionRecord:
     """Change the given parts of a collection (quota merged field by field)."""
     name.check()
@@ -97,13 +108,18 @@ def patch_collection(
             tags=tags if tags is not None else existing.tags,
             properties=merged,
         )
-        return _write(ctx, existing, record, client_etag)
+        return _write(ctx, existing, record, client_etag, now=now)
 
     return retrying(attempt)
 
 
 def set_state(
-    ctx: ApiContext, name: CollectionName, state: str, *, client_etag: str | None
+    ctx: ApiContext,
+    name: CollectionName,
+    state: str,
+    *,
+    client_etag: str | None,
+    now: datetime,
 ) -> CollectionRecord:
     """Enable or disable a collection (the dispatcher skips the jobs of a disabled one)."""
     name.check()
@@ -111,7 +127,7 @@ def set_state(
     def attempt() -> CollectionRecord:
         existing = get_collection(ctx, name)
         record = replace(existing, properties={**existing.properties, "state": state})
-        return _write(ctx, existing, record, client_etag)
+        return _write(ctx, existing, record, client_etag, now=now)
 
     return retrying(attempt)
 
@@ -121,7 +137,11 @@ def _write(
     existing: CollectionRecord | None,
     record: CollectionRecord,
     client_etag: str | None,
+    *,
+    now: datetime,
 ) -> CollectionRecord:
+    """Write the collection; one enabled again reschedules its jobs from `now` (the
+    request's instant, read once by the route)."""
     what = f"Job collection '{record.name}'"
     if existing is not None:
         check_if_match(client_etag, existing.etag, what)
@@ -134,7 +154,7 @@ def _write(
             create_only=existing is None,
         )
     if existing is not None and not existing.enabled and saved.enabled:
-        resume_jobs(ctx, saved, now=ctx.clock())
+        resume_jobs(ctx, saved, now=now)
     return saved
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.dispatch.context import Counts, TickContext, read_job
@@ -50,7 +51,8 @@ def dispatch_chunk(
     keys = [key for key, _ in units if key is not None]
     jobs = dict(zip(keys, run(lambda key: _read_or_error(ctx, key), keys), strict=True))
     counts, failed_minutes = Counts(job_entities_read=len(keys)), list[str]()
-    _prewrite(ctx, [(jobs[key], rows) for key, rows in units if key is not None])
+    prewritten = _prewrite(ctx, [(jobs[key], rows) for key, rows in units if key is not None])
+    ctx = replace(ctx, prewritten=prewritten)
     tasks: list[Task] = [
         (rows, _bind(_task, ctx, jobs[key], rows) if key is not None else
          _bind(_send_parked, ctx, rows[0]))
@@ -87,10 +89,12 @@ def _task(ctx: TickContext, job: Read, rows: list[DueRow]) -> Counts:
     return dispatch_read_job(ctx, job, rows)
 
 
-def _prewrite(ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]) -> None:
+def _prewrite(
+    ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]
+) -> frozenset[tuple[str, datetime]]:
     """Write, in transactions, the next-occurrence rows the jobs are expected to need (each
-    job's row is still written before the job points at it). If that fails, each job writes
-    its own row as it advances."""
+    job's row is still written before the job points at it); returns those written. If that
+    fails, none: each job writes its own row as it advances."""
     expected: set[tuple[str, datetime]] = set()
     for job, rows in jobs:
         if not isinstance(job, JobRecord):
@@ -106,7 +110,7 @@ def _prewrite(ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]) -> None:
     except Exception:
         logger.warning("batched due-index write failed; writing row by row", exc_info=True)
         expected = set()
-    ctx.prewritten = frozenset(expected)
+    return frozenset(expected)
 
 
 def _remove_handled(ctx: TickContext) -> None:

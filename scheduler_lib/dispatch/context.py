@@ -7,10 +7,9 @@ Kept apart from `dispatch.py` so that the per-job modules (`dispatch_job`,
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from scheduler_lib.config import Settings
 from scheduler_lib.domain.jobs import JobRecord
@@ -21,6 +20,7 @@ from scheduler_lib.store.due_index import DueRow, add_due, minute_key, remove_du
 from scheduler_lib.store.etag import LostRace, retry_lost_races
 from scheduler_lib.store.jobs import get_job, put_job
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.timeutil import Clock
 
 #: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others).
 OCCURRENCES = "occurrences"
@@ -47,11 +47,13 @@ class Counts:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
-@dataclass
+@dataclass(frozen=True)
 class TickContext:
-    """One tick's inputs. `now` is the tick's start; `send_now()` is `now` plus the time the
-    tick has taken so far (monotonic clock), so that the visibility delay of a message sent
-    late in a long tick is still measured from the moment it is sent, not from the start.
+    """One tick's inputs, immutable: what a chunk learns (`prewritten`, the collections'
+    states) makes a new context for that chunk (`dataclasses.replace`). `now` is the tick's
+    start; `send_now()` reads the entry point's `clock` (None: a tick at a fixed instant), so
+    that the visibility delay of a message sent late in a long tick is still measured from
+    the moment it is sent, not from the start.
 
     A tick batches its due-index writes: it writes the rows of the next occurrences it
     expects in transactions first (`prewritten`: a job advanced to one of them needs no write
@@ -64,8 +66,8 @@ class TickContext:
     settings: Settings
     now: datetime
     through_minute: str  # last due-index partition read (look-ahead minute)
-    collections_enabled: dict[str, bool] = field(default_factory=dict)
-    started: float = field(default_factory=time.monotonic)
+    collections_enabled: Mapping[str, bool] = field(default_factory=dict)
+    clock: Clock | None = None
     batched: bool = False
     prewritten: frozenset[tuple[str, datetime]] = frozenset()
     _removals: list[DueRow] = field(default_factory=list)
@@ -77,7 +79,7 @@ class TickContext:
         return self.now - self.settings.grace_period
 
     def send_now(self) -> datetime:
-        return self.now + timedelta(seconds=time.monotonic() - self.started)
+        return self.clock() if self.clock is not None else self.now
 
     def in_range(self, due: datetime) -> bool:
         """Whether an occurrence falls in a minute this tick reads (so it handles it now)."""
@@ -94,7 +96,8 @@ class TickContext:
     def take_removals(self) -> list[DueRow]:
         """The rows collected for removal so far (and forget them)."""
         with self._lock:
-            taken, self._removals = self._removals, []
+            taken = list(self._removals)
+            self._removals.clear()
         return taken
 
     def runnable(self, job: JobRecord | None) -> bool:

@@ -58,8 +58,14 @@ def dispatch_if_due(
         )
     except NotFoundError:
         return None
-    ctx = TickContext(store, queue, settings, now, minute_key(now + LOOK_AHEAD))
-    ctx.collections_enabled[job.collection_key] = collection.enabled
+    ctx = TickContext(
+        store,
+        queue,
+        settings,
+        now,
+        minute_key(now + LOOK_AHEAD),
+        collections_enabled={job.collection_key: collection.enabled},
+    )
     row = DueRow(job.key, due, row_key=job.key)
     counts = dispatch_job(ctx, job.key, [row])
     if counts.messages_sent == 0:
