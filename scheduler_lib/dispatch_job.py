@@ -23,7 +23,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.dispatch_context import (
-    OCCURRENCES,
     POSTPONED,
     Counts,
     TickContext,
@@ -35,7 +34,13 @@ from scheduler_lib.dispatch_postpone import finish_interrupted_postponement, pos
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.recurrence import parse_schedule
 from scheduler_lib.store.due_index import DueRow, add_due
-from scheduler_lib.store.jobs import DISPATCHED, JobRecord, with_sent
+from scheduler_lib.store.jobs import (
+    DISPATCHED,
+    OCCURRENCES,
+    JobRecord,
+    counted_occurrences,
+    with_sent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +107,9 @@ def advanced(job: JobRecord, due: datetime) -> JobRecord:
     """`job` once its occurrence at `due` is sent: counted, and moved to the next one."""
     schedule = parse_schedule(job.definition, now=job.created_time)
     done = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
-    count_reached = schedule.count is not None and done >= schedule.count
+    # Occurrences the executor postponed unrun give their place back (NOT_RUN).
+    counted = counted_occurrences(job.bookkeeping) + 1
+    count_reached = schedule.count is not None and counted >= schedule.count
     nxt = None if count_reached else schedule.next_after(due)
     return replace(
         job,

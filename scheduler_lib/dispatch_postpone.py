@@ -25,7 +25,6 @@ from typing import Any
 import isodate
 
 from scheduler_lib.dispatch_context import (
-    OCCURRENCES,
     POSTPONED,
     Counts,
     TickContext,
@@ -36,7 +35,7 @@ from scheduler_lib.messages import MAIN_ACTION
 from scheduler_lib.recurrence import Schedule, parse_schedule
 from scheduler_lib.store.due_index import DueRow
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
-from scheduler_lib.store.jobs import JobRecord
+from scheduler_lib.store.jobs import OCCURRENCES, JobRecord
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from scheduler_lib import claims, lifecycle
 from scheduler_lib.dispatch_postpone import POSTPONED_STATUS
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.model.wire import iso_utc as iso
+from scheduler_lib.store.due_index import add_due
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.jobs import JobRecord
 from scheduler_lib.store.tables import TableStore
@@ -59,9 +60,14 @@ def postpone_late(
             "occurrence postponed: started too late",
             extra={"job": record.key, "occurrence": iso(message.occurrence)},
         )
-    return claims.apply(
+    saved = claims.apply(
         store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
     )
+    if saved is not None and saved.next_execution_time is not None:
+        # Its place in `count` given back, the job may have a new next occurrence: make sure it
+        # has its row (idempotent when it already does).
+        add_due(store, saved.key, saved.next_execution_time, incarnation=saved.incarnation)
+    return saved
 
 
 def not_run_entry(

@@ -46,11 +46,22 @@ JOB_STATES = ("Enabled", "Disabled", "Completed", "Faulted")
 #: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
 #: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is
 #: the job's next execution. (Older entities hold one string: the latest sent.)
+#: Bookkeeping: how many occurrences the dispatcher has sent (numbered 1, 2, ...).
+OCCURRENCES = "occurrences"
+#: Bookkeeping: how many of those the executor did not run because they would have started
+#: later than the grace period (postponed). Like the dispatcher's own postponements, they do
+#: not count toward `recurrence.count`, which counts executions.
+NOT_RUN = "notRun"
 DISPATCHED = "dispatched"
 #: How long a sent occurrence is remembered after a later one is sent: far more than the
 #: dispatcher's look-ahead (a tick sends at most through the end of the minute after the
 #: next), so every occurrence dropped from the list has started by then.
 _SENT_MEMORY = timedelta(minutes=5)
+
+
+def counted_occurrences(bookkeeping: dict[str, Any]) -> int:
+    """Occurrences that count toward `recurrence.count`: sent, less those postponed unrun."""
+    return int(bookkeeping.get(OCCURRENCES, 0) or 0) - int(bookkeeping.get(NOT_RUN, 0) or 0)
 
 
 def sent_occurrences(bookkeeping: dict[str, Any]) -> list[datetime]:
