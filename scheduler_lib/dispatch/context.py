@@ -22,8 +22,8 @@ from scheduler_lib.store.jobs import get_job, put_job
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import Clock
 
-#: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others).
-OCCURRENCES = "occurrences"
+#: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others), besides
+#: `OCCURRENCES` and `DISPATCHED` (defined with the job record, which the executor reads too).
 POSTPONED = "postponed"
 
 #: Computes the advanced job from its current version; applied again after an ETag conflict.

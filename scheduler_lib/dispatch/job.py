@@ -23,7 +23,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.dispatch.context import (
-    OCCURRENCES,
     POSTPONED,
     Counts,
     TickContext,
@@ -31,7 +30,13 @@ from scheduler_lib.dispatch.context import (
     read_job,
 )
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
-from scheduler_lib.domain.jobs import DISPATCHED, JobRecord, with_sent
+from scheduler_lib.domain.jobs import (
+    DISPATCHED,
+    OCCURRENCES,
+    JobRecord,
+    counted_occurrences,
+    with_sent,
+)
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.schedule.recurrence import parse_schedule
 from scheduler_lib.store.due_index import DueRow, add_due
@@ -102,7 +107,9 @@ def advanced(job: JobRecord, due: datetime) -> JobRecord:
     """`job` once its occurrence at `due` is sent: counted, and moved to the next one."""
     schedule = parse_schedule(job.definition, now=job.created_time)
     done = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
-    count_reached = schedule.count is not None and done >= schedule.count
+    # Occurrences the executor postponed unrun give their place back (NOT_RUN).
+    counted = counted_occurrences(job.bookkeeping) + 1
+    count_reached = schedule.count is not None and counted >= schedule.count
     nxt = None if count_reached else schedule.next_after(due)
     return replace(
         job,

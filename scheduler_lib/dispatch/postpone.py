@@ -25,13 +25,12 @@ from typing import Any
 import isodate
 
 from scheduler_lib.dispatch.context import (
-    OCCURRENCES,
     POSTPONED,
     Counts,
     TickContext,
     advance_job,
 )
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain.jobs import OCCURRENCES, JobRecord
 from scheduler_lib.execution.messages import MAIN_ACTION
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
 from scheduler_lib.store.due_index import DueRow

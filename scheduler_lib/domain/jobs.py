@@ -13,6 +13,12 @@ from typing import Any
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key
 from scheduler_lib.timeutil import iso_z
 
+#: Bookkeeping: how many occurrences the dispatcher has sent (numbered 1, 2, ...).
+OCCURRENCES = "occurrences"
+#: Bookkeeping: how many of those the executor did not run because they would have started
+#: later than the grace period (postponed). Like the dispatcher's own postponements, they do
+#: not count toward `recurrence.count`, which counts executions.
+NOT_RUN = "notRun"
 #: Bookkeeping key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
 #: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
 #: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is
@@ -22,6 +28,11 @@ DISPATCHED = "dispatched"
 #: dispatcher's look-ahead (a tick sends at most through the end of the minute after the
 #: next), so every occurrence dropped from the list has started by then.
 _SENT_MEMORY = timedelta(minutes=5)
+
+
+def counted_occurrences(bookkeeping: dict[str, Any]) -> int:
+    """Occurrences that count toward `recurrence.count`: sent, less those postponed unrun."""
+    return int(bookkeeping.get(OCCURRENCES, 0) or 0) - int(bookkeeping.get(NOT_RUN, 0) or 0)
 
 
 def sent_occurrences(bookkeeping: dict[str, Any]) -> list[datetime]:

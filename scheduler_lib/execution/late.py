@@ -23,6 +23,7 @@ import isodate
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.store.due_index import add_due
 from scheduler_lib.store.history import (
     POSTPONED_STATUS,
     HistoryEntry,
@@ -63,9 +64,14 @@ def postpone_late(
             "occurrence postponed: started too late",
             extra={"job": record.key, "occurrence": iso_z(message.occurrence)},
         )
-    return claims.apply(
+    saved = claims.apply(
         store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
     )
+    if saved is not None and saved.next_execution_time is not None:
+        # Its place in `count` given back, the job may have a new next occurrence: make sure it
+        # has its row (idempotent when it already does).
+        add_due(store, saved.key, saved.next_execution_time, incarnation=saved.incarnation)
+    return saved
 
 
 def not_run_entry(

@@ -42,8 +42,9 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain.jobs import NOT_RUN, JobRecord, counted_occurrences, sent_occurrences
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.schedule.recurrence import parse_schedule
 
 EXECUTOR = "executor"  # the bookkeeping key this module owns
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit
@@ -189,6 +190,8 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
     counts nothing), and Completed if that was the job's last occurrence."""
     state = executor_state(record)
     claim = state["claims"].get(message.execution_tag)
+    if claim is None or not claim.get("postponed"):
+        record = _given_back(record, now=now)
     if claim is not None:
         claim.update(done=True, final=True, postponed=True, at=now.isoformat())
     changes: dict[str, Any] = {}
@@ -198,6 +201,19 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
         state["endedAt"] = now.isoformat()
     _prune(state["claims"], now)
     return replace(_with_state(record, state), **changes)
+
+
+def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
+    """`record` with a postponed occurrence not counted toward `recurrence.count` (it never
+    ran). If it had taken the last place of the count, the job gets one more occurrence, the
+    first after `now` and after every occurrence already sent (the caller indexes it)."""
+    bookkeeping = {**record.bookkeeping, NOT_RUN: int(record.bookkeeping.get(NOT_RUN, 0)) + 1}
+    nxt = record.next_execution_time
+    if nxt is None and record.state == "Enabled":
+        schedule = parse_schedule(record.definition, now=record.created_time)
+        if schedule.count is not None and counted_occurrences(bookkeeping) < schedule.count:
+            nxt = schedule.next_after(max([now, *sent_occurrences(bookkeeping)]))
+    return replace(record, bookkeeping=bookkeeping, next_execution_time=nxt)
 
 
 def _final_state(

@@ -12,13 +12,21 @@ from datetime import timedelta
 
 import pytest
 
+from scheduler_lib.dispatch.job import advanced
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.store.due_index import DueRow, due_rows
 from scheduler_lib.store.jobs import put_job
+from scheduler_lib.store.tables import TableStore
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 
 EVERY_MINUTE = {"frequency": "Minute", "interval": 1}
+
+
+def rows_of(store: TableStore, job_key: str) -> list[DueRow]:
+    window = {"start": T0 - timedelta(days=1), "through": T0 + timedelta(days=2)}
+    return [row for row in due_rows(store, **window) if row.job_key == job_key]
 
 
 @pytest.fixture
@@ -137,3 +145,44 @@ def test_a_redelivered_attempt_that_started_in_time_runs_however_late(
     report = driver.run(message, message_id="m1", dequeue_count=2)
 
     assert report.disposition == "Rerun" and len(target.requests) == 1
+
+
+def test_a_postponed_occurrence_does_not_use_up_the_count(
+    late_driver: Driver, target: HttpTarget
+) -> None:
+    """`count` counts executions: a postponed occurrence gives its place back, as the
+    dispatcher's postponement does. The job had sent its last counted occurrence (none
+    left), so it gets one more, the first after now, with its due-index row."""
+    recurrence = {**EVERY_MINUTE, "count": 2}
+    job = make_job(
+        late_driver.store, http_action(target.url), recurrence=recurrence,
+        occurrences=2, next_execution_time=None,
+    )  # fmt: skip
+    late_driver.clock.now = T0 + timedelta(minutes=3, seconds=10)
+
+    report = late_driver.run(ExecutionMessage.scheduled(job.key, T0, 2))
+
+    assert report.disposition == "Postponed" and report.job_state == "Enabled"
+    after = late_driver.job(job.key)
+    assert after.state == "Enabled"
+    assert after.next_execution_time == T0 + timedelta(minutes=4)
+    assert [r.due for r in rows_of(late_driver.store, job.key)] == [T0 + timedelta(minutes=4)]
+    # The dispatcher then sends it as the job's last occurrence: the count is reached.
+    sent = advanced(after, after.next_execution_time)
+    assert sent.next_execution_time is None
+
+
+def test_with_occurrences_still_to_come_the_count_stretches_by_one(
+    late_driver: Driver, target: HttpTarget
+) -> None:
+    recurrence = {**EVERY_MINUTE, "count": 3}
+    job = make_job(
+        late_driver.store, http_action(target.url), recurrence=recurrence,
+        occurrences=2, next_execution_time=T0 + timedelta(minutes=1),
+    )  # fmt: skip
+    late_driver.clock.now = T0 + timedelta(minutes=3)
+    late_driver.run(ExecutionMessage.scheduled(job.key, T0, 2))
+    after = late_driver.job(job.key)
+    once = advanced(after, T0 + timedelta(minutes=1))
+    assert once.next_execution_time == T0 + timedelta(minutes=2)  # 3 runs in all, not 2
+    assert advanced(once, T0 + timedelta(minutes=2)).next_execution_time is None
