@@ -22,10 +22,11 @@ from scheduler_lib.api import collection_routes, job_routes, list_routes, previe
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
+from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
-from scheduler_lib.errors import SchedulerError, ServiceUnavailableError, ValidationError
+from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import check_health
 from scheduler_lib.storage_patience import INTERACTIVE
@@ -81,10 +82,9 @@ def create_app(
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(SchedulerError)
     async def scheduler_error(request: Request, exc: SchedulerError) -> JSONResponse:
-        headers = None
-        if isinstance(exc, ServiceUnavailableError):
-            headers = {"Retry-After": str(exc.retry_after)}
-        return JSONResponse(exc.to_arm(), status_code=exc.status, headers=headers)
+        return JSONResponse(
+            arm_body(exc), status_code=http_status(exc), headers=arm_headers(exc) or None
+        )
 
     @app.exception_handler(AzureError)
     async def storage_error(request: Request, exc: AzureError) -> JSONResponse:
@@ -99,7 +99,7 @@ def _add_error_handlers(app: FastAPI) -> None:
         first = exc.errors()[0] if exc.errors() else {}
         field = ".".join(str(part) for part in first.get("loc", ())[1:]) or "request"
         error = ValidationError(field, str(first.get("msg", "is invalid")))
-        return JSONResponse(error.to_arm(), status_code=400)
+        return JSONResponse(arm_body(error), status_code=http_status(error))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

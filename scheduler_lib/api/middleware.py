@@ -17,6 +17,7 @@ from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
+from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.paths import PREFIX, canonical_path
 from scheduler_lib.errors import AuthenticationError, SchedulerError, ServiceUnavailableError
 
@@ -94,11 +95,10 @@ class ArmMiddleware:
 
 
 async def _send_error(send: Any, error: SchedulerError, *, www_authenticate: bool = False) -> None:
-    body = json.dumps(error.to_arm()).encode()
+    body = json.dumps(arm_body(error)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if www_authenticate:
         headers.append((b"www-authenticate", b"Bearer"))
-    if isinstance(error, ServiceUnavailableError):
-        headers.append((b"retry-after", str(error.retry_after).encode()))
-    await send({"type": "http.response.start", "status": error.status, "headers": headers})
+    headers += [(k.lower().encode(), v.encode()) for k, v in arm_headers(error).items()]
+    await send({"type": "http.response.start", "status": http_status(error), "headers": headers})
     await send({"type": "http.response.body", "body": body})

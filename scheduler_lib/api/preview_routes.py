@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api.docs import responses
+from scheduler_lib.api.errors import arm_error
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import timing, wire
@@ -70,10 +71,10 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
         executions, reason = preview_with_reason(job, now=now, count=count)
     except ValidationError as exc:
         error = timing.prefixed(exc) if whole else exc
-        return {"executions": [], "errors": [error.to_arm()["error"]]}
+        return {"executions": [], "errors": [arm_error(error)]}
     except (OverflowError, ValueError) as exc:
         error = ValidationError("recurrence", f"cannot be evaluated ({type(exc).__name__})")
-        return {"executions": [], "errors": [error.to_arm()["error"]]}
+        return {"executions": [], "errors": [arm_error(error)]}
     result: dict[str, Any] = {"executions": [iso_z(t) for t in executions], "errors": []}
     if reason is not None:
         result["endReason"] = reason

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.actions.client_certificate import describe_certificate
+from scheduler_lib.api.errors import http_status
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 from tests.support import certs
@@ -89,7 +90,7 @@ def test_describe_certificate_rejects_bad_pfx(
     with pytest.raises(ValidationError, match=reason) as info:
         describe_certificate(pfx, password)
     assert info.value.field == "action.request.authentication.pfx"
-    assert info.value.status == 400
+    assert http_status(info.value) == 400
     assert PFX_PASSWORD not in str(info.value) and "wrong-password" not in str(info.value)
 
 

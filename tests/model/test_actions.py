@@ -2,6 +2,7 @@
 
 import pytest
 
+from scheduler_lib.api.errors import http_status
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model.actions import DEFAULT_RETRY, normalize_action, uses_authentication
 
@@ -140,7 +141,7 @@ def test_bad_actions_name_the_field(action, field):
     with pytest.raises(ValidationError) as err:
         normalize_action(action, "action")
     assert err.value.field == field
-    assert err.value.status == 400
+    assert http_status(err.value) == 400
 
 
 def test_not_specified_authentication_is_dropped():

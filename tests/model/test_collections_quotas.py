@@ -4,6 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from scheduler_lib.api.errors import http_status
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.errors import QuotaExceededError, ValidationError
 from scheduler_lib.model import collections, quotas
@@ -102,7 +103,7 @@ def test_recurrence_is_judged_by_the_smallest_gap():
     bunched = [start, start + timedelta(minutes=15), start + timedelta(days=1)]
     with pytest.raises(QuotaExceededError) as err:
         quotas.check_job_recurrence(limits, {}, bunched)
-    assert err.value.status == 409 and "every 1 hour" in err.value.message
+    assert http_status(err.value) == 409 and "every 1 hour" in err.value.message
     quotas.check_job_recurrence(limits, {}, [start])  # a one-time job never recurs
 
 

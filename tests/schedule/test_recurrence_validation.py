@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from scheduler_lib.api.errors import http_status
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule.recurrence import parse_schedule
 
@@ -150,7 +151,7 @@ def test_invalid_timing_names_the_field(job: Any, field: str, message: str) -> N
     assert caught.value.field == field
     assert message in caught.value.message
     assert caught.value.message.startswith(field)
-    assert caught.value.status == 400
+    assert http_status(caught.value) == 400
 
 
 @pytest.mark.parametrize(("frequency", "interval"), [
