@@ -236,17 +236,8 @@ def _history_entry(
     text = outcome.message
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
-    return HistoryEntry(
-        job_key=record.history_key,
-        start_time=started,
-        end_time=ended,
-        expected_execution_time=message.occurrence,
-        action_name=message.action,
-        status="Completed" if outcome.succeeded else "Failed",
-        message=text,
-        retry_count=message.attempt,
-        repeat_count=message.occurrence_number,
-    )
+    status = "Completed" if outcome.succeeded else "Failed"
+    return execute_late.attempt_entry(record, message, status, text, started=started, ended=ended)
 
 
 def _log(report: ExecutionReport, message: ExecutionMessage) -> None:

@@ -78,10 +78,23 @@ def not_run_entry(
     record: JobRecord, message: ExecutionMessage, status: str, text: str, *, now: datetime
 ) -> HistoryEntry:
     """The history entry of an attempt that did not run (postponed, poisoned), at `now`."""
+    return attempt_entry(record, message, status, text, started=now, ended=now)
+
+
+def attempt_entry(
+    record: JobRecord,
+    message: ExecutionMessage,
+    status: str,
+    text: str,
+    *,
+    started: datetime,
+    ended: datetime,
+) -> HistoryEntry:
+    """The history entry of one attempt of `message`'s action (run or not) on `record`."""
     return HistoryEntry(
         job_key=record.history_key,
-        start_time=now,
-        end_time=now,
+        start_time=started,
+        end_time=ended,
         expected_execution_time=message.occurrence,
         action_name=message.action,
         status=status,

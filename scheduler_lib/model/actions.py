@@ -229,12 +229,8 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
 
 
 def _brokered(value: Any, path: str) -> dict[str, Any]:
-    source = wire.keys(value, path, _BROKERED)
     result: dict[str, Any] = {}
-    for name, item in source.items():
-        if item is None:
-            continue
-        where = wire.join(path, name)
+    for name, item, where in wire.present(value, path, _BROKERED):
         if name == "forcePersistence":
             result[name] = wire.boolean(item, where)
         elif name == "timeToLive":

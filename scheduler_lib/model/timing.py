@@ -36,35 +36,26 @@ def _as_list(value: Any) -> Any:
 
 def normalize_recurrence(value: Any, path: str) -> dict[str, Any]:
     """`recurrence` with canonical keys and enum spellings (values validated elsewhere)."""
-    source = wire.keys(value, path, RECURRENCE_KEYS)
     result: dict[str, Any] = {}
-    for key, item in source.items():
-        if item is None:
-            continue
+    for key, item, where in wire.present(value, path, RECURRENCE_KEYS):
         if key == "frequency":
             item = _canonical_enum(item, FREQUENCIES)
         elif key == "schedule":
-            item = _schedule(item, wire.join(path, key))
+            item = _schedule(item, where)
         elif key == "endTime":
-            item = wire.datetime_string(item, wire.join(path, key))
+            item = wire.datetime_string(item, where)
         result[key] = item
     return result
 
 
 def _schedule(value: Any, path: str) -> dict[str, Any]:
-    source = wire.keys(value, path, SCHEDULE_KEYS)
     result: dict[str, Any] = {}
-    for key, item in source.items():
-        if item is None:
-            continue
-        item = _as_list(item)
+    for key, value_given, where in wire.present(value, path, SCHEDULE_KEYS):
+        item = _as_list(value_given)
         if key == "weekDays":
             item = [_canonical_enum(day, WEEKDAYS) for day in item]
         elif key == "monthlyOccurrences":
-            item = [
-                _occurrence(entry, f"{wire.join(path, key)}[{index}]")
-                for index, entry in enumerate(item)
-            ]
+            item = [_occurrence(entry, f"{where}[{index}]") for index, entry in enumerate(item)]
         result[key] = item
     return result
 

@@ -9,7 +9,7 @@ place cannot end up in an error body or a log.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +31,14 @@ def obj(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValidationError(path or "body", "must be a JSON object")
     return value
+
+
+def present(value: Any, path: str, allowed: Iterable[str]) -> Iterator[tuple[str, Any, str]]:
+    """The given (non-null) properties of an object (`keys`): canonical key, value, JSON path.
+    A null is how a client leaves a property out, so normalizers skip it."""
+    for key, item in keys(value, path, allowed).items():
+        if item is not None:
+            yield key, item, join(path, key)
 
 
 def keys(

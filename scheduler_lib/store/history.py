@@ -22,8 +22,8 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from scheduler_lib.domain.vocabulary import HistoryStatus
 from scheduler_lib.store.history_cap import delete_rows, insert_capped
-from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, uncount
-from scheduler_lib.store.tables import TableStore, as_datetime, query_page, stored_datetime
+from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, counted_page, uncount
+from scheduler_lib.store.tables import TableStore, as_datetime, stored_datetime
 from scheduler_lib.timeutil import iso_z
 
 TABLE = "JobHistory"
@@ -114,15 +114,15 @@ def list_history(
     continuation: str | None = None,
 ) -> tuple[list[HistoryEntry], str | None]:
     """One page of a job's history, newest first, and the token of the next page."""
-    entities, token = query_page(
+    entities, token = counted_page(
         store.table(TABLE),
         job_key,
-        equals=("Status", status) if status is not None else None,
+        column="Status",
+        value=status,
         page_size=page_size,
         continuation=continuation,
     )
-    # The entry count sorts after every entry: only a last page can hold it.
-    return [_from_entity(e) for e in entities if e["RowKey"] != COUNTER_ROW], token
+    return [_from_entity(e) for e in entities], token
 
 
 def _keys(store: TableStore, job_key: str) -> Iterator[tuple[str, datetime | None]]:

@@ -26,6 +26,7 @@ from scheduler_lib.domain.keys import collection_key
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
+    counted_page,
     create_counted,
     delete_counted,
 )
@@ -33,7 +34,6 @@ from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
     dumps,
-    query_page,
     storage_errors,
     stored_datetime,
     write_entity,
@@ -125,15 +125,15 @@ def list_jobs(
     continuation: str | None = None,
 ) -> tuple[list[JobRecord], str | None]:
     """One page of a collection's jobs in name order, and the opaque token of the next page."""
-    entities, token = query_page(
+    entities, token = counted_page(
         store.table(TABLE),
         collection_key(subscription_id, resource_group, collection),
-        equals=("State", state) if state is not None else None,
+        column="State",
+        value=state,
         page_size=page_size,
         continuation=continuation,
     )
-    # The job count entity sorts after every job: only a last page can hold it.
-    return [_from_entity(e) for e in entities if e["RowKey"] != COUNTER_ROW], token
+    return [_from_entity(e) for e in entities], token
 
 
 def iter_jobs(store: TableStore) -> Iterator[JobRecord]:

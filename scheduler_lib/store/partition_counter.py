@@ -30,11 +30,33 @@ from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
 from scheduler_lib.store.etag import ContentionError, LostRace, retry_lost_races
-from scheduler_lib.store.tables import etag_kwargs
+from scheduler_lib.store.tables import etag_kwargs, query_page
 
 COUNTER_ROW = "~count"
 #: OData filter keeping a partition query to counted rows (the counter sorts after them).
 COUNTED_ROWS = "RowKey lt '~'"
+
+
+def counted_page(
+    table: TableClient,
+    partition: str,
+    *,
+    column: str,
+    value: str | None,
+    page_size: int,
+    continuation: str | None,
+) -> tuple[list[Any], str | None]:
+    """One page of a counted partition's entities (those whose `column` is `value`, when
+    given) and the token of the next page. The counter sorts after every counted entity, so
+    only a last page can hold it; it is left out."""
+    entities, token = query_page(
+        table,
+        partition,
+        equals=(column, value) if value is not None else None,
+        page_size=page_size,
+        continuation=continuation,
+    )
+    return [entity for entity in entities if entity["RowKey"] != COUNTER_ROW], token
 
 
 def _counter(table: TableClient, partition: str) -> tuple[int, str] | None:
