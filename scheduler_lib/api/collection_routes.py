@@ -11,12 +11,7 @@ from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.dependencies import CollectionPath, Ctx
 from scheduler_lib.api.docs import body_doc, responses
 from scheduler_lib.api.paging import page_body
-from scheduler_lib.api.requests import (
-    empty_response,
-    if_match,
-    json_response,
-    read_json,
-)
+from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
 from scheduler_lib.model.collections import collection_to_wire
 
 router = APIRouter(tags=["Job collections"])
@@ -52,11 +47,7 @@ async def list_by_resource_group(ctx: Ctx, subscriptionId: str, resourceGroupNam
     summary="Get a job collection",
     responses=responses(200, 404, schema="JobCollectionDefinition"),
 )
-async def get(
-    request: Request,
-    ctx: Ctx,
-    name: CollectionPath,
-) -> Response:
+async def get(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     record = await run_in_threadpool(service.get_collection, ctx, name)
     return json_response(collection_to_wire(record), etag=record.etag)
 
@@ -69,15 +60,9 @@ async def get(
     responses=responses(200, 201, 400, 409, 412, schema="JobCollectionDefinition"),
     openapi_extra=body_doc("JobCollectionDefinition"),
 )
-async def create_or_update(
-    request: Request,
-    ctx: Ctx,
-    name: CollectionPath,
-) -> Response:
-    body = await read_json(request)
-    now = ctx.clock()
-    record, created = await run_in_threadpool(
-        lambda: service.put_collection(ctx, name, body, client_etag=if_match(request), now=now)
+async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
+    (record, created), _ = await run_write(
+        request, ctx, lambda body, etag, now: service.put_collection(ctx, name, body, etag, now)
     )
     return json_response(collection_to_wire(record), 201 if created else 200, etag=record.etag)
 
@@ -89,15 +74,9 @@ async def create_or_update(
     responses=responses(200, 400, 404, 409, 412, schema="JobCollectionDefinition"),
     openapi_extra=body_doc("JobCollectionDefinition"),
 )
-async def patch(
-    request: Request,
-    ctx: Ctx,
-    name: CollectionPath,
-) -> Response:
-    body = await read_json(request)
-    now = ctx.clock()
-    record = await run_in_threadpool(
-        lambda: service.patch_collection(ctx, name, body, client_etag=if_match(request), now=now)
+async def patch(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
+    record, _ = await run_write(
+        request, ctx, lambda body, etag, now: service.patch_collection(ctx, name, body, etag, now)
     )
     return json_response(collection_to_wire(record), etag=record.etag)
 
@@ -109,11 +88,7 @@ async def patch(
     description="Synchronous: answers 200 once everything is deleted.",
     responses=responses(200, 404, 412),
 )
-async def delete(
-    request: Request,
-    ctx: Ctx,
-    name: CollectionPath,
-) -> Response:
+async def delete(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     await run_in_threadpool(
         lambda: service.delete_collection(ctx, name, client_etag=if_match(request))
     )

@@ -59,7 +59,6 @@ def put_collection(
     ctx: ApiContext,
     name: CollectionName,
     body: Any,
-    *,
     client_etag: str | None,
     now: datetime,
 ) -> tuple[CollectionRecord, bool]:
@@ -91,7 +90,6 @@ def patch_collection(
     ctx: ApiContext,
     name: CollectionName,
     body: Any,
-    *,
     client_etag: str | None,
     now: datetime,
 ) -> CollectionRecord:

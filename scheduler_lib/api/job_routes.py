@@ -9,12 +9,7 @@ from scheduler_lib.api import job_service as service
 from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import body_doc, responses
-from scheduler_lib.api.requests import (
-    empty_response,
-    if_match,
-    json_response,
-    read_json,
-)
+from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
 from scheduler_lib.model.jobs import job_to_wire
 
 router = APIRouter(tags=["Jobs"])
@@ -26,11 +21,7 @@ router = APIRouter(tags=["Jobs"])
     summary="Get a job (secrets are never returned)",
     responses=responses(200, 404, schema="JobDefinition"),
 )
-async def get(
-    request: Request,
-    ctx: Ctx,
-    name: JobPath,
-) -> Response:
+async def get(request: Request, ctx: Ctx, name: JobPath) -> Response:
     record = await run_in_threadpool(service.get_job, ctx, name)
     return json_response(job_to_wire(record, now=ctx.clock()), etag=record.etag)
 
@@ -47,15 +38,9 @@ async def get(
     responses=responses(200, 201, 400, 404, 409, 412, schema="JobDefinition"),
     openapi_extra=body_doc("JobDefinition"),
 )
-async def create_or_update(
-    request: Request,
-    ctx: Ctx,
-    name: JobPath,
-) -> Response:
-    body = await read_json(request)
-    now = ctx.clock()
-    record, created = await run_in_threadpool(
-        lambda: service.put_job(ctx, name, body, client_etag=if_match(request), now=now)
+async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Response:
+    (record, created), now = await run_write(
+        request, ctx, lambda body, etag, now: service.put_job(ctx, name, body, etag, now)
     )
     return json_response(job_to_wire(record, now=now), 201 if created else 200, etag=record.etag)
 
@@ -67,15 +52,9 @@ async def create_or_update(
     responses=responses(200, 400, 404, 409, 412, schema="JobDefinition"),
     openapi_extra=body_doc("JobDefinition"),
 )
-async def patch(
-    request: Request,
-    ctx: Ctx,
-    name: JobPath,
-) -> Response:
-    body = await read_json(request)
-    now = ctx.clock()
-    record = await run_in_threadpool(
-        lambda: service.patch_job(ctx, name, body, client_etag=if_match(request), now=now)
+async def patch(request: Request, ctx: Ctx, name: JobPath) -> Response:
+    record, now = await run_write(
+        request, ctx, lambda body, etag, now: service.patch_job(ctx, name, body, etag, now)
     )
     return json_response(job_to_wire(record, now=now), etag=record.etag)
 
@@ -86,11 +65,7 @@ async def patch(
     summary="Delete a job and its history",
     responses=responses(200, 404, 412),
 )
-async def delete(
-    request: Request,
-    ctx: Ctx,
-    name: JobPath,
-) -> Response:
+async def delete(request: Request, ctx: Ctx, name: JobPath) -> Response:
     await run_in_threadpool(lambda: service.delete_job(ctx, name, client_etag=if_match(request)))
     return empty_response(200)
 
@@ -102,11 +77,7 @@ async def delete(
     description="Queues one execution and answers 200 at once; the executor runs it.",
     responses=responses(200, 404),
 )
-async def run(
-    request: Request,
-    ctx: Ctx,
-    name: JobPath,
-) -> Response:
+async def run(request: Request, ctx: Ctx, name: JobPath) -> Response:
     now = ctx.clock()
     record = await run_in_threadpool(lambda: service.run_job(ctx, name, now=now))
     return empty_response(200, etag=record.etag)

@@ -65,7 +65,7 @@ def _find(ctx: ApiContext, name: JobName) -> JobRecord | None:
 
 
 def put_job(
-    ctx: ApiContext, name: JobName, body: Any, *, client_etag: str | None, now: datetime
+    ctx: ApiContext, name: JobName, body: Any, client_etag: str | None, now: datetime
 ) -> tuple[JobRecord, bool]:
     """Create or replace a job; (record, created)."""
     name.check()
@@ -79,7 +79,7 @@ def put_job(
 
 
 def patch_job(
-    ctx: ApiContext, name: JobName, body: Any, *, client_etag: str | None, now: datetime
+    ctx: ApiContext, name: JobName, body: Any, client_etag: str | None, now: datetime
 ) -> JobRecord:
     """Merge-patch a job's properties (see `jobs.merge_patch`)."""
     name.check()

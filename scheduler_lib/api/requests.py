@@ -7,17 +7,35 @@ naming what is wrong (FastAPI would answer 422 with its own shape).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
+from scheduler_lib.api.context import ApiContext
 from scheduler_lib.errors import PreconditionFailedError, ValidationError
 
 API_VERSION = "2016-03-01"
 #: The largest request body read at all (a job is limited to 16 KB of JSON; this leaves
 #: room for whitespace and the resource envelope).
 MAX_BODY_BYTES = 64 * 1024
+
+
+W = TypeVar("W")
+#: A write of the service layer: (body, the client's If-Match, the request's instant) -> result.
+Write = Callable[[Any, str | None, datetime], W]
+
+
+async def run_write(request: Request, ctx: ApiContext, write: Write[W]) -> tuple[W, datetime]:
+    """What every body-carrying write route does first: read the JSON body, `If-Match` and
+    the request's instant once, then run the storage work off the event loop."""
+    body = await read_json(request)
+    now = ctx.clock()
+    client_etag = if_match(request)
+    return await run_in_threadpool(lambda: write(body, client_etag, now)), now
 
 
 def _no_constants(name: str) -> Any:
