@@ -48,10 +48,33 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
+def _package(name: str) -> str:
+    """`scheduler_lib.dispatch.tick` -> `dispatch`; a top-level module is its own package."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "(package)"
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each `scheduler_lib` module and the `scheduler_lib` modules it imports."""
+    names = {module_name(f): f for f in sorted((ROOT / PACKAGE).rglob("*.py"))}
+    return {name: imports_of(path, set(names)) for name, path in names.items()}
+
+
+def package_graph() -> dict[str, set[str]]:
+    """The same one level up: each package (or top-level module) and those it imports."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for name, deps in import_graph().items():
+        for dep in deps:
+            source, target = _package(name), _package(dep)
+            if source != target:
+                edges[source].add(target)
+    return edges
+
+
 def main() -> None:
     files = sorted((ROOT / PACKAGE).rglob("*.py"))
     names = {module_name(f): f for f in files}
-    graph = {name: imports_of(path, set(names)) for name, path in names.items()}
+    graph = import_graph()
 
     @cache
     def depth(name: str, seen: frozenset[str] = frozenset()) -> tuple[str, ...]:
@@ -79,6 +102,10 @@ def main() -> None:
           f"({len(largest.read_text().splitlines())} lines)")
     print(f"import depth: {len(longest)} modules")
     print("  " + " -> ".join(n.removeprefix(PACKAGE + ".") for n in longest))
+    edges = package_graph()
+    print("package imports:")
+    for source in sorted(edges):
+        print(f"  {source} -> {', '.join(sorted(edges[source]))}")
     print("| package | modules | lines |")
     print("| --- | ---: | ---: |")
     for package in sorted(lines):

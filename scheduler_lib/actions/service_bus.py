@@ -35,11 +35,11 @@ from azure.servicebus import ServiceBusClient, ServiceBusMessage, ServiceBusSend
 
 from scheduler_lib.actions import ACTION_TIMEOUT_SECONDS, ActionOutcome, ExecutionContext, require
 from scheduler_lib.actions.destinations import check_action, uses_identity
-from scheduler_lib.actions.durations import parse_time_to_live
 from scheduler_lib.actions.egress import EgressDenied, EgressPolicy, policy_for
 from scheduler_lib.actions.identity import app_credential
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model.durations import parse_time_to_live
 
 #: brokeredMessageProperties that map one-to-one onto ServiceBusMessage keyword arguments.
 _PLAIN_PROPERTIES = {

@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import targets, wire
+from scheduler_lib.model.durations import read_iso_duration
 from scheduler_lib.model.headers import request_headers
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")

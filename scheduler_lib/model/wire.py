@@ -15,8 +15,8 @@ from typing import Any
 
 import isodate
 
-from scheduler_lib.actions.durations import read_iso_duration
 from scheduler_lib.errors import ValidationError, did_you_mean
+from scheduler_lib.model.durations import read_iso_duration
 
 
 def join(path: str, key: str | int) -> str:

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from scheduler_lib.actions.durations import parse_time_to_live
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model.durations import parse_time_to_live
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,52 @@
+"""The packages' one-way arrows, checked on the source (what README's design section and
+docs/architecture.md draw): the package graph has no cycle, the domain and the schedule engine
+import no layer above them, storage imports no behaviour, the executor never imports the
+dispatcher, and nothing deployed imports the development tools."""
+
+from __future__ import annotations
+
+import re
+from graphlib import CycleError, TopologicalSorter
+
+import pytest
+
+from devtools.measure import ROOT, import_graph, package_graph
+
+#: package -> packages it must not import (directly).
+FORBIDDEN = {
+    "domain": {"store", "api", "dispatch", "execution", "model", "actions", "schedule"},
+    "schedule": {"store", "api", "dispatch", "execution", "model", "actions", "domain"},
+    "store": {"api", "dispatch", "execution", "model", "actions", "schedule"},
+    "model": {"store", "api", "dispatch", "execution", "actions"},
+    "actions": {"store", "api", "dispatch", "execution"},
+    "execution": {"api", "dispatch"},
+    "dispatch": {"api"},
+}
+
+
+def test_the_package_graph_has_no_cycle() -> None:
+    try:
+        tuple(TopologicalSorter(package_graph()).static_order())
+    except CycleError as exc:
+        pytest.fail(f"packages import each other: {exc.args[1]}")
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_imports_point_one_way(package: str) -> None:
+    assert package_graph().get(package, set()) & FORBIDDEN[package] == set()
+
+
+def test_nothing_deployed_imports_the_development_tools() -> None:
+    deployed = [ROOT / "function_app.py", *(ROOT / "scheduler_lib").rglob("*.py")]
+    importing = re.compile(r"^\s*(from|import) devtools\b", re.M)
+    assert [p.name for p in deployed if importing.search(p.read_text())] == []
+    assert import_graph()  # the graph was read at all
+
+
+def test_no_module_is_over_300_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in (ROOT / "scheduler_lib").rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > 300
+    }
+    assert long == {}
