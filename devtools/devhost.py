@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 import uvicorn
 
 from scheduler_lib.config import Settings
-from scheduler_lib.execution.queue import ReceivedMessage
+from scheduler_lib.execution import ReceivedMessage
 from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime

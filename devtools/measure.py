@@ -24,8 +24,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, modules: set[str]) -> set[str]:
+def imports_of(path: Path, modules: set[str], reexports: dict[str, str] | None = None) -> set[str]:
     """The `scheduler_lib` modules `path` imports (an `__init__` counts as its package)."""
+    reexports = reexports or {}
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -39,8 +40,10 @@ def imports_of(path: Path, modules: set[str]) -> set[str]:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            targets = [f"{base}.{alias.name}" for alias in node.names]
         for target in targets:
+            # A name a package re-exports (its public face) counts as the module defining it.
+            target = reexports.get(target, target)
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != name:
@@ -57,7 +60,14 @@ def _package(name: str) -> str:
 def import_graph() -> dict[str, set[str]]:
     """Each `scheduler_lib` module and the `scheduler_lib` modules it imports."""
     names = {module_name(f): f for f in sorted((ROOT / PACKAGE).rglob("*.py"))}
-    return {name: imports_of(path, set(names)) for name, path in names.items()}
+    reexports: dict[str, str] = {}
+    for name, path in names.items():
+        if path.name == "__init__.py":
+            for node in ast.parse(path.read_text()).body:
+                if isinstance(node, ast.ImportFrom) and node.module in names and not node.level:
+                    for alias in node.names:
+                        reexports[f"{name}.{alias.asname or alias.name}"] = node.module
+    return {name: imports_of(path, set(names), reexports) for name, path in names.items()}
 
 
 def package_graph() -> dict[str, set[str]]:

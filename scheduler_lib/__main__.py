@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.schedule.preview import job_properties, preview_table, read_now
+from scheduler_lib.schedule import job_properties, preview_table, read_now
 
 USAGE_ERROR = 2
 

@@ -16,8 +16,7 @@ from typing import Any
 
 from azure.core.exceptions import AzureError
 
-from scheduler_lib.store.dispatcher_state import get_dispatcher_state, get_repair_state
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import TableStore, get_dispatcher_state, get_repair_state
 from scheduler_lib.timeutil import iso_z
 
 #: The timer fires every minute; three missed ticks in a row is worth a look.

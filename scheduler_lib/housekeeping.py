@@ -21,15 +21,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
-from scheduler_lib.dispatch.anti_entropy import RepairReport, repair_jobs
-from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.domain.vocabulary import FINISHED_JOB_STATES
+from scheduler_lib.dispatch import RepairReport, repair_jobs
+from scheduler_lib.domain import FINISHED_JOB_STATES, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
-from scheduler_lib.execution.lifecycle import EXECUTOR
-from scheduler_lib.store import jobs
-from scheduler_lib.store.history import HISTORY_KEEP, delete_history, prune_history
-from scheduler_lib.store.history_purge import purge_histories
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.execution import EXECUTOR
+from scheduler_lib.store import (
+    HISTORY_KEEP,
+    TableStore,
+    delete_history,
+    jobs,
+    prune_history,
+    purge_histories,
+)
 
 RETENTION = timedelta(days=60)
 #: When the daily pass runs, in UTC: the housekeeping timer's NCRONTAB schedule (function_app.py)

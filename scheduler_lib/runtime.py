@@ -19,15 +19,17 @@ from fastapi import FastAPI
 from scheduler_lib.actions.egress import policy_for
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch.anti_entropy import due_for_check, repair_jobs
-from scheduler_lib.dispatch.tick import Dispatcher, TickReport
-from scheduler_lib.execution.execute import ExecutionReport, Executor
-from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
-from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.dispatch import Dispatcher, TickReport, due_for_check, repair_jobs
+from scheduler_lib.execution import (
+    ExecutionQueue,
+    ExecutionReport,
+    Executor,
+    PoisonReport,
+    record_poisoned,
+)
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.storage_patience import INTERACTIVE
-from scheduler_lib.store.history_purge import TICK_BUDGET, purge_histories
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import TICK_BUDGET, TableStore, purge_histories
 from scheduler_lib.timeutil import Clock, utc_now
 
 log = logging.getLogger("scheduler")

@@ -27,10 +27,10 @@ from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import SchedulerError, ValidationError
-from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.health import check_health
 from scheduler_lib.storage_patience import INTERACTIVE
-from scheduler_lib.store.tables import TableStore, storage_unavailable
+from scheduler_lib.store import TableStore, storage_unavailable
 from scheduler_lib.timeutil import Clock, utc_now
 
 log = logging.getLogger(__name__)

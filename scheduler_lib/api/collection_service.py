@@ -16,8 +16,7 @@ from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
-from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
 from scheduler_lib.model import arm, collections, quotas
 from scheduler_lib.store import collections as collection_store

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from scheduler_lib.errors import ConflictError, PreconditionFailedError, QuotaExceededError
-from scheduler_lib.store.etag import LostRace, retry_lost_races
+from scheduler_lib.store import LostRace, retry_lost_races
 
 T = TypeVar("T")
 

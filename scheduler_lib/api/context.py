@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler_lib.config import Settings
-from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.store import TableStore
 from scheduler_lib.timeutil import Clock
 
 

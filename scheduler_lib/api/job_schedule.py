@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution.lifecycle import EXECUTOR, executor_state
+from scheduler_lib.execution import EXECUTOR, executor_state
 from scheduler_lib.model import quotas, timing
-from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
+from scheduler_lib.schedule import Schedule, parse_schedule
 
 
 def timing_of(definition: dict[str, Any]) -> tuple[Any, Any]:

@@ -18,21 +18,22 @@ from scheduler_lib.api.concurrency import conditional_write, retrying
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
 from scheduler_lib.api.requests import check_if_match
-from scheduler_lib.dispatch.now import dispatch_if_due
-from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.errors import (
-    ConflictError,
-    NotFoundError,
-    PreconditionFailedError,
-)
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.dispatch import dispatch_if_due
+from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+from scheduler_lib.execution import ExecutionMessage
 from scheduler_lib.model import arm, jobs, quotas, secrets
+from scheduler_lib.store import (
+    LostRace,
+    add_due,
+    history_purge_pending,
+    remove_due,
+    remove_incarnation_row,
+    request_history_purge,
+    retry_lost_races,
+)
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.store.due_index import add_due, remove_due, remove_incarnation_row
-from scheduler_lib.store.etag import LostRace, retry_lost_races
-from scheduler_lib.store.history_purge import history_purge_pending, request_history_purge
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,11 @@ from scheduler_lib.api.docs import responses
 from scheduler_lib.api.odata import parse_options
 from scheduler_lib.api.paging import next_link, page_body, read_page
 from scheduler_lib.api.requests import json_response
-from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.domain.vocabulary import HISTORY_STATUSES, JOB_STATES
+from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, JobRecord
 from scheduler_lib.model import arm
 from scheduler_lib.model.jobs import job_to_wire
+from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.store.history import HistoryEntry, list_history
 
 router = APIRouter(tags=["Jobs"])
 

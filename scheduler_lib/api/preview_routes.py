@@ -15,7 +15,7 @@ from scheduler_lib.api.errors import arm_error
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import timing, wire
-from scheduler_lib.schedule.preview import (
+from scheduler_lib.schedule import (
     JOB_PROPERTIES,
     job_properties,
     preview_with_reason,

@@ -25,13 +25,17 @@ import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import NotFoundError
-from scheduler_lib.store.collections import get_collection
-from scheduler_lib.store.dispatcher_state import save_repair_state
-from scheduler_lib.store.due_index import add_due, has_due_row, reindex_overdue
-from scheduler_lib.store.jobs import enabled_jobs
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import (
+    TableStore,
+    add_due,
+    enabled_jobs,
+    get_collection,
+    has_due_row,
+    reindex_overdue,
+    save_repair_state,
+)
 from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger("scheduler.repair")

@@ -19,10 +19,10 @@ from datetime import datetime
 
 from scheduler_lib.dispatch.context import Counts, TickContext, read_job
 from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.store.due_index import (
+from scheduler_lib.execution import ExecutionMessage
+from scheduler_lib.store import (
     TRANSACTION_LIMIT,
     DueRow,
     add_due_rows,

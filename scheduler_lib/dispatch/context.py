@@ -12,14 +12,20 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from scheduler_lib.config import Settings
-from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.domain.keys import split_job_key
+from scheduler_lib.domain import JobRecord, split_job_key
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
-from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.store.due_index import DueRow, add_due, minute_key, remove_due
-from scheduler_lib.store.etag import LostRace, retry_lost_races
-from scheduler_lib.store.jobs import get_job, put_job
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.store import (
+    DueRow,
+    LostRace,
+    TableStore,
+    add_due,
+    get_job,
+    minute_key,
+    put_job,
+    remove_due,
+    retry_lost_races,
+)
 from scheduler_lib.timeutil import Clock
 
 #: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others), besides

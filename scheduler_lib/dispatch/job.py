@@ -30,16 +30,16 @@ from scheduler_lib.dispatch.context import (
     read_job,
 )
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
-from scheduler_lib.domain.jobs import (
+from scheduler_lib.domain import (
     DISPATCHED,
     OCCURRENCES,
     JobRecord,
     counted_occurrences,
     with_sent,
 )
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.schedule.recurrence import parse_schedule
-from scheduler_lib.store.due_index import DueRow, add_due
+from scheduler_lib.execution import ExecutionMessage
+from scheduler_lib.schedule import parse_schedule
+from scheduler_lib.store import DueRow, add_due
 from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger(__name__)

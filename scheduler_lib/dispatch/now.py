@@ -19,13 +19,10 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.context import TickContext
 from scheduler_lib.dispatch.job import dispatch_job
 from scheduler_lib.dispatch.tick import LOOK_AHEAD
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import NotFoundError
-from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.store.collections import get_collection
-from scheduler_lib.store.due_index import DueRow, minute_key
-from scheduler_lib.store.jobs import get_job
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.store import DueRow, TableStore, get_collection, get_job, minute_key
 
 
 def due_before_next_tick(job: JobRecord, *, now: datetime) -> bool:

@@ -30,12 +30,12 @@ from scheduler_lib.dispatch.context import (
     TickContext,
     advance_job,
 )
-from scheduler_lib.domain.jobs import OCCURRENCES, JobRecord
-from scheduler_lib.execution.messages import MAIN_ACTION
-from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
-from scheduler_lib.store.due_index import DueRow
-from scheduler_lib.store.history import (
+from scheduler_lib.domain import OCCURRENCES, JobRecord
+from scheduler_lib.execution import MAIN_ACTION
+from scheduler_lib.schedule import Schedule, parse_schedule
+from scheduler_lib.store import (
     POSTPONED_STATUS,
+    DueRow,
     HistoryEntry,
     add_history,
     list_history,

@@ -29,22 +29,20 @@ from datetime import UTC, datetime, timedelta
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.chunk import CHUNK, Unit, dispatch_chunk
 from scheduler_lib.dispatch.context import Counts, TickContext
-from scheduler_lib.domain.keys import collection_key, split_job_key
+from scheduler_lib.domain import collection_key, split_job_key
 from scheduler_lib.errors import NotFoundError
-from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.store.collections import get_collection
-from scheduler_lib.store.dispatcher_state import (
+from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.store import (
+    MINUTE_FORMAT,
     DispatcherState,
+    DueRow,
+    TableStore,
+    due_rows,
+    get_collection,
     get_dispatcher_state,
+    minute_key,
     save_dispatcher_state,
 )
-from scheduler_lib.store.due_index import (
-    MINUTE_FORMAT,
-    DueRow,
-    due_rows,
-    minute_key,
-)
-from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import Clock, iso_z
 
 logger = logging.getLogger(__name__)

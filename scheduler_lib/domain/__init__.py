@@ -7,3 +7,45 @@ into wire JSON, `dispatch/` and `execution/` change them; all of them import `do
 `keys` (the identities every table shares), `jobs` (`JobRecord` and the dispatcher's record of
 what it sent), `collections` (`CollectionRecord`), `vocabulary` (states and statuses as enums).
 """
+
+from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.jobs import (
+    DISPATCHED,
+    NOT_RUN,
+    OCCURRENCES,
+    JobRecord,
+    counted_occurrences,
+    sent_occurrences,
+    with_sent,
+)
+from scheduler_lib.domain.keys import SEPARATOR, collection_key, split_job_key
+from scheduler_lib.domain.vocabulary import (
+    COLLECTION_STATES,
+    FINISHED_JOB_STATES,
+    HISTORY_STATUSES,
+    JOB_STATES,
+    USER_COLLECTION_STATES,
+    USER_JOB_STATES,
+    HistoryStatus,
+)
+
+__all__ = [
+    "COLLECTION_STATES",
+    "DISPATCHED",
+    "FINISHED_JOB_STATES",
+    "HISTORY_STATUSES",
+    "JOB_STATES",
+    "NOT_RUN",
+    "OCCURRENCES",
+    "SEPARATOR",
+    "USER_COLLECTION_STATES",
+    "USER_JOB_STATES",
+    "CollectionRecord",
+    "HistoryStatus",
+    "JobRecord",
+    "collection_key",
+    "counted_occurrences",
+    "sent_occurrences",
+    "split_job_key",
+    "with_sent",
+]

@@ -12,14 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.store.collections import get_collection
-from scheduler_lib.store.etag import LostRace, retry_lost_races
-from scheduler_lib.store.jobs import find_job, put_job
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import (
+    LostRace,
+    TableStore,
+    find_job,
+    get_collection,
+    put_job,
+    retry_lost_races,
+)
 
 
 @dataclass(frozen=True)

@@ -47,16 +47,14 @@ from typing import Any
 
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.execution.retry import Delivery, RetryPolicy, deliver
-from scheduler_lib.store.history import HistoryEntry, add_history
-from scheduler_lib.store.history_purge import request_history_purge
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import HistoryEntry, TableStore, add_history, request_history_purge
 from scheduler_lib.timeutil import Clock
 
 log = logging.getLogger("scheduler.execute")

@@ -20,17 +20,17 @@ from datetime import datetime, timedelta
 
 import isodate
 
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.store.due_index import add_due
-from scheduler_lib.store.history import (
+from scheduler_lib.store import (
     POSTPONED_STATUS,
     HistoryEntry,
+    TableStore,
+    add_due,
     add_history,
     list_history,
 )
-from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import iso_z
 
 log = logging.getLogger("scheduler.execute")

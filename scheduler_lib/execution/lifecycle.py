@@ -42,9 +42,9 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from scheduler_lib.domain.jobs import NOT_RUN, JobRecord, counted_occurrences, sent_occurrences
+from scheduler_lib.domain import NOT_RUN, JobRecord, counted_occurrences, sent_occurrences
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.schedule.recurrence import parse_schedule
+from scheduler_lib.schedule import parse_schedule
 
 EXECUTOR = "executor"  # the bookkeeping key this module owns
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit

@@ -24,9 +24,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.late import not_run_entry
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.store.history import HistoryEntry, add_history
-from scheduler_lib.store.jobs import find_job
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import HistoryEntry, TableStore, add_history, find_job
 
 log = logging.getLogger("scheduler.poisoned")
 

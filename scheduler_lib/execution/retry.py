@@ -30,8 +30,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import MAX_DELAY, ExecutionQueue
 from scheduler_lib.model.durations import read_iso_duration
-from scheduler_lib.store.due_index import park_message
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.store import TableStore, park_message
 
 DEFAULT_INTERVAL = "PT30S"
 DEFAULT_COUNT = 4

@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.vocabulary import COLLECTION_STATES, USER_COLLECTION_STATES
+from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, quotas, wire
 

@@ -11,8 +11,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.domain.vocabulary import JOB_STATES, USER_JOB_STATES
+from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action

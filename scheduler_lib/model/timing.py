@@ -14,7 +14,7 @@ from typing import Any
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import wire
-from scheduler_lib.schedule.parse import FREQUENCIES, WEEKDAYS, parse_job_timing
+from scheduler_lib.schedule import FREQUENCIES, WEEKDAYS, parse_job_timing
 
 RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
 SCHEDULE_KEYS = ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences", "months")

@@ -5,3 +5,26 @@ Knows no storage, queue or HTTP: `parse` validates and normalises the job's timi
 periods (seeking in constant time however far back the start lies), `timezones` resolves the
 zone a schedule is evaluated in, `preview` renders the next runs for the CLI and the API.
 """
+
+from scheduler_lib.schedule.parse import FREQUENCIES, WEEKDAYS, parse_job_timing
+from scheduler_lib.schedule.preview import (
+    JOB_PROPERTIES,
+    job_properties,
+    preview_table,
+    preview_with_reason,
+    read_now,
+)
+from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
+
+__all__ = [
+    "FREQUENCIES",
+    "JOB_PROPERTIES",
+    "WEEKDAYS",
+    "Schedule",
+    "job_properties",
+    "parse_job_timing",
+    "parse_schedule",
+    "preview_table",
+    "preview_with_reason",
+    "read_now",
+]

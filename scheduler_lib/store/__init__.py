@@ -3,3 +3,86 @@
 Each module owns one table; `tables.TableStore` holds the clients. Records are plain frozen
 dataclasses holding wire JSON, so the domain code never sees storage entities.
 """
+
+from scheduler_lib.store.collections import get_collection
+from scheduler_lib.store.dispatcher_state import (
+    DispatcherState,
+    get_dispatcher_state,
+    get_repair_state,
+    save_dispatcher_state,
+    save_repair_state,
+)
+from scheduler_lib.store.due_index import (
+    MINUTE_FORMAT,
+    TRANSACTION_LIMIT,
+    DueRow,
+    add_due,
+    add_due_rows,
+    due_rows,
+    has_due_row,
+    minute_key,
+    park_message,
+    reindex_overdue,
+    remove_due,
+    remove_due_rows,
+    remove_incarnation_row,
+)
+from scheduler_lib.store.etag import LostRace, retry_lost_races
+from scheduler_lib.store.history import (
+    HISTORY_KEEP,
+    POSTPONED_STATUS,
+    HistoryEntry,
+    add_history,
+    delete_history,
+    list_history,
+    prune_history,
+)
+from scheduler_lib.store.history_purge import (
+    TICK_BUDGET,
+    history_purge_pending,
+    purge_histories,
+    request_history_purge,
+)
+from scheduler_lib.store.jobs import enabled_jobs, find_job, get_job, put_job
+from scheduler_lib.store.tables import TableStore, storage_unavailable
+
+__all__ = [
+    "HISTORY_KEEP",
+    "MINUTE_FORMAT",
+    "POSTPONED_STATUS",
+    "TICK_BUDGET",
+    "TRANSACTION_LIMIT",
+    "DispatcherState",
+    "DueRow",
+    "HistoryEntry",
+    "LostRace",
+    "TableStore",
+    "add_due",
+    "add_due_rows",
+    "add_history",
+    "delete_history",
+    "due_rows",
+    "enabled_jobs",
+    "find_job",
+    "get_collection",
+    "get_dispatcher_state",
+    "get_job",
+    "get_repair_state",
+    "has_due_row",
+    "history_purge_pending",
+    "list_history",
+    "minute_key",
+    "park_message",
+    "prune_history",
+    "purge_histories",
+    "put_job",
+    "reindex_overdue",
+    "remove_due",
+    "remove_due_rows",
+    "remove_incarnation_row",
+    "request_history_purge",
+    "retry_lost_races",
+    "save_dispatcher_state",
+    "save_repair_state",
+    "storage_unavailable",
+]

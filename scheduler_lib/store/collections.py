@@ -11,8 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.keys import SEPARATOR
+from scheduler_lib.domain import SEPARATOR, CollectionRecord
 from scheduler_lib.store.tables import (
     TableStore,
     dumps,

@@ -20,7 +20,7 @@ from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.domain.vocabulary import HistoryStatus
+from scheduler_lib.domain import HistoryStatus
 from scheduler_lib.store.history_cap import delete_rows, insert_capped
 from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, counted_page, uncount
 from scheduler_lib.store.tables import TableStore, as_datetime, stored_datetime

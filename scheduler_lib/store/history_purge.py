@@ -19,7 +19,7 @@ import logging
 from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
-from scheduler_lib.domain.keys import SEPARATOR
+from scheduler_lib.domain import SEPARATOR
 from scheduler_lib.store.history import delete_history, list_history
 from scheduler_lib.store.jobs import find_job
 from scheduler_lib.store.tables import TableStore

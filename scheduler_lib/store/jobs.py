@@ -21,8 +21,7 @@ from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.domain.keys import collection_key
+from scheduler_lib.domain import JobRecord, collection_key
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
