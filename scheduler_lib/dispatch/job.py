@@ -38,7 +38,7 @@ from scheduler_lib.domain import (
     with_sent,
 )
 from scheduler_lib.execution import ExecutionMessage
-from scheduler_lib.schedule import parse_schedule
+from scheduler_lib.schedule import Schedule, parse_schedule
 from scheduler_lib.store import DueRow, add_due
 from scheduler_lib.timeutil import iso_z
 
@@ -97,15 +97,20 @@ def _send(
         extra={"job": job.key, "occurrence": iso_z(row.due), "tag": message.execution_tag},
     )
 
-    stored, won = advance_job(ctx, job, row, counts, lambda current: advanced(current, row.due))
+    def advance(current: JobRecord) -> JobRecord:
+        return advanced(current, row.due, ctx.schedules.of(current))
+
+    stored, won = advance_job(ctx, job, row, counts, advance)
     if won:
         ctx.remove_row(row)
     return stored, won
 
 
-def advanced(job: JobRecord, due: datetime) -> JobRecord:
-    """`job` once its occurrence at `due` is sent: counted, and moved to the next one."""
-    schedule = parse_schedule(job.definition, now=job.created_time)
+def advanced(job: JobRecord, due: datetime, schedule: Schedule | None = None) -> JobRecord:
+    """`job` once its occurrence at `due` is sent: counted, and moved to the next one
+    (`schedule`: the job's, when the caller has parsed it already)."""
+    if schedule is None:
+        schedule = parse_schedule(job.definition, now=job.created_time)
     done = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
     # Occurrences the executor postponed unrun give their place back (NOT_RUN).
     counted = counted_occurrences(job.bookkeeping) + 1
@@ -129,7 +134,7 @@ def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> d
         return None
     if first.due < ctx.grace_cutoff:
         return None
-    return advanced(job, first.due).next_execution_time
+    return advanced(job, first.due, ctx.schedules.of(job)).next_execution_time
 
 
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> None:

@@ -32,7 +32,7 @@ from scheduler_lib.dispatch.context import (
 )
 from scheduler_lib.domain import OCCURRENCES, JobRecord
 from scheduler_lib.execution import MAIN_ACTION
-from scheduler_lib.schedule import Schedule, parse_schedule
+from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (
     POSTPONED_STATUS,
     DueRow,
@@ -53,7 +53,7 @@ def postpone(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
-    schedule = parse_schedule(job.definition, now=job.created_time)
+    schedule = ctx.schedules.of(job)
     nxt = schedule.next_after(ctx.now)
     marker = {"due": iso_z(row.due), "message": _message(ctx, schedule, row.due, nxt)}
 
