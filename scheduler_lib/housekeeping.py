@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 from scheduler_lib.dispatch import RepairReport, repair_jobs
-from scheduler_lib.domain import FINISHED_JOB_STATES, JobRecord
+from scheduler_lib.domain import ENDED_AT, EXECUTOR, FINISHED_JOB_STATES, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
-from scheduler_lib.execution import EXECUTOR
 from scheduler_lib.store import (
     HISTORY_KEEP,
     TableStore,
@@ -97,7 +96,7 @@ def _delete_finished(store: TableStore, job: JobRecord) -> int | None:
 
 def _ended(job: JobRecord) -> datetime:
     """When the job finished: the executor's record, else its last run, else its creation."""
-    ended_at = (job.bookkeeping.get(EXECUTOR) or {}).get("endedAt")
+    ended_at = (job.bookkeeping.get(EXECUTOR) or {}).get(ENDED_AT)
     if ended_at:
         return datetime.fromisoformat(ended_at)
     return job.last_execution_time or job.created_time

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import CLAIMS, EXECUTOR, OCCURRENCES, JobRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution import EXECUTOR, executor_state
+from scheduler_lib.execution import executor_state
 from scheduler_lib.model import quotas, timing
 from scheduler_lib.schedule import Schedule, parse_schedule
 
@@ -63,7 +63,7 @@ def steady_sample(definition: dict[str, Any], schedule: Schedule) -> list[dateti
 def resume(schedule: Schedule, bookkeeping: dict[str, Any], now: datetime) -> datetime | None:
     """The next execution of a job enabled again at `now`: the first one at or after now
     (occurrences missed while it was disabled are not run), None when `count` is used up."""
-    if schedule.count is not None and bookkeeping.get("occurrences", 0) >= schedule.count:
+    if schedule.count is not None and bookkeeping.get(OCCURRENCES, 0) >= schedule.count:
         return None
     first = schedule.first()
     if first is None or first >= now:
@@ -75,8 +75,8 @@ def restarted(existing: JobRecord | None) -> dict[str, Any]:
     """The bookkeeping of a schedule that starts over: no occurrences counted, but the
     executor's claims kept, so that an occurrence of the old schedule already sent (or sent
     twice by racing ticks) still runs at most once."""
-    bookkeeping: dict[str, Any] = {"occurrences": 0}
-    claims = executor_state(existing)["claims"] if existing else {}
+    bookkeeping: dict[str, Any] = {OCCURRENCES: 0}
+    claims = executor_state(existing)[CLAIMS] if existing else {}
     if claims:
-        bookkeeping[EXECUTOR] = {"claims": claims}
+        bookkeeping[EXECUTOR] = {CLAIMS: claims}
     return bookkeeping

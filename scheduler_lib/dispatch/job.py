@@ -23,7 +23,6 @@ from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.dispatch.context import (
-    POSTPONED,
     Counts,
     TickContext,
     advance_job,
@@ -33,6 +32,7 @@ from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, pos
 from scheduler_lib.domain import (
     DISPATCHED,
     OCCURRENCES,
+    POSTPONED,
     JobRecord,
     counted_occurrences,
     with_sent,

@@ -25,12 +25,11 @@ from typing import Any
 import isodate
 
 from scheduler_lib.dispatch.context import (
-    POSTPONED,
     Counts,
     TickContext,
     advance_job,
 )
-from scheduler_lib.domain import OCCURRENCES, JobRecord
+from scheduler_lib.domain import OCCURRENCES, POSTPONED, JobRecord
 from scheduler_lib.execution import MAIN_ACTION
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (

@@ -10,9 +10,13 @@ what it sent), `collections` (`CollectionRecord`), `vocabulary` (states and stat
 
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.jobs import (
+    CLAIMS,
     DISPATCHED,
+    ENDED_AT,
+    EXECUTOR,
     NOT_RUN,
     OCCURRENCES,
+    POSTPONED,
     JobRecord,
     counted_occurrences,
     sent_occurrences,
@@ -30,19 +34,24 @@ from scheduler_lib.domain.vocabulary import (
 )
 
 __all__ = [
+    "CLAIMS",
     "COLLECTION_STATES",
     "DISPATCHED",
+    "ENDED_AT",
+    "EXECUTOR",
     "FINISHED_JOB_STATES",
     "HISTORY_STATUSES",
     "JOB_STATES",
     "NOT_RUN",
     "OCCURRENCES",
+    "POSTPONED",
     "SEPARATOR",
     "USER_COLLECTION_STATES",
     "USER_JOB_STATES",
     "CollectionRecord",
     "HistoryStatus",
     "JobRecord",
+    "(",
     "collection_key",
     "counted_occurrences",
     "sent_occurrences",

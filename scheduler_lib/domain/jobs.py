@@ -19,6 +19,14 @@ OCCURRENCES = "occurrences"
 #: later than the grace period (postponed). Like the dispatcher's own postponements, they do
 #: not count toward `recurrence.count`, which counts executions.
 NOT_RUN = "notRun"
+#: Bookkeeping: the dispatcher's record of a postponement in progress (the missed occurrence
+#: and the history message), so a crash between its writes is finished by the next tick.
+POSTPONED = "postponed"
+#: Bookkeeping: the executor's part, an object holding its `CLAIMS` (execution tag -> claim)
+#: and `ENDED_AT` (when it finished the job: housekeeping deletes it 60 days later).
+EXECUTOR = "executor"
+CLAIMS = "claims"
+ENDED_AT = "endedAt"
 #: Bookkeeping key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
 #: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
 #: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is

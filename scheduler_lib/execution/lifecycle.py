@@ -3,7 +3,7 @@
 Pure functions from a `JobRecord` to the next one; the executor writes the result with the
 ETag it read, so every rule here holds under concurrent workers.
 
-Claims. `bookkeeping["executor"]["claims"]` maps an execution tag (one occurrence, or one
+Claims. `bookkeeping["executor"][CLAIMS]` maps an execution tag (one occurrence, or one
 manual run) to the furthest attempt of it that a worker took: action, attempt, queue message id,
 and whether that attempt is `done` (history written, follow-up sent) or the occurrence `final`.
 A message is judged against its tag's claim:
@@ -42,11 +42,19 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from scheduler_lib.domain import NOT_RUN, JobRecord, counted_occurrences, sent_occurrences
+from scheduler_lib.domain import (
+    CLAIMS,
+    ENDED_AT,
+    EXECUTOR,
+    NOT_RUN,
+    OCCURRENCES,
+    JobRecord,
+    counted_occurrences,
+    sent_occurrences,
+)
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.schedule import parse_schedule
 
-EXECUTOR = "executor"  # the bookkeeping key this module owns
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit
 FINISHED_RETENTION = timedelta(days=1)
 
@@ -60,7 +68,7 @@ class Verdict(Enum):
 def executor_state(record: JobRecord) -> dict[str, Any]:
     """A copy of the executor's bookkeeping (`claims`, `lastFinished`, `endedAt`)."""
     state = copy.deepcopy(record.bookkeeping.get(EXECUTOR) or {})
-    state.setdefault("claims", {})
+    state.setdefault(CLAIMS, {})
     return state
 
 
@@ -71,7 +79,7 @@ def _step(action: str, attempt: int) -> tuple[int, int]:
 
 def judge(record: JobRecord, message: ExecutionMessage, message_id: str) -> tuple[Verdict, str]:
     """Whether this worker should run `message` (see the module docstring)."""
-    claim = executor_state(record)["claims"].get(message.execution_tag)
+    claim = executor_state(record)[CLAIMS].get(message.execution_tag)
     if claim is None:
         return Verdict.RUN, "first delivery"
     if claim.get("final"):
@@ -94,7 +102,7 @@ def with_claim(
 ) -> JobRecord:
     """`record` with `message`'s attempt claimed under `message_id`."""
     state = executor_state(record)
-    claims = state["claims"]
+    claims = state[CLAIMS]
     previous = claims.get(message.execution_tag) or {}
     same_step = (
         previous.get("action") == message.action and previous.get("attempt") == message.attempt
@@ -118,7 +126,7 @@ def with_claim(
 
 def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
     """When `message`'s step was first claimed (its attempt started then), if it is claimed."""
-    claim = executor_state(record)["claims"].get(message.execution_tag)
+    claim = executor_state(record)[CLAIMS].get(message.execution_tag)
     if claim is None or _step(claim["action"], claim["attempt"]) != _step(
         message.action, message.attempt
     ):
@@ -131,7 +139,7 @@ def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) ->
     Enabled), or None when there is nothing to mark; so that a stale claim never holds up the
     job's completion once it is enabled again."""
     state = executor_state(record)
-    claim = state["claims"].get(message.execution_tag)
+    claim = state[CLAIMS].get(message.execution_tag)
     if claim is None or claim.get("final"):
         return None
     claim.update(final=True, done=True, abandoned=True, at=now.isoformat())
@@ -164,7 +172,7 @@ def with_attempt(
         changes["faulted_count"] = record.faulted_count + 1
 
     state = executor_state(record)
-    claims = state["claims"]
+    claims = state[CLAIMS]
     claim = claims.get(message.execution_tag)
     if claim is not None and _step(claim["action"], claim["attempt"]) == _step(
         message.action, message.attempt
@@ -179,7 +187,7 @@ def with_attempt(
         new_state = _final_state(record, state, message, faulted=faulted)
         if new_state is not None:
             changes["state"] = new_state
-            state["endedAt"] = now.isoformat()
+            state[ENDED_AT] = now.isoformat()
     _prune(claims, now)
     return replace(_with_state(record, state), **changes)
 
@@ -189,7 +197,7 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
     grace period allows): the claim final, nothing counted (as the dispatcher's postponement
     counts nothing), and Completed if that was the job's last occurrence."""
     state = executor_state(record)
-    claim = state["claims"].get(message.execution_tag)
+    claim = state[CLAIMS].get(message.execution_tag)
     if claim is None or not claim.get("postponed"):
         record = _given_back(record, now=now)
     if claim is not None:
@@ -198,8 +206,8 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
     new_state = _final_state(record, state, message, faulted=False)
     if new_state is not None:
         changes["state"] = new_state
-        state["endedAt"] = now.isoformat()
-    _prune(state["claims"], now)
+        state[ENDED_AT] = now.isoformat()
+    _prune(state[CLAIMS], now)
     return replace(_with_state(record, state), **changes)
 
 
@@ -220,7 +228,7 @@ def _final_state(
     record: JobRecord, state: dict[str, Any], message: ExecutionMessage, *, faulted: bool
 ) -> str | None:
     """Completed/Faulted when the job's last dispatched occurrence is over, else None."""
-    dispatched = int(record.bookkeeping.get("occurrences", 0) or 0)
+    dispatched = int(record.bookkeeping.get(OCCURRENCES, 0) or 0)
     if message.occurrence_number == dispatched:
         state["lastFinished"] = {
             "number": message.occurrence_number,
@@ -234,7 +242,7 @@ def _final_state(
         return None
     still_running = any(
         not c.get("final") and not c.get("manual")
-        for tag, c in state["claims"].items()
+        for tag, c in state[CLAIMS].items()
         if tag != message.execution_tag
     )
     if still_running:
