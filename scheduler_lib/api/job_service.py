@@ -19,7 +19,7 @@ from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch import dispatch_if_due
-from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage
 from scheduler_lib.model import arm, jobs, quotas, secrets
@@ -37,7 +37,7 @@ from scheduler_lib.store import jobs as job_store
 
 log = logging.getLogger(__name__)
 
-FINAL_STATES = ("Completed", "Faulted")
+FINAL_STATES = FINISHED_JOB_STATES
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def _save(
     if not same_timing or existing is None:
         next_time = schedule.first()
         nothing_left = next_time is None
-    elif existing.state == "Disabled" and state == "Enabled":
+    elif existing.state == JobState.DISABLED and state == JobState.ENABLED:
         next_time = resume(schedule, bookkeeping, now)
         nothing_left = next_time is None
     else:
@@ -149,7 +149,7 @@ def _save(
         next_time = existing.next_execution_time
         nothing_left = False
     if nothing_left:
-        state = "Completed"
+        state = JobState.COMPLETED
 
     base = existing or JobRecord(
         subscription_id=name.subscription_id,
@@ -212,7 +212,7 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
             collection.subscription_id,
             collection.resource_group,
             collection.name,
-            state="Enabled",
+            state=JobState.ENABLED,
             continuation=token,
         )
         for job in page:
@@ -226,14 +226,14 @@ def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
 
     def attempt() -> int:
         nonlocal current
-        if current.state != "Enabled":
+        if current.state != JobState.ENABLED:
             return 0
         schedule = schedule_of(current.definition, current.created_time)
         next_time = resume(schedule, current.bookkeeping, now)
         updated = replace(
             current,
             next_execution_time=next_time,
-            state="Completed" if next_time is None else current.state,
+            state=JobState.COMPLETED if next_time is None else current.state,
         )
         try:
             saved = job_store.put_job(ctx.store, updated, etag=current.etag)
@@ -253,10 +253,11 @@ def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
 def _reindex(ctx: ApiContext, old: JobRecord | None, new: JobRecord) -> None:
     """Write the due-index row the dispatcher finds the job by; drop the previous one (a
     stale row is harmless, but dropping it saves the dispatcher a read)."""
-    if new.state == "Enabled" and new.next_execution_time is not None:
+    if new.state == JobState.ENABLED and new.next_execution_time is not None:
         add_due(ctx.store, new.key, new.next_execution_time, incarnation=new.incarnation)
     previous = old.next_execution_time if old else None
-    if previous is not None and (new.state != "Enabled" or previous != new.next_execution_time):
+    moved = new.state != JobState.ENABLED or previous != new.next_execution_time
+    if previous is not None and moved:
         remove_due(ctx.store, new.key, previous)
 
 

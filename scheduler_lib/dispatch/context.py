@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from scheduler_lib.config import Settings
-from scheduler_lib.domain import JobRecord, split_job_key
+from scheduler_lib.domain import JobRecord, JobState, split_job_key
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.schedule import Schedule, parse_schedule
@@ -132,7 +132,7 @@ class TickContext:
 
     def runnable(self, job: JobRecord | None) -> bool:
         """Whether the job may run at all: it exists, is Enabled, its collection is enabled."""
-        if job is None or job.state != "Enabled":
+        if job is None or job.state != JobState.ENABLED:
             return False
         return self.collections_enabled.get(job.collection_key, False)
 

@@ -19,7 +19,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.context import TickContext
 from scheduler_lib.dispatch.job import dispatch_job
 from scheduler_lib.dispatch.tick import LOOK_AHEAD
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.errors import NotFoundError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import DueRow, TableStore, get_collection, get_job, minute_key
@@ -29,7 +29,7 @@ def due_before_next_tick(job: JobRecord, *, now: datetime) -> bool:
     """Whether the job's next occurrence falls in a minute a tick at `now` would read."""
     due = job.next_execution_time
     return (
-        job.state == "Enabled"
+        job.state == JobState.ENABLED
         and due is not None
         and minute_key(due) <= minute_key(now + LOOK_AHEAD)
     )

@@ -29,7 +29,7 @@ from scheduler_lib.dispatch.context import (
     TickContext,
     advance_job,
 )
-from scheduler_lib.domain import OCCURRENCES, POSTPONED, JobRecord
+from scheduler_lib.domain import OCCURRENCES, POSTPONED, JobRecord, JobState
 from scheduler_lib.execution import MAIN_ACTION
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (
@@ -60,7 +60,7 @@ def postpone(
         return replace(
             current,
             next_execution_time=nxt,
-            state=current.state if nxt is not None else "Completed",
+            state=current.state if nxt is not None else JobState.COMPLETED,
             bookkeeping={**current.bookkeeping, POSTPONED: marker},
         )
 

@@ -30,7 +30,9 @@ from scheduler_lib.domain.vocabulary import (
     JOB_STATES,
     USER_COLLECTION_STATES,
     USER_JOB_STATES,
+    CollectionState,
     HistoryStatus,
+    JobState,
 )
 
 __all__ = [
@@ -49,8 +51,10 @@ __all__ = [
     "USER_COLLECTION_STATES",
     "USER_JOB_STATES",
     "CollectionRecord",
+    "CollectionState",
     "HistoryStatus",
     "JobRecord",
+    "JobState",
     "(",
     "collection_key",
     "counted_occurrences",

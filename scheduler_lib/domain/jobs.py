@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key
+from scheduler_lib.domain.vocabulary import JobState
 from scheduler_lib.timeutil import iso_z
 
 #: Bookkeeping: how many occurrences the dispatcher has sent (numbered 1, 2, ...).
@@ -107,7 +108,7 @@ class JobRecord:
         started — one already sent to the executor and not yet due, else
         `next_execution_time`. A job that is not Enabled will not run what was sent (the
         executor drops it)."""
-        if self.state == "Enabled":
+        if self.state == JobState.ENABLED:
             pending = [t for t in sent_occurrences(self.bookkeeping) if t > now]
             if pending:
                 return pending[0]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -85,7 +85,7 @@ def _why_not_runnable(
         return "the job collection no longer exists"
     if not collection.enabled:
         return "the job collection is disabled"
-    if not message.manual and record.state != "Enabled":
+    if not message.manual and record.state != JobState.ENABLED:
         return f"the job is {record.state}"
     return None
 

@@ -47,7 +47,7 @@ from typing import Any
 
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution import late as execute_late
@@ -234,7 +234,7 @@ def _history_entry(
     text = outcome.message
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
-    status = "Completed" if outcome.succeeded else "Failed"
+    status = HistoryStatus.COMPLETED if outcome.succeeded else HistoryStatus.FAILED
     return execute_late.attempt_entry(record, message, status, text, started=started, ended=ended)
 
 

@@ -49,6 +49,7 @@ from scheduler_lib.domain import (
     NOT_RUN,
     OCCURRENCES,
     JobRecord,
+    JobState,
     counted_occurrences,
     sent_occurrences,
 )
@@ -217,7 +218,7 @@ def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
     first after `now` and after every occurrence already sent (the caller indexes it)."""
     bookkeeping = {**record.bookkeeping, NOT_RUN: int(record.bookkeeping.get(NOT_RUN, 0)) + 1}
     nxt = record.next_execution_time
-    if nxt is None and record.state == "Enabled":
+    if nxt is None and record.state == JobState.ENABLED:
         schedule = parse_schedule(record.definition, now=record.created_time)
         if schedule.count is not None and counted_occurrences(bookkeeping) < schedule.count:
             nxt = schedule.next_after(max([now, *sent_occurrences(bookkeeping)]))
@@ -236,7 +237,7 @@ def _final_state(
             "faulted": faulted,
         }
     last = state.get("lastFinished")
-    if record.state != "Enabled" or record.next_execution_time is not None:
+    if record.state != JobState.ENABLED or record.next_execution_time is not None:
         return None
     if not last or last.get("number") != dispatched:
         return None
@@ -247,7 +248,7 @@ def _final_state(
     )
     if still_running:
         return None
-    return "Faulted" if last.get("faulted") else "Completed"
+    return JobState.FAULTED if last.get("faulted") else JobState.COMPLETED
 
 
 def _prune(claims: dict[str, Any], now: datetime) -> None:

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from scheduler_lib.domain import CLAIMS
+from scheduler_lib.domain import CLAIMS, HistoryStatus
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.late import not_run_entry
@@ -63,7 +63,8 @@ def record_poisoned(
     if claim is not None and claim.get("final"):
         return PoisonReport("Dropped", "the occurrence is already over")
 
-    entry = add_history(store, not_run_entry(record, message, "Failed", POISONED_MESSAGE, now=now))
+    failed = not_run_entry(record, message, HistoryStatus.FAILED, POISONED_MESSAGE, now=now)
+    entry = add_history(store, failed)
     if claim is None:  # never claimed (it failed before that): claim it, to mark it final
         record = lifecycle.with_claim(record, message, message_id, now=now)
     attempt = claims.Attempt(

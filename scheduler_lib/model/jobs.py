@@ -11,7 +11,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord
+from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord, JobState
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action
@@ -55,7 +55,7 @@ def normalize_properties(value: Any, *, path: str = "properties") -> tuple[dict[
         )
     definition["action"] = normalize_action(source["action"], wire.join(path, "action"))
     timing.validate_timing(definition)
-    state = "Enabled"
+    state: str = JobState.ENABLED
     if source.get("state") is not None:
         where = wire.join(path, "state")
         state = wire.enum(source["state"], where, JOB_STATES)

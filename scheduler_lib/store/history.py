@@ -96,7 +96,7 @@ def add_history(
         "EndTime": entry.end_time,
         "ExpectedExecutionTime": entry.expected_execution_time,
         "ActionName": entry.action_name,
-        "Status": entry.status,
+        "Status": str(entry.status),  # a HistoryStatus is stored as its plain value
         "Message": entry.message,
         "RetryCount": entry.retry_count,
         "RepeatCount": entry.repeat_count,

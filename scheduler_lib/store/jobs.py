@@ -50,7 +50,7 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         "Name": record.name,
         "Definition": dumps(record.definition),
         "CreatedTime": record.created_time,
-        "State": record.state,
+        "State": str(record.state),  # a JobState is stored as its plain value
         "ExecutionCount": record.execution_count,
         "FailureCount": record.failure_count,
         "FaultedCount": record.faulted_count,
