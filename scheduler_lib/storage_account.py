@@ -9,6 +9,8 @@ client class and options, so this module imports no storage SDK itself.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from scheduler_lib.config import Settings
@@ -29,3 +31,21 @@ def service_client(
 
     credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
     return cast(C, factory(endpoint, credential=credential, **options))
+
+
+class Once:
+    """A setup step each storage adapter runs once per instance (creating its tables or
+    queues): the first caller runs it, racing callers wait for it, later ones skip it. A
+    step that raises is tried again by the next caller."""
+
+    def __init__(self) -> None:
+        self._done = False
+        self._lock = threading.Lock()
+
+    def run(self, step: Callable[[], object]) -> None:
+        if self._done:
+            return
+        with self._lock:
+            if not self._done:
+                step()
+                self._done = True

@@ -207,13 +207,9 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
     dispatch when that is due before the next tick. Returns how many jobs it rescheduled."""
     resumed, token = 0, None
     while True:
+        where = (collection.subscription_id, collection.resource_group, collection.name)
         page, token = job_store.list_jobs(
-            ctx.store,
-            collection.subscription_id,
-            collection.resource_group,
-            collection.name,
-            state=JobState.ENABLED,
-            continuation=token,
+            ctx.store, *where, state=JobState.ENABLED, continuation=token
         )
         for job in page:
             resumed += _resume_job(ctx, job, now=now)

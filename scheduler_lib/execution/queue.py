@@ -16,7 +16,6 @@ time, never earlier (rounded up).
 from __future__ import annotations
 
 import math
-import threading
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -34,7 +33,7 @@ from azure.storage.queue import (
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.storage_account import service_client
+from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
 #: The longest visibility delay Storage queues accept, less a margin for clock skew.
@@ -75,16 +74,11 @@ class ExecutionQueue:
     def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
         self.settings = settings
         self.patience = patience
-        self._ready = False
-        self._ready_lock = threading.Lock()
+        self._ready = Once()
 
     def ready(self) -> ExecutionQueue:
         """This queue, created (with its poison queue) once per instance, on first use."""
-        if not self._ready:
-            with self._ready_lock:
-                if not self._ready:
-                    self.ensure()
-                    self._ready = True
+        self._ready.run(self.ensure)
         return self
 
     @cached_property

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -35,7 +34,7 @@ from scheduler_lib.errors import (
     ServiceUnavailableError,
     ValidationError,
 )
-from scheduler_lib.storage_account import service_client
+from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
 
@@ -103,8 +102,7 @@ class TableStore:
         self.settings = settings
         self.patience = patience
         self._clients: dict[str, TableClient] = {}
-        self._ready = False
-        self._ready_lock = threading.Lock()
+        self._ready = Once()
 
     @cached_property
     def service(self) -> TableServiceClient:
@@ -126,11 +124,7 @@ class TableStore:
     def ready(self) -> TableStore:
         """This store, its tables created once per instance (the first caller creates them;
         building the app at worker import therefore never touches the network)."""
-        if not self._ready:
-            with self._ready_lock:
-                if not self._ready:
-                    self.ensure_tables()
-                    self._ready = True
+        self._ready.run(self.ensure_tables)
         return self
 
     def ensure_tables(self) -> None:
