@@ -68,6 +68,28 @@ def claim(
     raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
 
 
+def confirm(store: TableStore, message: ExecutionMessage, *, now: datetime) -> JobRecord | Skip:
+    """Re-read the job at the claimed attempt's exact second, after the early wait: the job
+    as it is now (its definition may have changed), or why it no longer runs. The claim was
+    taken 1-2 s early; a job deleted (or created again) in between must not still run an
+    occurrence it no longer has, while its successor, created before that second, runs it
+    too. Checked at the second itself, the occurrence belongs to whichever incarnation exists
+    then: one created later starts after it (first executions round up to a whole second)."""
+    for _ in range(_MAX_WRITE_TRIES):
+        record = find_job(store, message.job_key)
+        if record is None:
+            return Skip("Dropped", "the job was deleted before the occurrence's second")
+        if not message.belongs_to(record.incarnation):
+            return Skip("Dropped", "the job was deleted and created again before its second")
+        if message.manual or record.state == "Enabled":
+            return record
+        stale = lifecycle.abandoned(record, message, now=now)
+        if stale is not None and not _try_put(store, stale, record.etag):
+            continue
+        return Skip("Dropped", f"the job is {record.state}")
+    raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
+
+
 def _why_not_runnable(
     store: TableStore, record: JobRecord, message: ExecutionMessage
 ) -> str | None:
@@ -127,13 +149,15 @@ def apply(
     change: Callable[[JobRecord], JobRecord],
 ) -> JobRecord | None:
     """Write `change(record)` ETag-conditionally, re-reading and re-applying on a conflict.
-    Returns the job as written, or None if it was deleted meanwhile."""
+    Returns the job as written, or None if it was deleted meanwhile (also when a job of the
+    same name was created since: its counters, claims and state are not this attempt's)."""
+    incarnation = record.incarnation
     for _ in range(_MAX_WRITE_TRIES):
         try:
             return put_job(store, change(record), etag=record.etag)
         except (PreconditionFailedError, NotFoundError):
             fresh = find_job(store, message.job_key)
-            if fresh is None:
+            if fresh is None or fresh.incarnation != incarnation:
                 return None
             record = fresh
     raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
