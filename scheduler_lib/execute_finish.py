@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from scheduler_lib import claims
+from scheduler_lib import claims, lifecycle
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.execution_queue import ExecutionQueue
 from scheduler_lib.messages import ERROR_ACTION, ExecutionMessage
@@ -39,11 +39,16 @@ RAN = ("Completed", "Failed")
 def recorded_attempt(
     store: TableStore, record: JobRecord, message: ExecutionMessage
 ) -> HistoryEntry | None:
-    """The history entry `message`'s attempt wrote if its action ran, else None."""
+    """The history entry `message`'s attempt wrote if its action ran, else None: same
+    occurrence, action, attempt and occurrence number, started after the attempt's claim."""
+    claimed = lifecycle.claimed_at(record, message)
+    if claimed is None:
+        return None
     entries, _ = list_history(store, record.history_key, page_size=RECENT)
     for entry in entries:
         if (
             entry.status in RAN
+            and entry.start_time >= claimed
             and entry.expected_execution_time == message.occurrence
             and entry.action_name == message.action
             and entry.retry_count == message.attempt

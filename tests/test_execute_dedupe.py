@@ -186,14 +186,16 @@ def test_a_worker_killed_inside_the_action_call_runs_again_on_redelivery(
     assert [e.status for e in driver.history(job.key)] == ["Completed"]
 
 
+@pytest.mark.parametrize("status", [200, 500])
 def test_an_attempt_whose_result_could_not_be_written_is_not_run_again(
-    driver: Driver, target: HttpTarget, monkeypatch: pytest.MonkeyPatch
+    driver: Driver, target: HttpTarget, monkeypatch: pytest.MonkeyPatch, status: int
 ) -> None:
     """The job keeps changing while the executor writes the attempt's result: another writer
     (a real write to the same entity) gets in before each of its ETag-conditional writes, so
     `finish` gives up and the message is redelivered. The action already ran and its history
     entry is written: the redelivery records the result, it does not call the target again
     (at-least-once is only for a worker that died inside the action)."""
+    target.reply(status)
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
     real_put = claims.put_job
@@ -215,6 +217,10 @@ def test_an_attempt_whose_result_could_not_be_written_is_not_run_again(
     assert len(target.requests) == 1
     assert redelivered.disposition == "Recorded"
     stored = driver.job(job.key)
-    assert stored.execution_count == 1 and stored.last_execution_time is not None
-    assert lifecycle.executor_state(stored)["claims"][message.execution_tag]["final"]
-    assert [e.status for e in driver.history(job.key)] == ["Completed"]
+    assert (stored.execution_count, stored.failure_count) == (1, int(status == 500))
+    claim = lifecycle.executor_state(stored)["claims"][message.execution_tag]
+    assert claim["done"] and claim["final"] == (status == 200)
+    # A failed attempt's retry is sent again (an identical message: the claims run it once).
+    assert redelivered.follow_up == (message.next_attempt() if status == 500 else None)
+    [entry] = driver.history(job.key)
+    assert entry.status == ("Completed" if status == 200 else "Failed")
