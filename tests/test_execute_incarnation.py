@@ -13,8 +13,9 @@ from scheduler_lib.execute import handle_message
 from scheduler_lib.lifecycle import executor_state
 from scheduler_lib.messages import ExecutionMessage
 from scheduler_lib.poisoned import record_poisoned
+from scheduler_lib.store.collections import CollectionRecord, put_collection
 from scheduler_lib.store.jobs import JobRecord, delete_job, put_job
-from tests.executor_harness import T0, Driver, http_action, make_job
+from tests.executor_harness import COLL, RG, SUB, T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 
 
@@ -102,7 +103,7 @@ def test_a_job_created_again_before_the_occurrences_second_runs_it_once(
     assert driver.job(old.key).execution_count == 1
 
 
-def test_a_job_deleted_or_disabled_while_its_attempt_waits_does_not_run(
+def test_a_job_or_collection_deleted_or_disabled_while_its_attempt_waits_does_not_run(
     driver: Driver, target: HttpTarget
 ) -> None:
     deleted = _first(driver, target)
@@ -117,11 +118,22 @@ def test_a_job_deleted_or_disabled_while_its_attempt_waits_does_not_run(
         lambda: put_job(driver.store, replace(driver.job(disabled.key), state="Disabled")),
     )  # fmt: skip
 
-    assert (gone.disposition, stopped.disposition) == ("Dropped", "Dropped")
-    assert "deleted" in gone.reason and "Disabled" in stopped.reason
-    assert target.requests == []
     claim = executor_state(driver.job(disabled.key))["claims"][message.execution_tag]
     assert claim["final"] and claim["abandoned"]  # enabled again, it is not held up by it
+    in_paused = _first(driver, target)
+    paused_collection = CollectionRecord(
+        SUB, RG, COLL, "westeurope", properties={"state": "Disabled"}
+    )
+    paused = _claimed_early_then(
+        driver, ExecutionMessage.scheduled(in_paused.key, T0, 1, incarnation="first"),
+        lambda: put_collection(driver.store, paused_collection),
+    )  # fmt: skip
+
+    assert (gone.disposition, stopped.disposition, paused.disposition) == ("Dropped",) * 3
+    assert (gone.reason, stopped.reason, paused.reason) == (
+        "the job no longer exists", "the job is Disabled", "the job collection is disabled",
+    )  # fmt: skip
+    assert target.requests == []
 
 
 def test_an_attempt_finishing_after_its_job_was_created_again_leaves_the_new_job_alone(
