@@ -45,18 +45,11 @@ def claim(
 ) -> tuple[JobRecord, lifecycle.Verdict] | Skip:
     """Claim the attempt (ETag loop), or say why it is not run."""
     for _ in range(_MAX_WRITE_TRIES):
-        record = find_job(store, message.job_key)
+        record = _runnable(store, message, now=now)
         if record is None:
-            return Skip("Dropped", "the job no longer exists")
-        if not message.belongs_to(record.incarnation):
-            # Its claims are the new job's (tags derive from name and time): leave them be.
-            return Skip("Dropped", "the job was deleted and created again since it was sent")
-        reason = _why_not_runnable(store, record, message)
-        if reason is not None:
-            stale = lifecycle.abandoned(record, message, now=now)
-            if stale is not None and not _try_put(store, stale, record.etag):
-                continue
-            return Skip("Dropped", reason)
+            continue
+        if isinstance(record, Skip):
+            return record
         verdict, why = lifecycle.judge(record, message, message_id)
         if verdict is lifecycle.Verdict.DUPLICATE:
             return Skip("Duplicate", why)
@@ -66,6 +59,40 @@ def claim(
         except (PreconditionFailedError, NotFoundError):
             continue
     raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
+
+
+def confirm(store: TableStore, message: ExecutionMessage, *, now: datetime) -> JobRecord | Skip:
+    """Check the claimed attempt again at its exact second, after the early wait: the job as
+    it is now (its definition may have changed), or why it no longer runs. The claim was
+    taken 1-2 s early; a job deleted (or created again) in between must not still run an
+    occurrence it no longer has, while its successor, created before that second, runs it
+    too. Checked at the second itself, the occurrence belongs to whichever incarnation exists
+    then: one created later starts after it (first executions round up to a whole second)."""
+    for _ in range(_MAX_WRITE_TRIES):
+        record = _runnable(store, message, now=now)
+        if record is not None:
+            return record
+    raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")
+
+
+def _runnable(
+    store: TableStore, message: ExecutionMessage, *, now: datetime
+) -> JobRecord | Skip | None:
+    """The job as `message` may run against it, or why it may not (its occurrence then
+    marked abandoned); None when that mark lost a race (read again)."""
+    record = find_job(store, message.job_key)
+    if record is None:
+        return Skip("Dropped", "the job no longer exists")
+    if not message.belongs_to(record.incarnation):
+        # Its claims are the new job's (tags derive from name and time): leave them be.
+        return Skip("Dropped", "the job was deleted and created again since it was sent")
+    reason = _why_not_runnable(store, record, message)
+    if reason is None:
+        return record
+    stale = lifecycle.abandoned(record, message, now=now)
+    if stale is not None and not _try_put(store, stale, record.etag):
+        return None
+    return Skip("Dropped", reason)
 
 
 def _why_not_runnable(
@@ -127,13 +154,15 @@ def apply(
     change: Callable[[JobRecord], JobRecord],
 ) -> JobRecord | None:
     """Write `change(record)` ETag-conditionally, re-reading and re-applying on a conflict.
-    Returns the job as written, or None if it was deleted meanwhile."""
+    Returns the job as written, or None if it was deleted meanwhile (also when a job of the
+    same name was created since: its counters, claims and state are not this attempt's)."""
+    incarnation = record.incarnation
     for _ in range(_MAX_WRITE_TRIES):
         try:
             return put_job(store, change(record), etag=record.etag)
         except (PreconditionFailedError, NotFoundError):
             fresh = find_job(store, message.job_key)
-            if fresh is None:
+            if fresh is None or fresh.incarnation != incarnation:
                 return None
             record = fresh
     raise PreconditionFailedError(f"Job '{message.job_key}' kept changing; will retry.")

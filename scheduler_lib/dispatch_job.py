@@ -75,10 +75,15 @@ def _handle(
     if not ctx.runnable(job) or job.next_execution_time != row.due:
         _stale(ctx, job, row, counts)
         return job, None
+    incarnation = job.incarnation
     if row.due < ctx.grace_cutoff:
         job, won = postpone(ctx, job, row, counts)
     else:
         job, won = _send(ctx, job, row, counts)
+    if not won and job is not None and job.incarnation != incarnation:
+        # Deleted and created again meanwhile: the new job's occurrence is its own (the row is
+        # shared by name), handled now under its incarnation rather than a tick later.
+        return job, row
     nxt = job.next_execution_time if won and job is not None else None
     if nxt is None or not ctx.in_range(nxt):
         return job, None
