@@ -153,10 +153,13 @@ def advance_job(
     """Write the next occurrence's row, then apply `advance` to the job ETag-conditionally.
 
     Returns the job as stored and whether this tick's write won. On a conflict the job is
-    re-read: if it still waits for `row.due` (someone changed only what the dispatcher does
-    not own) `advance` is applied again; otherwise whoever changed it owns it now (the old
-    row is left for the next tick to drop, so that a racing tick's unfinished postponement
-    can still be finished). On a win the caller removes the old row once it is done."""
+    re-read: if it is the same incarnation and still waits for `row.due` (someone changed
+    only what the dispatcher does not own) `advance` is applied again; otherwise whoever
+    changed it owns it now (the old row is left for the next tick to drop, so that a racing
+    tick's unfinished postponement can still be finished). A job deleted and created again
+    meanwhile is never advanced here: the message just sent carries the old incarnation,
+    which the executor drops, so advancing the new one would lose its occurrence. On a win
+    the caller removes the old row once it is done."""
     current = job
 
     def attempt() -> tuple[JobRecord | None, bool]:
@@ -172,7 +175,12 @@ def advance_job(
             saved = put_job(ctx.store, updated, etag=current.etag)
         except PreconditionFailedError as exc:
             fresh = read_job(ctx, current.key, counts)
-            if fresh is not None and ctx.runnable(fresh) and fresh.next_execution_time == row.due:
+            if (
+                fresh is not None
+                and fresh.incarnation == job.incarnation
+                and ctx.runnable(fresh)
+                and fresh.next_execution_time == row.due
+            ):
                 current = fresh
                 raise LostRace from exc
             return fresh, False

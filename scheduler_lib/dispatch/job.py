@@ -75,10 +75,15 @@ def _handle(
     if not ctx.runnable(job) or job.next_execution_time != row.due:
         _stale(ctx, job, row, counts)
         return job, None
+    incarnation = job.incarnation
     if row.due < ctx.grace_cutoff:
         handled, won = postpone(ctx, job, row, counts)
     else:
         handled, won = _send(ctx, job, row, counts)
+    if not won and handled is not None and handled.incarnation != incarnation:
+        # Deleted and created again meanwhile: the new job's occurrence is its own (the row is
+        # shared by name), handled now under its incarnation rather than a tick later.
+        return handled, row
     nxt = handled.next_execution_time if won and handled is not None else None
     if handled is None or nxt is None or not ctx.in_range(nxt):
         return handled, None

@@ -50,18 +50,11 @@ def claim(
     """Claim the attempt (ETag loop), or say why it is not run."""
 
     def attempt() -> tuple[JobRecord, lifecycle.Verdict] | Skip:
-        record = find_job(store, message.job_key)
+        record = _runnable(store, message, now=now)
         if record is None:
-            return Skip("Dropped", "the job no longer exists")
-        if not message.belongs_to(record.incarnation):
-            # Its claims are the new job's (tags derive from name and time): leave them be.
-            return Skip("Dropped", "the job was deleted and created again since it was sent")
-        reason = _why_not_runnable(store, record, message)
-        if reason is not None:
-            stale = lifecycle.abandoned(record, message, now=now)
-            if stale is not None and not _try_put(store, stale, record.etag):
-                raise LostRace
-            return Skip("Dropped", reason)
+            raise LostRace
+        if isinstance(record, Skip):
+            return record
         verdict, why = lifecycle.judge(record, message, message_id)
         if verdict is lifecycle.Verdict.DUPLICATE:
             return Skip("Duplicate", why)
@@ -72,6 +65,43 @@ def claim(
             raise LostRace from exc
 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
+
+
+def confirm(store: TableStore, message: ExecutionMessage, *, now: datetime) -> JobRecord | Skip:
+    """Check the claimed attempt again at its exact second, after the early wait: the job as
+    it is now (its definition may have changed), or why it no longer runs. The claim was
+    taken 1-2 s early; a job deleted (or created again) in between must not still run an
+    occurrence it no longer has, while its successor, created before that second, runs it
+    too. Checked at the second itself, the occurrence belongs to whichever incarnation exists
+    then: one created later starts after it (first executions round up to a whole second)."""
+
+    def attempt() -> JobRecord | Skip:
+        record = _runnable(store, message, now=now)
+        if record is None:
+            raise LostRace
+        return record
+
+    return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
+
+
+def _runnable(
+    store: TableStore, message: ExecutionMessage, *, now: datetime
+) -> JobRecord | Skip | None:
+    """The job as `message` may run against it, or why it may not (its occurrence then
+    marked abandoned); None when that mark lost a race (read again)."""
+    record = find_job(store, message.job_key)
+    if record is None:
+        return Skip("Dropped", "the job no longer exists")
+    if not message.belongs_to(record.incarnation):
+        # Its claims are the new job's (tags derive from name and time): leave them be.
+        return Skip("Dropped", "the job was deleted and created again since it was sent")
+    reason = _why_not_runnable(store, record, message)
+    if reason is None:
+        return record
+    stale = lifecycle.abandoned(record, message, now=now)
+    if stale is not None and not _try_put(store, stale, record.etag):
+        return None
+    return Skip("Dropped", reason)
 
 
 def _why_not_runnable(
@@ -133,7 +163,9 @@ def apply(
     change: Callable[[JobRecord], JobRecord],
 ) -> JobRecord | None:
     """Write `change(record)` ETag-conditionally, re-reading and re-applying on a conflict.
-    Returns the job as written, or None if it was deleted meanwhile."""
+    Returns the job as written, or None if it was deleted meanwhile (also when a job of the
+    same name was created since: its counters, claims and state are not this attempt's)."""
+    incarnation = record.incarnation
     current = record
 
     def attempt() -> JobRecord | None:
@@ -142,7 +174,7 @@ def apply(
             return put_job(store, change(current), etag=current.etag)
         except (PreconditionFailedError, NotFoundError) as exc:
             fresh = find_job(store, message.job_key)
-            if fresh is None:
+            if fresh is None or fresh.incarnation != incarnation:
                 return None
             current = fresh
             raise LostRace from exc

@@ -14,9 +14,14 @@
    An attempt with an exact start (`ExecutionMessage.start_at`: a scheduled occurrence) is
    delivered 1-2 s early so that this happens before its second; the executor then waits
    for the second itself (`sleep`), so the action starts on time rather than up to a polling
-   interval plus a second late. A message delivered far earlier than that (a clock far off)
-   is not held: it is sent again to appear at its time ("Deferred") and this copy ends.
-   One delivered more than the grace period late is not run but Postponed (`execute_late`).
+   interval plus a second late, and reads the job again (`claims.confirm`): a job deleted,
+   created again or disabled during that wait does not run the occurrence (a successor
+   created before the second runs it, once). A message delivered far earlier than that (a
+   clock far off) is not held: it is sent again to appear at its time ("Deferred") and this
+   copy ends. One delivered more than the grace period late is not run but Postponed
+   (`execute_late`). A Rerun whose history entry is already written ran its action and only
+   failed to update the job (step 7 gave up): it goes on from step 6 ("Recorded",
+   `finish`) instead of calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
@@ -50,11 +55,12 @@ from scheduler_lib.config import Settings
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
-from scheduler_lib.execution.retry import Delivery, RetryPolicy, deliver
-from scheduler_lib.store import HistoryEntry, TableStore, add_history, request_history_purge
+from scheduler_lib.execution.retry import Delivery, RetryPolicy
+from scheduler_lib.store import HistoryEntry, TableStore, add_history
 from scheduler_lib.timeutil import Clock
 
 log = logging.getLogger("scheduler.execute")
@@ -72,7 +78,8 @@ MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
-    disposition: str  # "Ran" | "Rerun" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
+    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
+    disposition: str
     reason: str
     job_key: str
     execution_tag: str
@@ -151,6 +158,15 @@ def _handle(
         )
         return report("Postponed", "started later than the grace period", job_state=_state(late))
 
+    if start_at is not None:
+        early = (start_at - clock()).total_seconds()
+        if early > 0:
+            sleep(early)
+            confirmed = claims.confirm(store, message, now=clock())
+            if isinstance(confirmed, claims.Skip):
+                return report(confirmed.disposition, confirmed.reason)
+            record = confirmed
+
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted
         # The occurrence is over (faulted); the job may be complete.
@@ -159,6 +175,11 @@ def _handle(
         over = claims.finish(store, record, message, message_id, gone, now=now)
         return report("Dropped", "the job has no errorAction any more", job_state=_state(over))
     policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
+    after = execute_finish.Finish(store, queue, record, message, message_id, policy, clock)
+    if verdict is lifecycle.Verdict.RERUN:
+        entry = execute_finish.recorded_attempt(store, record, message)
+        if entry is not None:  # it ran; only the job's update was lost
+            return after.conclude(entry, report, "Recorded", "its action already ran", resumed=True)
 
     context = ExecutionContext(
         job_id=job_arm_id(record),
@@ -167,38 +188,14 @@ def _handle(
         execution_tag=message.execution_tag,
         retry_count=message.attempt,
     )
-    if start_at is not None:
-        early = (start_at - clock()).total_seconds()
-        if early > 0:
-            sleep(early)
     started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))
     ended = clock()
     entry = add_history(store, _history_entry(record, message, outcome, started, ended))
 
-    follow_up, faulted_now = _follow_up(record, message, policy, succeeded=outcome.succeeded)
-    follow_up_at = delivery = None
-    if follow_up is not None:
-        follow_up_at = policy.retry_at(ended) if follow_up.attempt else ended
-        delivery = deliver(follow_up, visible_at=follow_up_at, now=ended, queue=queue, store=store)
-
-    attempt = claims.Attempt(outcome.succeeded, started, faulted_now, final=follow_up is None)
-    history_key = record.history_key
-    finished = claims.finish(store, record, message, message_id, attempt, now=clock())
-    if finished is None:
-        # Deleted while the action ran: the purge of its history may be over already; do
-        # not leave this attempt's entry behind as an orphan.
-        request_history_purge(store, history_key)
-    return report(
-        "Rerun" if verdict is lifecycle.Verdict.RERUN else "Ran",
-        f"{verdict.value}: dequeue {dequeue_count}",
-        outcome=outcome,
-        history=entry,
-        follow_up=follow_up,
-        follow_up_at=follow_up_at,
-        delivery=delivery,
-        job_state=_state(finished),
-    )
+    disposition = "Rerun" if verdict is lifecycle.Verdict.RERUN else "Ran"
+    reason = f"{verdict.value}: dequeue {dequeue_count}"
+    return after.conclude(entry, report, disposition, reason, outcome=outcome)
 
 
 def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any] | None:
@@ -208,20 +205,6 @@ def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any
     if message.action == ERROR_ACTION:
         return action.get("errorAction") or None
     return action
-
-
-def _follow_up(
-    record: JobRecord, message: ExecutionMessage, policy: RetryPolicy, *, succeeded: bool
-) -> tuple[ExecutionMessage | None, bool]:
-    """The next message of this occurrence (None: it is over) and whether it just faulted."""
-    if succeeded:
-        return None, False
-    if policy.allows_retry(message.attempt):
-        return message.next_attempt(), False
-    if message.action == ERROR_ACTION:
-        return None, False
-    has_error_action = bool((record.definition.get("action") or {}).get("errorAction"))
-    return (message.error_action() if has_error_action else None), True
 
 
 def _history_entry(

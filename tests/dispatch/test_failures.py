@@ -6,6 +6,7 @@ failures are injected by `RecordingQueue`, a real ExecutionQueue subclass."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -15,6 +16,8 @@ from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain.jobs import DISPATCHED, JobRecord
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
+from scheduler_lib.store.due_index import add_due
+from scheduler_lib.store.jobs import delete_job, put_job
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import (
     T0,
@@ -199,3 +202,29 @@ def test_a_job_whose_stored_definition_no_longer_parses_fails_alone(
     assert [reload(store, j).next_execution_time for j in jobs] == [NEXT, DUE, NEXT]
     assert get_dispatcher_state(store).cursor == T0 - timedelta(minutes=1)
     assert (jobs[1].key, DUE) in all_rows(store)
+
+
+def test_job_deleted_and_created_again_during_the_tick_gets_its_own_occurrence(
+    store: TableStore, settings: Settings
+) -> None:
+    """The API deletes the job and creates it again (same schedule, a new incarnation) right
+    after the tick sent the old one's message, which the executor drops as not the new job's.
+    The tick must not advance the new job past that occurrence on the old one's behalf (it
+    would be lost): it sends the new job's own message and advances it once."""
+    old = make_job(store, "j", definition(DUE))
+    old = set_job(store, old, incarnation="first")
+
+    def api_deletes_and_creates_again(message: ExecutionMessage) -> None:
+        if message.incarnation == "first":
+            delete_job(store, reload(store, old), etag=None)
+            put_job(store, replace(old, incarnation="second", etag=None), create_only=True)
+            add_due(store, old.key, DUE, incarnation="second")
+
+    queue = _queue(settings, on_send=api_deletes_and_creates_again)
+    run_tick(store, queue, settings, now=T0)
+
+    sent = [(s.message.incarnation, s.message.occurrence) for s in queue.sent]
+    assert sent == [("first", DUE), ("second", DUE)]
+    stored = reload(store, old)
+    assert stored.incarnation == "second"
+    assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (NEXT, 1)

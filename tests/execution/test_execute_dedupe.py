@@ -3,15 +3,20 @@ that dies mid-action, and messages that arrive out of order."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
-from scheduler_lib.execution import lifecycle
+from scheduler_lib.domain import JobRecord
+from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.store.etag import ContentionError
 from scheduler_lib.store.jobs import put_job
+from scheduler_lib.store.tables import TableStore
 from tests.execution.harness import (
     T0,
     Driver,
@@ -180,3 +185,43 @@ def test_a_worker_killed_inside_the_action_call_runs_again_on_redelivery(
     assert driver.run(message, message_id="m-1", dequeue_count=2).disposition == "Rerun"
     assert len(sent) == 1
     assert [e.status for e in driver.history(job.key)] == ["Completed"]
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_an_attempt_whose_result_could_not_be_written_is_not_run_again(
+    driver: Driver, target: HttpTarget, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    """The job keeps changing while the executor writes the attempt's result: another writer
+    (a real write to the same entity) gets in before each of its ETag-conditional writes, so
+    `finish` gives up and the message is redelivered. The action already ran and its history
+    entry is written: the redelivery records the result, it does not call the target again
+    (at-least-once is only for a worker that died inside the action)."""
+    target.reply(status)
+    job = make_job(driver.store, http_action(target.url))
+    message = ExecutionMessage.scheduled(job.key, T0, 1)
+    real_put = claims.put_job
+
+    def another_writer_first(store: TableStore, record: JobRecord, **kwargs: object) -> JobRecord:
+        claim = lifecycle.executor_state(record)["claims"].get(message.execution_tag, {})
+        if claim.get("done"):  # the attempt's result, not its claim
+            current = driver.job(record.key)
+            touched = {**current.bookkeeping, "other": uuid.uuid4().hex}
+            real_put(store, replace(current, bookkeeping=touched))
+        return real_put(store, record, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(claims, "put_job", another_writer_first)
+    with pytest.raises(ContentionError):  # a redelivery, not a 412
+        driver.run(message, message_id="m-1")
+    monkeypatch.undo()
+    redelivered = driver.run(message, message_id="m-1", dequeue_count=2)
+
+    assert len(target.requests) == 1
+    assert redelivered.disposition == "Recorded"
+    stored = driver.job(job.key)
+    assert (stored.execution_count, stored.failure_count) == (1, int(status == 500))
+    claim = lifecycle.executor_state(stored)["claims"][message.execution_tag]
+    assert claim["done"] and claim["final"] == (status == 200)
+    # A failed attempt's retry is sent again (an identical message: the claims run it once).
+    assert redelivered.follow_up == (message.next_attempt() if status == 500 else None)
+    [entry] = driver.history(job.key)
+    assert entry.status == ("Completed" if status == 200 else "Failed")

@@ -1,0 +1,119 @@
+"""Steps 6 and 7 of an attempt whose history entry is written (see `execute`): send its
+follow-up, then apply it to the job; and the redelivered attempt that only needs those.
+
+The executor writes an attempt's history entry right after the action and only then updates
+the job (`claims.finish`, an ETag loop). When that update cannot be written (the job kept
+changing through every try, or storage failed) the invocation fails and the queue redelivers
+the message with the same id, which the claim judges a Rerun. A Rerun is meant for a worker
+that died inside the action; one whose entry is already written did not, and running it again
+would call the target twice with the same `x-ms-execution-tag`: `recorded_attempt` finds the
+entry, and the executor concludes the attempt from it ("Recorded") instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from scheduler_lib.actions import ActionOutcome
+from scheduler_lib.domain import HistoryStatus, JobRecord
+from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.execution.retry import RetryPolicy, deliver
+from scheduler_lib.store import HistoryEntry, TableStore, list_history, request_history_purge
+from scheduler_lib.timeutil import Clock
+
+if TYPE_CHECKING:  # execute imports this module
+    from scheduler_lib.execution.execute import ExecutionReport
+
+#: Newest history entries searched. A redelivery comes seconds to minutes after the attempt
+#: (the queue's retry delay or visibility timeout), so its entry is among the newest few.
+RECENT = 20
+RAN = (HistoryStatus.COMPLETED, HistoryStatus.FAILED)
+
+
+def recorded_attempt(
+    store: TableStore, record: JobRecord, message: ExecutionMessage
+) -> HistoryEntry | None:
+    """The history entry `message`'s attempt wrote if its action ran, else None: same
+    occurrence, action, attempt and occurrence number, started after the attempt's claim."""
+    claimed = lifecycle.claimed_at(record, message)
+    if claimed is None:
+        return None
+    entries, _ = list_history(store, record.history_key, page_size=RECENT)
+    for entry in entries:
+        if (
+            entry.status in RAN
+            and entry.start_time >= claimed
+            and entry.expected_execution_time == message.occurrence
+            and entry.action_name == message.action
+            and entry.retry_count == message.attempt
+            and entry.repeat_count == message.occurrence_number
+        ):
+            return entry
+    return None
+
+
+@dataclass(frozen=True)
+class Finish:
+    """What follows an attempt whose history entry is written (steps 6 and 7)."""
+
+    store: TableStore
+    queue: ExecutionQueue
+    record: JobRecord
+    message: ExecutionMessage
+    message_id: str
+    policy: RetryPolicy
+    clock: Clock
+
+    def conclude(
+        self,
+        entry: HistoryEntry,
+        report: Callable[..., ExecutionReport],
+        disposition: str,
+        reason: str,
+        outcome: ActionOutcome | None = None,
+        *,
+        resumed: bool = False,
+    ) -> ExecutionReport:
+        """Send the follow-up, then apply the attempt to the job; the report. `resumed`: the
+        attempt ran in an earlier delivery (its follow-up's delay counts from now)."""
+        store, record, message, policy = self.store, self.record, self.message, self.policy
+        succeeded, ended = entry.status == HistoryStatus.COMPLETED, entry.end_time
+        follow_up, faulted_now = next_message(record, message, policy, succeeded=succeeded)
+        follow_up_at = delivery = None
+        if follow_up is not None:
+            follow_up_at = policy.retry_at(ended) if follow_up.attempt else ended
+            delivery = deliver(
+                follow_up,
+                visible_at=follow_up_at,
+                now=self.clock() if resumed else ended,
+                queue=self.queue,
+                store=store,
+            )
+        attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final=follow_up is None)
+        saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
+        if saved is None:
+            # Deleted while the action ran: the purge of its history may be over already; do
+            # not leave this attempt's entry behind as an orphan.
+            request_history_purge(store, record.history_key)
+        return report(
+            disposition, reason, outcome=outcome, history=entry, follow_up=follow_up,
+            follow_up_at=follow_up_at, delivery=delivery, job_state=saved.state if saved else None,
+        )  # fmt: skip
+
+
+def next_message(
+    record: JobRecord, message: ExecutionMessage, policy: RetryPolicy, *, succeeded: bool
+) -> tuple[ExecutionMessage | None, bool]:
+    """The next message of this occurrence (None: it is over) and whether it just faulted."""
+    if succeeded:
+        return None, False
+    if policy.allows_retry(message.attempt):
+        return message.next_attempt(), False
+    if message.action == ERROR_ACTION:
+        return None, False
+    has_error_action = bool((record.definition.get("action") or {}).get("errorAction"))
+    return (message.error_action() if has_error_action else None), True
