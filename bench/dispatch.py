@@ -47,8 +47,8 @@ from http_target import Target
 from devtools.azurite import start_azurite
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
+from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.execute import Executor
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
@@ -92,7 +92,7 @@ def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str
             },
             created_time=created,
             next_execution_time=due,
-            bookkeeping={"occurrences": 0},
+            bookkeeping=Bookkeeping(occurrences=0),
         )
         # jobs._to_entity is private: the store has no batch insert (asked the lead for one).
         entity = job_store._to_entity(record)

@@ -5,7 +5,7 @@ after they ended. Here, once a day (a timer trigger calls `run_housekeeping`):
 - every job's history keeps at most its newest `HISTORY_KEEP` (1000) entries and none that
   started more than `RETENTION` (60 days) ago;
 - a Completed or Faulted job whose end lies more than `RETENTION` ago is deleted with all its
-  history. Its end is when the executor finished it (`bookkeeping["executor"]["endedAt"]`); a
+  history. Its end is when the executor finished it (`bookkeeping.ended_at`); a
   job finished by someone else (the dispatcher, for an endTime that passed with nothing to run)
   falls back to its last execution, then to its creation. The delete is ETag-conditional: a job
   replaced meanwhile (PUT of a new definition) is kept.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
 from scheduler_lib.dispatch import RepairReport, repair_jobs
-from scheduler_lib.domain import ENDED_AT, EXECUTOR, FINISHED_JOB_STATES, JobRecord
+from scheduler_lib.domain import FINISHED_JOB_STATES, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.store import (
     HISTORY_KEEP,
@@ -96,7 +96,4 @@ def _delete_finished(store: TableStore, job: JobRecord) -> int | None:
 
 def _ended(job: JobRecord) -> datetime:
     """When the job finished: the executor's record, else its last run, else its creation."""
-    ended_at = (job.bookkeeping.get(EXECUTOR) or {}).get(ENDED_AT)
-    if ended_at:
-        return datetime.fromisoformat(ended_at)
-    return job.last_execution_time or job.created_time
+    return job.bookkeeping.ended_at or job.last_execution_time or job.created_time

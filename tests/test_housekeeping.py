@@ -70,7 +70,7 @@ def test_finished_jobs_are_deleted_60_days_after_they_end(
     job = make_job(store, http_action("http://127.0.0.1:9/"), state=state)
     ended = NOW - timedelta(days=ended_days_ago)
     executor = {"claims": {}, "endedAt": ended.isoformat()}
-    job = put_job(store, replace(job, bookkeeping={**job.bookkeeping, "executor": executor}))
+    job = put_job(store, replace(job, bookkeeping=replace(job.bookkeeping, executor=executor)))
     _history(store, job.key, ended - timedelta(minutes=1), ended)
     other = make_job(store, http_action("http://127.0.0.1:9/"), name="Other-Job")
     _history(store, other.key, NOW)

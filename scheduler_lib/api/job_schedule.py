@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from scheduler_lib.domain import CLAIMS, EXECUTOR, OCCURRENCES, JobRecord
+from scheduler_lib.domain import CLAIMS, Bookkeeping, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
 from scheduler_lib.model import quotas, timing
@@ -60,10 +60,10 @@ def steady_sample(definition: dict[str, Any], schedule: Schedule) -> list[dateti
     return found
 
 
-def resume(schedule: Schedule, bookkeeping: dict[str, Any], now: datetime) -> datetime | None:
+def resume(schedule: Schedule, bookkeeping: Bookkeeping, now: datetime) -> datetime | None:
     """The next execution of a job enabled again at `now`: the first one at or after now
     (occurrences missed while it was disabled are not run), None when `count` is used up."""
-    if schedule.count is not None and bookkeeping.get(OCCURRENCES, 0) >= schedule.count:
+    if schedule.count is not None and bookkeeping.occurrences >= schedule.count:
         return None
     first = schedule.first()
     if first is None or first >= now:
@@ -71,12 +71,9 @@ def resume(schedule: Schedule, bookkeeping: dict[str, Any], now: datetime) -> da
     return schedule.next_after(now - timedelta(microseconds=1))
 
 
-def restarted(existing: JobRecord | None) -> dict[str, Any]:
+def restarted(existing: JobRecord | None) -> Bookkeeping:
     """The bookkeeping of a schedule that starts over: no occurrences counted, but the
     executor's claims kept, so that an occurrence of the old schedule already sent (or sent
     twice by racing ticks) still runs at most once."""
-    bookkeeping: dict[str, Any] = {OCCURRENCES: 0}
     claims = executor_state(existing)[CLAIMS] if existing else {}
-    if claims:
-        bookkeeping[EXECUTOR] = {CLAIMS: claims}
-    return bookkeeping
+    return Bookkeeping(executor={CLAIMS: claims} if claims else {})

@@ -136,7 +136,7 @@ def _save(
     created_time = existing.created_time if same_timing and existing else now
     schedule = schedule_of(definition, created_time)
     quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
-    bookkeeping = dict(existing.bookkeeping) if same_timing and existing else restarted(existing)
+    bookkeeping = existing.bookkeeping if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
         next_time = schedule.first()
         nothing_left = next_time is None

@@ -30,9 +30,6 @@ from scheduler_lib.store import (
 )
 from scheduler_lib.timeutil import Clock
 
-#: Bookkeeping keys the dispatcher owns in a job entity (the executor owns others), besides
-#: `OCCURRENCES` and `DISPATCHED` (defined with the job record, which the executor reads too).
-
 #: Computes the advanced job from its current version; applied again after an ETag conflict.
 Advance = Callable[[JobRecord], JobRecord]
 

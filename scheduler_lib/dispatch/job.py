@@ -29,14 +29,7 @@ from scheduler_lib.dispatch.context import (
     read_job,
 )
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
-from scheduler_lib.domain import (
-    DISPATCHED,
-    OCCURRENCES,
-    POSTPONED,
-    JobRecord,
-    counted_occurrences,
-    with_sent,
-)
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import ExecutionMessage
 from scheduler_lib.schedule import Schedule, parse_schedule
 from scheduler_lib.store import DueRow, add_due
@@ -93,7 +86,7 @@ def _handle(
 def _send(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
-    number = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
+    number = job.bookkeeping.occurrences + 1
     message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation)
     ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
     counts.messages_sent += 1
@@ -116,18 +109,11 @@ def advanced(job: JobRecord, due: datetime, schedule: Schedule | None = None) ->
     (`schedule`: the job's, when the caller has parsed it already)."""
     if schedule is None:
         schedule = parse_schedule(job.definition, now=job.created_time)
-    done = int(job.bookkeeping.get(OCCURRENCES, 0)) + 1
-    # Occurrences the executor postponed unrun give their place back (NOT_RUN).
-    counted = counted_occurrences(job.bookkeeping) + 1
-    count_reached = schedule.count is not None and counted >= schedule.count
+    bookkeeping = job.bookkeeping.with_sent(due)
+    # Occurrences the executor postponed unrun give their place back (`not_run`).
+    count_reached = schedule.count is not None and bookkeeping.counted >= schedule.count
     nxt = None if count_reached else schedule.next_after(due)
-    return replace(
-        job,
-        next_execution_time=nxt,
-        bookkeeping={
-            **job.bookkeeping, OCCURRENCES: done, DISPATCHED: with_sent(job.bookkeeping, due)
-        },
-    )
+    return replace(job, next_execution_time=nxt, bookkeeping=bookkeeping)
 
 
 def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> datetime | None:
@@ -145,8 +131,8 @@ def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> d
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> None:
     """A row the job no longer waits for: finish a postponement a crash interrupted, make
     sure the occurrence the job does wait for has its row, and drop this one."""
-    postponed = job.bookkeeping.get(POSTPONED)
-    if isinstance(postponed, dict) and postponed.get("due") == iso_z(row.due):
+    postponed = job.bookkeeping.postponed
+    if postponed is not None and postponed.due == row.due:
         finish_interrupted_postponement(ctx, job, row, postponed, counts)
     elif ctx.runnable(job) and job.next_execution_time is not None:
         add_due(ctx.store, job.key, job.next_execution_time)  # idempotent repair

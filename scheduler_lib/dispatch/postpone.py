@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 import isodate
 
@@ -29,7 +28,7 @@ from scheduler_lib.dispatch.context import (
     TickContext,
     advance_job,
 )
-from scheduler_lib.domain import OCCURRENCES, POSTPONED, JobRecord, JobState
+from scheduler_lib.domain import JobRecord, JobState, Postponement
 from scheduler_lib.execution import MAIN_ACTION
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (
@@ -54,19 +53,19 @@ def postpone(
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
     schedule = ctx.schedules.of(job)
     nxt = schedule.next_after(ctx.now)
-    marker = {"due": iso_z(row.due), "message": _message(ctx, schedule, row.due, nxt)}
+    marker = Postponement(row.due, _message(ctx, schedule, row.due, nxt))
 
     def advance(current: JobRecord) -> JobRecord:
         return replace(
             current,
             next_execution_time=nxt,
             state=current.state if nxt is not None else JobState.COMPLETED,
-            bookkeeping={**current.bookkeeping, POSTPONED: marker},
+            bookkeeping=replace(current.bookkeeping, postponed=marker),
         )
 
     saved, won = advance_job(ctx, job, row, counts, advance)
     if won and saved is not None:
-        _record(ctx, saved, row.due, marker["message"])
+        _record(ctx, saved, row.due, marker.message)
         ctx.remove_row(row)
         counts.postponed += 1
         counts.completed += nxt is None
@@ -74,14 +73,14 @@ def postpone(
 
 
 def finish_interrupted_postponement(
-    ctx: TickContext, job: JobRecord, row: DueRow, marker: dict[str, Any], counts: Counts
+    ctx: TickContext, job: JobRecord, row: DueRow, marker: Postponement, counts: Counts
 ) -> None:
     """Write the history entry of a postponement whose tick died after advancing the job."""
     counts.history_entities_read += 1
     newest, _ = list_history(ctx.store, job.history_key, status=POSTPONED_STATUS, page_size=1)
     if newest and newest[0].expected_execution_time == row.due:
         return
-    _record(ctx, job, row.due, str(marker.get("message", "")))
+    _record(ctx, job, row.due, marker.message)
     counts.postponed += 1
 
 
@@ -97,7 +96,7 @@ def _record(ctx: TickContext, job: JobRecord, due: datetime, message: str) -> No
             action_name=MAIN_ACTION,
             status=POSTPONED_STATUS,
             message=message,
-            repeat_count=int(job.bookkeeping.get(OCCURRENCES, 0)),
+            repeat_count=job.bookkeeping.occurrences,
         ),
     )
 

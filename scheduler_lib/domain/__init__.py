@@ -4,24 +4,14 @@ Knows no storage, queue or HTTP. `store/` reads and writes these records, `model
 into wire JSON, `dispatch/` and `execution/` change them; all of them import `domain`, and
 `domain` imports none of them.
 
-`keys` (the identities every table shares), `jobs` (`JobRecord` and the dispatcher's record of
-what it sent), `collections` (`CollectionRecord`), `vocabulary` (states and statuses as enums).
+`keys` (the identities every table shares), `jobs` (`JobRecord`), `bookkeeping` (what the
+dispatcher and the executor record beside a job), `collections` (`CollectionRecord`),
+`vocabulary` (states and statuses as enums).
 """
 
+from scheduler_lib.domain.bookkeeping import CLAIMS, ENDED_AT, Bookkeeping, Postponement
 from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.jobs import (
-    CLAIMS,
-    DISPATCHED,
-    ENDED_AT,
-    EXECUTOR,
-    NOT_RUN,
-    OCCURRENCES,
-    POSTPONED,
-    JobRecord,
-    counted_occurrences,
-    sent_occurrences,
-    with_sent,
-)
+from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, split_job_key
 from scheduler_lib.domain.vocabulary import (
     COLLECTION_STATES,
@@ -38,27 +28,21 @@ from scheduler_lib.domain.vocabulary import (
 __all__ = [
     "CLAIMS",
     "COLLECTION_STATES",
-    "DISPATCHED",
     "ENDED_AT",
-    "EXECUTOR",
     "FINISHED_JOB_STATES",
     "HISTORY_STATUSES",
     "JOB_STATES",
-    "NOT_RUN",
-    "OCCURRENCES",
-    "POSTPONED",
     "SEPARATOR",
     "USER_COLLECTION_STATES",
     "USER_JOB_STATES",
+    "Bookkeeping",
     "CollectionRecord",
     "CollectionState",
     "HistoryStatus",
     "JobRecord",
     "JobState",
+    "Postponement",
     "(",
     "collection_key",
-    "counted_occurrences",
-    "sent_occurrences",
     "split_job_key",
-    "with_sent",
 ]

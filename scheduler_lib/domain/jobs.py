@@ -7,55 +7,13 @@ around. `definition` is the job properties JSON minus state and status.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from scheduler_lib.domain.bookkeeping import Bookkeeping
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key
 from scheduler_lib.domain.vocabulary import JobState
 from scheduler_lib.timeutil import iso_z
-
-#: Bookkeeping: how many occurrences the dispatcher has sent (numbered 1, 2, ...).
-OCCURRENCES = "occurrences"
-#: Bookkeeping: how many of those the executor did not run because they would have started
-#: later than the grace period (postponed). Like the dispatcher's own postponements, they do
-#: not count toward `recurrence.count`, which counts executions.
-NOT_RUN = "notRun"
-#: Bookkeeping: the dispatcher's record of a postponement in progress (the missed occurrence
-#: and the history message), so a crash between its writes is finished by the next tick.
-POSTPONED = "postponed"
-#: Bookkeeping: the executor's part, an object holding its `CLAIMS` (execution tag -> claim)
-#: and `ENDED_AT` (when it finished the job: housekeeping deletes it 60 days later).
-EXECUTOR = "executor"
-CLAIMS = "claims"
-ENDED_AT = "endedAt"
-#: Bookkeeping key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
-#: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
-#: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is
-#: the job's next execution. (Older entities hold one string: the latest sent.)
-DISPATCHED = "dispatched"
-#: How long a sent occurrence is remembered after a later one is sent: far more than the
-#: dispatcher's look-ahead (a tick sends at most through the end of the minute after the
-#: next), so every occurrence dropped from the list has started by then.
-_SENT_MEMORY = timedelta(minutes=5)
-
-
-def counted_occurrences(bookkeeping: dict[str, Any]) -> int:
-    """Occurrences that count toward `recurrence.count`: sent, less those postponed unrun."""
-    return int(bookkeeping.get(OCCURRENCES, 0) or 0) - int(bookkeeping.get(NOT_RUN, 0) or 0)
-
-
-def sent_occurrences(bookkeeping: dict[str, Any]) -> list[datetime]:
-    """The occurrences recorded as sent (either stored form), ascending."""
-    sent = bookkeeping.get(DISPATCHED)
-    values = [sent] if isinstance(sent, str) else sent if isinstance(sent, list) else []
-    return sorted(datetime.fromisoformat(v) for v in values if isinstance(v, str))
-
-
-def with_sent(bookkeeping: dict[str, Any], due: datetime) -> list[str]:
-    """The DISPATCHED list once `due` is sent too: those older than `_SENT_MEMORY` before it
-    are forgotten (they have started), so the list stays a handful of entries."""
-    kept = {t for t in sent_occurrences(bookkeeping) if t >= due - _SENT_MEMORY} | {due}
-    return [iso_z(t) for t in sorted(kept)]
 
 
 @dataclass(frozen=True)
@@ -74,7 +32,7 @@ class JobRecord:
     faulted_count: int = 0
     last_execution_time: datetime | None = None
     next_execution_time: datetime | None = None
-    bookkeeping: dict[str, Any] = field(default_factory=dict)
+    bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
     etag: str | None = None
     #: Which life of the name this is: a job deleted and created again under the same name is
     #: a new incarnation, so what belongs to the old one (its due-index row, its history being
@@ -109,7 +67,7 @@ class JobRecord:
         `next_execution_time`. A job that is not Enabled will not run what was sent (the
         executor drops it)."""
         if self.state == JobState.ENABLED:
-            pending = [t for t in sent_occurrences(self.bookkeeping) if t > now]
+            pending = [t for t in self.bookkeeping.sent if t > now]
             if pending:
                 return pending[0]
         return self.next_execution_time

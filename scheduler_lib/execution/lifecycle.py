@@ -3,7 +3,7 @@
 Pure functions from a `JobRecord` to the next one; the executor writes the result with the
 ETag it read, so every rule here holds under concurrent workers.
 
-Claims. `bookkeeping["executor"][CLAIMS]` maps an execution tag (one occurrence, or one
+Claims. `bookkeeping.executor[CLAIMS]` maps an execution tag (one occurrence, or one
 manual run) to the furthest attempt of it that a worker took: action, attempt, queue message id,
 and whether that attempt is `done` (history written, follow-up sent) or the occurrence `final`.
 A message is judged against its tag's claim:
@@ -29,7 +29,7 @@ Counters (Azure Scheduler's documents define them loosely; the choice, and why):
 Manual runs (`POST .../run`) count like any occurrence but never change the state.
 
 State. When a scheduled occurrence is final, the job has no next execution and this was the last
-occurrence dispatched (its number equals `bookkeeping["occurrences"]`) with no other scheduled
+occurrence dispatched (its number equals `bookkeeping.occurrences`) with no other scheduled
 occurrence still retrying, the job becomes `Faulted` if that last occurrence faulted, otherwise
 `Completed`; `endedAt` records when, for housekeeping's 60-day deletion.
 """
@@ -42,17 +42,7 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from scheduler_lib.domain import (
-    CLAIMS,
-    ENDED_AT,
-    EXECUTOR,
-    NOT_RUN,
-    OCCURRENCES,
-    JobRecord,
-    JobState,
-    counted_occurrences,
-    sent_occurrences,
-)
+from scheduler_lib.domain import CLAIMS, ENDED_AT, JobRecord, JobState
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.schedule import parse_schedule
 
@@ -68,7 +58,7 @@ class Verdict(Enum):
 
 def executor_state(record: JobRecord) -> dict[str, Any]:
     """A copy of the executor's bookkeeping (`claims`, `lastFinished`, `endedAt`)."""
-    state = copy.deepcopy(record.bookkeeping.get(EXECUTOR) or {})
+    state = copy.deepcopy(dict(record.bookkeeping.executor))
     state.setdefault(CLAIMS, {})
     return state
 
@@ -216,12 +206,12 @@ def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
     """`record` with a postponed occurrence not counted toward `recurrence.count` (it never
     ran). If it had taken the last place of the count, the job gets one more occurrence, the
     first after `now` and after every occurrence already sent (the caller indexes it)."""
-    bookkeeping = {**record.bookkeeping, NOT_RUN: int(record.bookkeeping.get(NOT_RUN, 0)) + 1}
+    bookkeeping = replace(record.bookkeeping, not_run=record.bookkeeping.not_run + 1)
     nxt = record.next_execution_time
     if nxt is None and record.state == JobState.ENABLED:
         schedule = parse_schedule(record.definition, now=record.created_time)
-        if schedule.count is not None and counted_occurrences(bookkeeping) < schedule.count:
-            nxt = schedule.next_after(max([now, *sent_occurrences(bookkeeping)]))
+        if schedule.count is not None and bookkeeping.counted < schedule.count:
+            nxt = schedule.next_after(max([now, *bookkeeping.sent]))
     return replace(record, bookkeeping=bookkeeping, next_execution_time=nxt)
 
 
@@ -229,7 +219,7 @@ def _final_state(
     record: JobRecord, state: dict[str, Any], message: ExecutionMessage, *, faulted: bool
 ) -> str | None:
     """Completed/Faulted when the job's last dispatched occurrence is over, else None."""
-    dispatched = int(record.bookkeeping.get(OCCURRENCES, 0) or 0)
+    dispatched = record.bookkeeping.occurrences
     if message.occurrence_number == dispatched:
         state["lastFinished"] = {
             "number": message.occurrence_number,
@@ -267,6 +257,4 @@ def _at(claim: dict[str, Any]) -> datetime:
 
 
 def _with_state(record: JobRecord, state: dict[str, Any]) -> JobRecord:
-    bookkeeping = dict(record.bookkeeping)
-    bookkeeping[EXECUTOR] = state
-    return replace(record, bookkeeping=bookkeeping)
+    return replace(record, bookkeeping=replace(record.bookkeeping, executor=state))

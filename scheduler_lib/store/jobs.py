@@ -21,7 +21,7 @@ from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.domain import JobRecord, collection_key
+from scheduler_lib.domain import Bookkeeping, JobRecord, collection_key
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
@@ -54,7 +54,7 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         "ExecutionCount": record.execution_count,
         "FailureCount": record.failure_count,
         "FaultedCount": record.faulted_count,
-        "Bookkeeping": dumps(record.bookkeeping),
+        "Bookkeeping": dumps(record.bookkeeping.to_stored()),
     }
     if record.incarnation:
         entity["Incarnation"] = record.incarnation
@@ -82,7 +82,7 @@ def _from_entity(entity: Any) -> JobRecord:
         faulted_count=int(entity.get("FaultedCount", 0)),
         last_execution_time=as_datetime(entity.get("LastExecutionTime")),
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
-        bookkeeping=json.loads(entity.get("Bookkeeping") or "{}"),
+        bookkeeping=Bookkeeping.from_stored(json.loads(entity.get("Bookkeeping") or "{}")),
         etag=entity.metadata.get("etag"),
         incarnation=entity.get("Incarnation", ""),
         history_partition=entity.get("HistoryKey", ""),

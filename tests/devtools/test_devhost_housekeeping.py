@@ -50,7 +50,7 @@ def test_the_local_hosts_loop_runs_housekeeping_when_its_time_comes(settings: Se
     runtime.ensure_storage()
     job = make_job(runtime.store, http_action("http://127.0.0.1:9/"), state="Completed")
     ended = {"claims": {}, "endedAt": (at - timedelta(days=61)).isoformat()}
-    put_job(runtime.store, replace(job, bookkeeping={**job.bookkeeping, "executor": ended}))
+    put_job(runtime.store, replace(job, bookkeeping=replace(job.bookkeeping, executor=ended)))
 
     stop = threading.Event()
     loop = threading.Thread(target=housekeeping_loop, args=(runtime, stop))

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_lib.config import Settings
+from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
@@ -89,7 +89,7 @@ def make_job(
             created_time=created,
             state=state,
             next_execution_time=first,
-            bookkeeping={"occurrences": 0},
+            bookkeeping=Bookkeeping(occurrences=0),
         ),
     )
     if first is not None:

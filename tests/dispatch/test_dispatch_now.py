@@ -43,7 +43,7 @@ def test_due_job_is_sent_and_advanced_once(
     advanced = dispatch_if_due(store, queue, settings, job, now=T0)
     assert advanced is not None
     assert advanced.next_execution_time == T0 + timedelta(hours=1)
-    assert advanced.bookkeeping["occurrences"] == 1
+    assert advanced.bookkeeping.occurrences == 1
     assert [(s.message.occurrence, s.visible_at) for s in queue.sent] == [(T0, T0)]
     assert all_rows(store) == [(job.key, T0 + timedelta(hours=1))]
     # A tick at the same instant (racing, or the next one) finds nothing left to send.

@@ -84,7 +84,7 @@ def test_beyond_grace_one_postponed_entry_and_continue_at_the_next_occurrence(
         "It continues at 2026-03-04T13:00:30Z."
     )
     stored = reload(store, job)
-    assert (stored.next_execution_time, stored.bookkeeping["occurrences"], stored.state) == (
+    assert (stored.next_execution_time, stored.bookkeeping.occurrences, stored.state) == (
         DUE + timedelta(hours=4),
         0,  # skipped occurrences are not executions
         "Enabled",

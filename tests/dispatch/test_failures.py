@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
-from scheduler_lib.domain.jobs import DISPATCHED, JobRecord
+from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
 from scheduler_lib.store.due_index import add_due
@@ -56,7 +56,7 @@ def _assert_each_job_dispatched_once(
     assert bodies == {key: {body} for key, body in expected.items()}
     for job in jobs:
         stored = reload(store, job)
-        assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (NEXT, 1)
+        assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (NEXT, 1)
     assert all_rows(store) == sorted((j.key, NEXT) for j in jobs)
 
 
@@ -150,17 +150,18 @@ def test_executor_writing_the_job_meanwhile_keeps_its_keys(
 
     def executor_claims(message: ExecutionMessage) -> None:
         current = reload(store, job)
-        set_job(store, job, bookkeeping={**current.bookkeeping, "claim": message.execution_tag})
+        claimed = replace(current.bookkeeping, other={"claim": message.execution_tag})
+        set_job(store, job, bookkeeping=claimed)
 
     queue = _queue(settings, on_send=executor_claims)
     report = run_tick(store, queue, settings, now=T0)
 
     stored = reload(store, job)
-    assert stored.bookkeeping == {
-        "occurrences": 1,
-        DISPATCHED: ["2026-03-04T09:00:30Z"],
-        "claim": queue.sent[0].message.execution_tag,
-    }
+    assert stored.bookkeeping == Bookkeeping(
+        occurrences=1,
+        sent=(datetime(2026, 3, 4, 9, 0, 30, tzinfo=UTC),),
+        other={"claim": queue.sent[0].message.execution_tag},
+    )
     assert stored.next_execution_time == NEXT
     assert report.job_entities_read == 2  # the first read and the re-read after the conflict
     assert all_rows(store) == [(job.key, NEXT)]
@@ -180,7 +181,7 @@ def test_job_rescheduled_during_the_tick_keeps_the_new_schedule(
     run_tick(store, _queue(settings, on_send=api_reschedules), settings, now=T0)
 
     stored = reload(store, job)
-    assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (moved, 0)
+    assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (moved, 0)
 
 
 def test_a_job_whose_stored_definition_no_longer_parses_fails_alone(
@@ -227,4 +228,4 @@ def test_job_deleted_and_created_again_during_the_tick_gets_its_own_occurrence(
     assert sent == [("first", DUE), ("second", DUE)]
     stored = reload(store, old)
     assert stored.incarnation == "second"
-    assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (NEXT, 1)
+    assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (NEXT, 1)

@@ -74,7 +74,7 @@ def test_fan_out_of_1000_jobs_reads_only_what_is_due(
     assert all_rows(store) == sorted((j.key, next_hour) for j in jobs + later)
     for job in jobs[::97]:
         stored = reload(store, job)
-        assert (stored.next_execution_time, stored.bookkeeping["occurrences"]) == (next_hour, 1)
+        assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (next_hour, 1)
 
 
 def test_cost_follows_what_is_due_not_what_exists(
@@ -175,7 +175,7 @@ def test_count_and_end_time_end_the_schedule(
     assert [s.message.occurrence_number for s in queue.sent] == list(range(1, expected_sent + 1))
     stored = reload(store, job)
     assert stored.next_execution_time is None
-    assert stored.bookkeeping["occurrences"] == expected_sent
+    assert stored.bookkeeping.occurrences == expected_sent
     assert stored.state == "Enabled"
     assert all_rows(store) == []
 

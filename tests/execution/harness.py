@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from scheduler_lib.config import Settings
+from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
@@ -95,7 +95,7 @@ def make_job(  # the default job has more occurrences to come
         definition["recurrence"] = recurrence
     record = JobRecord(
         SUB, RG, COLL, name, definition, created_time=T0 - timedelta(hours=1), state=state,
-        next_execution_time=next_execution_time, bookkeeping={"occurrences": occurrences},
+        next_execution_time=next_execution_time, bookkeeping=Bookkeeping(occurrences=occurrences),
     )  # fmt: skip
     return put_job(store, record)
 

@@ -51,7 +51,7 @@ def test_racing_finishes_keep_every_workers_counters(store: TableStore) -> None:
 
     after = find_job(store, job.key)
     assert (after.execution_count, after.failure_count) == (WORKERS, WORKERS)
-    finished = after.bookkeeping["executor"]["claims"]
+    finished = after.bookkeeping.executor["claims"]
     assert all(finished[m.execution_tag]["final"] for m in messages)
 
 
@@ -88,5 +88,5 @@ def test_a_job_with_the_most_claims_still_fits_in_its_table_property(store: Tabl
     put_job(store, record, etag=record.etag)
 
     stored = find_job(store, record.key)
-    assert len(stored.bookkeeping["executor"]["claims"]) == MAX_CLAIMS
-    assert len(json.dumps(stored.bookkeeping)) < 16_000
+    assert len(stored.bookkeeping.executor["claims"]) == MAX_CLAIMS
+    assert len(json.dumps(stored.bookkeeping.to_stored())) < 16_000

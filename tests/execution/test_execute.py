@@ -204,7 +204,7 @@ def test_the_job_changing_during_the_attempt_keeps_both_changes(
 
     def advance_meanwhile(_request: object) -> str:
         current = driver.job(job.key)
-        bookkeeping = {**current.bookkeeping, "occurrences": 2}
+        bookkeeping = replace(current.bookkeeping, occurrences=2)
         put_job(
             driver.store,
             replace(current, bookkeeping=bookkeeping, next_execution_time=T0 + timedelta(hours=1)),
@@ -216,10 +216,10 @@ def test_the_job_changing_during_the_attempt_keeps_both_changes(
     driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
 
     after = driver.job(job.key)
-    assert after.bookkeeping["occurrences"] == 2
+    assert after.bookkeeping.occurrences == 2
     assert after.next_execution_time == T0 + timedelta(hours=1)
     assert after.execution_count == 1
-    assert after.bookkeeping["executor"]["claims"]
+    assert after.bookkeeping.executor["claims"]
 
 
 def test_a_job_deleted_while_its_action_runs_leaves_no_history(

@@ -126,7 +126,7 @@ def test_a_retry_arriving_while_the_previous_attempt_finishes_is_not_overwritten
     after = lifecycle.with_attempt(
         record, first, "m-1", succeeded=False, started=T0, faulted_now=False, final=False, now=T0
     )
-    claim = after.bookkeeping["executor"]["claims"][first.execution_tag]
+    claim = after.bookkeeping.executor["claims"][first.execution_tag]
     assert (claim["attempt"], claim["messageId"], claim["done"]) == (1, "m-2", False)
 
     put_job(driver.store, after, etag=record.etag)
@@ -205,7 +205,7 @@ def test_an_attempt_whose_result_could_not_be_written_is_not_run_again(
         claim = lifecycle.executor_state(record)["claims"].get(message.execution_tag, {})
         if claim.get("done"):  # the attempt's result, not its claim
             current = driver.job(record.key)
-            touched = {**current.bookkeeping, "other": uuid.uuid4().hex}
+            touched = replace(current.bookkeeping, other={"other": uuid.uuid4().hex})
             real_put(store, replace(current, bookkeeping=touched))
         return real_put(store, record, **kwargs)  # type: ignore[arg-type]
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
 
-from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.domain import Bookkeeping, CollectionRecord, JobRecord
 from scheduler_lib.execution.claims import Attempt, Skip, claim, finish
 from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -86,7 +86,7 @@ def test_a_job_created_again_before_the_occurrences_second_runs_it_once(
 
     def delete_and_create_again() -> None:
         delete_job(driver.store, driver.job(old.key), etag=driver.job(old.key).etag)
-        new = replace(old, incarnation="second", etag=None, bookkeeping={"occurrences": 1})
+        new = replace(old, incarnation="second", etag=None, bookkeeping=Bookkeeping(occurrences=1))
         put_job(driver.store, new, create_only=True)
         own = ExecutionMessage.scheduled(old.key, T0, 1, incarnation="second")
         reports.append(_claimed_early_then(driver, own, lambda: None))
@@ -150,7 +150,7 @@ def test_an_attempt_finishing_after_its_job_was_created_again_leaves_the_new_job
     new = put_job(
         driver.store,
         replace(old, incarnation="second", etag=None, next_execution_time=None,
-                bookkeeping={"occurrences": 1}),
+                bookkeeping=Bookkeeping(occurrences=1)),
         create_only=True,
     )  # fmt: skip
     done = Attempt(succeeded=True, started=T0, faulted_now=False, final=True)

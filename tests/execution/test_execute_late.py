@@ -108,7 +108,7 @@ def test_a_redelivery_after_a_crash_mid_postponement_writes_no_second_entry(
     state["claims"][message.execution_tag].update(done=False, final=False)
     put_job(
         driver.store,
-        replace(crashed, bookkeeping={**crashed.bookkeeping, lifecycle.EXECUTOR: state}),
+        replace(crashed, bookkeeping=replace(crashed.bookkeeping, executor=state)),
         etag=crashed.etag,
     )
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduler_lib.domain.jobs import JobRecord
+from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.lifecycle import MAX_CLAIMS, Verdict, judge, with_attempt, with_claim
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -18,7 +18,7 @@ KEY = "s|r|c|j"
 
 
 def _job(**changes: object) -> JobRecord:
-    base = JobRecord("s", "r", "c", "j", {"action": {}}, T0, bookkeeping={"occurrences": 1})
+    base = JobRecord("s", "r", "c", "j", {"action": {}}, T0, bookkeeping=Bookkeeping(occurrences=1))
     return replace(base, **changes)
 
 
@@ -51,7 +51,7 @@ def test_judge(
     if claimed is not None:
         job = with_claim(job, claimed, "a", now=T0)
         if done:
-            job.bookkeeping["executor"]["claims"][claimed.execution_tag]["done"] = True
+            job.bookkeeping.executor["claims"][claimed.execution_tag]["done"] = True
     assert judge(job, incoming, message_id)[0] is verdict
 
 
@@ -111,13 +111,14 @@ def test_final_state(
     state: str, next_time: datetime | None, occurrences: int, manual: bool, expected: str
 ) -> None:
     message = ExecutionMessage.manual_run(KEY, now=T0) if manual else MAIN0
-    job = _job(state=state, next_execution_time=next_time, bookkeeping={"occurrences": occurrences})
+    bookkeeping = Bookkeeping(occurrences=occurrences)
+    job = _job(state=state, next_execution_time=next_time, bookkeeping=bookkeeping)
     job = with_claim(job, message, "a", now=T0)
     after = with_attempt(
         job, message, "a", succeeded=True, started=T0, faulted_now=False, final=True, now=T0
     )
     assert after.state == expected
-    assert ("endedAt" in after.bookkeeping["executor"]) == (expected != state)
+    assert ("endedAt" in after.bookkeeping.executor) == (expected != state)
 
 
 def test_faulted_main_then_successful_error_action_ends_faulted() -> None:
@@ -136,7 +137,7 @@ def test_abandoned_marks_a_pending_occurrence_final_once() -> None:
     job = with_claim(_job(), MAIN0, "a", now=T0)
     marked = lifecycle.abandoned(job, MAIN0, now=T0)
     assert marked is not None
-    assert marked.bookkeeping["executor"]["claims"][MAIN0.execution_tag]["final"] is True
+    assert marked.bookkeeping.executor["claims"][MAIN0.execution_tag]["final"] is True
     assert lifecycle.abandoned(marked, MAIN0, now=T0) is None
     assert lifecycle.abandoned(_job(), MAIN0, now=T0) is None
 
@@ -150,7 +151,7 @@ def test_claims_are_bounded_and_finished_ones_expire() -> None:
         job = with_attempt(
             job, message, "m", succeeded=True, started=now, faulted_now=False, final=True, now=now
         )
-    claims = job.bookkeeping["executor"]["claims"]
+    claims = job.bookkeeping.executor["claims"]
     assert len(claims) == MAX_CLAIMS
     newest = ExecutionMessage.scheduled(KEY, T0 + timedelta(minutes=MAX_CLAIMS + 19), 1)
     assert newest.execution_tag in claims
@@ -158,12 +159,13 @@ def test_claims_are_bounded_and_finished_ones_expire() -> None:
     a_day_later = T0 + timedelta(days=2)
     fresh = ExecutionMessage.scheduled(KEY, a_day_later, 999)
     job = with_claim(job, fresh, "m", now=a_day_later)
-    assert list(job.bookkeeping["executor"]["claims"]) == [fresh.execution_tag]
+    assert list(job.bookkeeping.executor["claims"]) == [fresh.execution_tag]
 
 
 def test_other_bookkeeping_keys_are_kept() -> None:
-    job = _job(bookkeeping={"occurrences": 7, "dispatcher": {"x": 1}})
+    job = _job(bookkeeping=Bookkeeping(occurrences=7, other={"dispatcher": {"x": 1}}))
     after = with_claim(job, MAIN0, "a", now=T0)
-    assert after.bookkeeping["occurrences"] == 7
-    assert after.bookkeeping["dispatcher"] == {"x": 1}
-    assert job.bookkeeping == {"occurrences": 7, "dispatcher": {"x": 1}}  # input not mutated
+    assert after.bookkeeping.occurrences == 7
+    assert after.bookkeeping.other == {"dispatcher": {"x": 1}}
+    # The input is not mutated.
+    assert job.bookkeeping == Bookkeeping(occurrences=7, other={"dispatcher": {"x": 1}})

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduler_lib.domain.jobs import DISPATCHED, JobRecord, with_sent
+from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
@@ -36,12 +36,12 @@ def test_round_trip_with_status_and_bookkeeping(store: TableStore) -> None:
         execution_count=3,
         last_execution_time=datetime(2026, 3, 4, 9, 1, tzinfo=UTC),
         next_execution_time=datetime(2026, 3, 4, 9, 2, tzinfo=UTC),
-        bookkeeping={"occurrences": 3},
+        bookkeeping=Bookkeeping(occurrences=3),
     )
     put_job(store, record)
     got = get_job(store, "sub", "rg", "coll", "PING")
     assert got.name == "Ping" and got.definition == record.definition
-    assert got.created_time == CREATED and got.bookkeeping == {"occurrences": 3}
+    assert got.created_time == CREATED and got.bookkeeping == Bookkeeping(occurrences=3)
     assert got.status(CREATED) == {
         "executionCount": 3,
         "failureCount": 0,
@@ -120,7 +120,8 @@ def test_upcoming_execution_counts_an_occurrence_sent_ahead(
     09:10:30 the job's next execution is still 09:10:30."""
     record = JobRecord(
         "s", "rg", "c", "j", {}, created_time=datetime(2026, 3, 4, tzinfo=UTC), state=state,
-        next_execution_time=AFTER_SENT, bookkeeping={DISPATCHED: "2026-03-04T09:10:30Z"},
+        next_execution_time=AFTER_SENT,
+        bookkeeping=Bookkeeping.from_stored({"dispatched": "2026-03-04T09:10:30Z"}),
     )  # fmt: skip
     assert record.upcoming_execution(now) == expected
     assert record.status(now)["nextExecutionTime"] == expected.isoformat().replace("+00:00", "Z")
@@ -129,14 +130,14 @@ def test_upcoming_execution_counts_an_occurrence_sent_ahead(
 def test_upcoming_execution_is_the_earliest_of_two_sent_ahead() -> None:
     """Two occurrences in flight (09:10:30 and 09:11:30, the job advanced to 09:12:30): the
     earliest not yet started is shown; sending a third forgets only long-started ones."""
-    sent = with_sent({DISPATCHED: with_sent({}, SENT)}, SENT + timedelta(minutes=1))
-    assert sent == ["2026-03-04T09:10:30Z", "2026-03-04T09:11:30Z"]
+    sent = Bookkeeping().with_sent(SENT).with_sent(SENT + timedelta(minutes=1))
+    assert sent.to_stored()["dispatched"] == ["2026-03-04T09:10:30Z", "2026-03-04T09:11:30Z"]
     record = JobRecord(
         "s", "rg", "c", "j", {}, created_time=datetime(2026, 3, 4, tzinfo=UTC),
-        next_execution_time=SENT + timedelta(minutes=2), bookkeeping={DISPATCHED: sent},
+        next_execution_time=SENT + timedelta(minutes=2), bookkeeping=sent,
     )  # fmt: skip
     assert record.upcoming_execution(BEFORE) == SENT
     assert record.upcoming_execution(SENT) == SENT + timedelta(minutes=1)
     assert record.upcoming_execution(SENT + timedelta(minutes=1)) == SENT + timedelta(minutes=2)
-    later = with_sent({DISPATCHED: sent}, SENT + timedelta(minutes=10))
-    assert later == ["2026-03-04T09:20:30Z"]
+    later = sent.with_sent(SENT + timedelta(minutes=10))
+    assert later.to_stored()["dispatched"] == ["2026-03-04T09:20:30Z"]

@@ -1,0 +1,92 @@
+"""A job's bookkeeping, typed in code, keeps its stored JSON: every form ever written reads
+back the same and is written back byte for byte (a deployed entity is never rewritten into
+something an older or newer worker misreads); the older single-string form still reads."""
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from scheduler_lib.domain import Bookkeeping, JobRecord, Postponement
+from scheduler_lib.store.jobs import TABLE, get_job, put_job
+from scheduler_lib.store.tables import TableStore, dumps
+
+T0 = datetime(2026, 3, 4, 9, 0, 30, tzinfo=UTC)
+CLAIM = {
+    "claimedAt": "2026-03-04T09:00:30.120000+00:00",
+    "action": "MainAction",
+    "attempt": 0,
+    "messageId": "m1",
+    "number": 3,
+    "manual": False,
+    "done": True,
+    "final": True,
+    "faulted": False,
+    "at": "2026-03-04T09:00:31.500000+00:00",
+}
+#: Stored forms as the code before the typing wrote them (keys as the store sorts them).
+STORED_FORMS: list[dict[str, Any]] = [
+    {"occurrences": 0},
+    {"occurrences": 2, "dispatched": ["2026-03-04T09:00:30Z", "2026-03-04T09:01:30Z"]},
+    {
+        "occurrences": 3,
+        "notRun": 1,
+        "dispatched": ["2026-03-04T09:02:30Z"],
+        "postponed": {"due": "2026-03-04T08:00:30Z", "message": "2 occurrence(s) skipped."},
+        "executor": {
+            "claims": {"2026-03-04T09:02:30Z#3": CLAIM},
+            "lastFinished": {"number": 3, "tag": "2026-03-04T09:02:30Z#3", "faulted": False},
+            "endedAt": "2026-03-04T09:02:31.500000+00:00",
+        },
+    },
+    {"occurrences": 1, "executor": {"claims": {}}, "someday": {"x": [1, 2]}},
+]
+
+
+@pytest.mark.parametrize("stored", STORED_FORMS)
+def test_every_stored_form_is_written_back_unchanged(stored: dict[str, Any]) -> None:
+    assert dumps(Bookkeeping.from_stored(stored).to_stored()) == dumps(stored)
+
+
+def test_the_stored_form_reads_as_typed_fields() -> None:
+    got = Bookkeeping.from_stored(STORED_FORMS[2])
+    assert (got.occurrences, got.not_run, got.counted) == (3, 1, 2)
+    assert got.sent == (datetime(2026, 3, 4, 9, 2, 30, tzinfo=UTC),)
+    assert got.postponed == Postponement(
+        datetime(2026, 3, 4, 8, 0, 30, tzinfo=UTC), "2 occurrence(s) skipped."
+    )
+    assert got.ended_at == datetime(2026, 3, 4, 9, 2, 31, 500000, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        ({}, Bookkeeping()),
+        # Before several sends were remembered, one string: the latest sent.
+        ({"dispatched": "2026-03-04T09:00:30Z"}, Bookkeeping(sent=(T0,))),
+        # Written before `occurrences` was always present; a null count read as none.
+        ({"notRun": None, "executor": None}, Bookkeeping()),
+    ],
+)
+def test_older_forms_still_read(stored: dict[str, Any], expected: Bookkeeping) -> None:
+    assert Bookkeeping.from_stored(stored) == expected
+
+
+def test_a_deployed_entity_reads_and_writes_back_byte_for_byte(store: TableStore) -> None:
+    """Through real Table storage: an entity holding the richest form, read as a record and
+    written back (as every dispatcher or executor write does), keeps the same column."""
+    record = JobRecord("Sub", "RG", "Coll", "Ping", {"action": {}}, created_time=T0)
+    put_job(store, record)
+    table = store.table(TABLE)
+    entity = table.get_entity(record.collection_key, "ping")
+    entity["Bookkeeping"] = dumps(STORED_FORMS[2])
+    table.update_entity(entity)
+
+    read = get_job(store, "Sub", "RG", "Coll", "Ping")
+    put_job(store, replace(read, execution_count=1), etag=read.etag)
+
+    after = table.get_entity(record.collection_key, "ping")["Bookkeeping"]
+    assert after == dumps(STORED_FORMS[2])
+    assert json.loads(after)["postponed"]["due"] == "2026-03-04T08:00:30Z"
