@@ -14,7 +14,7 @@ from scheduler_lib.domain import CLAIMS, Bookkeeping, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
 from scheduler_lib.model import quotas, timing
-from scheduler_lib.schedule import Schedule, parse_schedule
+from scheduler_lib.schedule import JobTiming, Schedule, parse_schedule
 
 
 def timing_of(definition: dict[str, Any]) -> tuple[Any, Any]:
@@ -22,10 +22,13 @@ def timing_of(definition: dict[str, Any]) -> tuple[Any, Any]:
     return definition.get("startTime"), definition.get("recurrence")
 
 
-def schedule_of(definition: dict[str, Any], created_time: datetime) -> Schedule:
-    """The parsed schedule; its errors name the field as the request spells it."""
+def schedule_of(
+    definition: dict[str, Any], created_time: datetime, parsed: JobTiming | None = None
+) -> Schedule:
+    """The parsed schedule (`parsed`: its timing, already parsed by the request's
+    validation); its errors name the field as the request spells it."""
     try:
-        return parse_schedule(definition, now=created_time)
+        return parse_schedule(definition, now=created_time, timing=parsed)
     except ValidationError as exc:
         raise timing.prefixed(exc) from None
 

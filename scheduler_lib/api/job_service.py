@@ -122,7 +122,7 @@ def _save(
     collection = collection_store.get_collection(
         ctx.store, name.subscription_id, name.resource_group, name.collection
     )
-    definition, state = jobs.normalize_properties(properties)
+    definition, state, parsed_timing = jobs.normalize_properties(properties)
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
     secrets.finalize(definition["action"], describe_certificate)
@@ -134,7 +134,7 @@ def _save(
 
     same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
     created_time = existing.created_time if same_timing and existing else now
-    schedule = schedule_of(definition, created_time)
+    schedule = schedule_of(definition, created_time, parsed_timing)
     quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
     bookkeeping = existing.bookkeeping if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
@@ -180,14 +180,16 @@ def _save(
             check_count=lambda count: quotas.check_job_count(limits, count),
         )
     _reindex(ctx, existing, saved)
-    return _dispatch_if_due(ctx, saved, now=now), existing is None
+    return _dispatch_if_due(ctx, saved, collection, now=now), existing is None
 
 
-def _dispatch_if_due(ctx: ApiContext, job: JobRecord, *, now: datetime) -> JobRecord:
+def _dispatch_if_due(
+    ctx: ApiContext, job: JobRecord, collection: CollectionRecord, *, now: datetime
+) -> JobRecord:
     """Hand an occurrence due before the next tick to the queue now (see `dispatch_now`).
     Its due-index row is already written, so on any failure the next tick dispatches it."""
     try:
-        dispatched = dispatch_if_due(ctx.store, ctx.queue, ctx.settings, job, now=now)
+        dispatched = dispatch_if_due(ctx.store, ctx.queue, ctx.settings, job, collection, now=now)
     except Exception:
         log.warning(
             "immediate dispatch failed; the next tick dispatches it",
@@ -212,12 +214,14 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
             ctx.store, *where, state=JobState.ENABLED, continuation=token
         )
         for job in page:
-            resumed += _resume_job(ctx, job, now=now)
+            resumed += _resume_job(ctx, job, collection, now=now)
         if token is None:
             return resumed
 
 
-def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
+def _resume_job(
+    ctx: ApiContext, job: JobRecord, collection: CollectionRecord, *, now: datetime
+) -> int:
     current = job
 
     def attempt() -> int:
@@ -240,7 +244,7 @@ def _resume_job(ctx: ApiContext, job: JobRecord, *, now: datetime) -> int:
             current = fresh
             raise LostRace from exc
         _reindex(ctx, current, saved)
-        _dispatch_if_due(ctx, saved, now=now)
+        _dispatch_if_due(ctx, saved, collection, now=now)
         return 1
 
     return retry_lost_races(attempt, what=f"Job '{job.name}'")

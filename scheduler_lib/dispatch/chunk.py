@@ -1,7 +1,7 @@
 """One chunk of a dispatcher tick: up to `CHUNK` jobs (and parked messages), soonest first.
 
 Per chunk: read its jobs (in parallel), write the rows of the next occurrences they are
-expected to need in table transactions, handle each job (`dispatch_job`: send, advance,
+expected to need in table transactions, handle each job (`dispatch_read_job`: send, advance,
 collect its old rows) or parked message, then delete the collected rows in transactions.
 That saves two round trips per job over writing and deleting rows one by one, and keeps
 the order that makes a tick safe: a job's next row exists before the job points at it, and

@@ -26,7 +26,6 @@ from scheduler_lib.dispatch.context import (
     Counts,
     TickContext,
     advance_job,
-    read_job,
 )
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
 from scheduler_lib.domain import JobRecord
@@ -38,19 +37,20 @@ from scheduler_lib.timeutil import iso_z
 log = logging.getLogger(__name__)
 
 
-def dispatch_job(ctx: TickContext, job_key: str, rows: list[DueRow]) -> Counts:
-    """Read the job's entity once, then `dispatch_read_job`."""
-    counts = Counts()
-    job = read_job(ctx, job_key, counts)
-    counts.add(dispatch_read_job(ctx, job, rows))
-    return counts
-
-
 def dispatch_read_job(ctx: TickContext, job: JobRecord | None, rows: list[DueRow]) -> Counts:
     """Handle one job's occurrence rows (oldest first) given its entity as read (None: gone),
     then keep going while its next occurrence still falls in the minutes this tick reads (an
     occurrence run late within the grace period, or one in the look-ahead minute)."""
     counts = Counts()
+    handle_rows(ctx, job, rows, counts)
+    return counts
+
+
+def handle_rows(
+    ctx: TickContext, job: JobRecord | None, rows: list[DueRow], counts: Counts
+) -> JobRecord | None:
+    """`dispatch_read_job`'s work, counted into `counts`; returns the job as it is after it
+    (as stored by the last write, or as read: whoever calls need not read it again)."""
     for row in sorted(rows, key=lambda r: r.due):
         if job is None:
             _drop(ctx, row, counts)
@@ -58,7 +58,7 @@ def dispatch_read_job(ctx: TickContext, job: JobRecord | None, rows: list[DueRow
         current: DueRow | None = row
         while current is not None and job is not None:
             job, current = _handle(ctx, job, current, counts)
-    return counts
+    return job
 
 
 def _handle(

@@ -4,7 +4,7 @@ A tick reads only the due-index partitions of the minutes that are due, from
 min(cursor, now - grace period) through one minute ahead, so its cost follows what is due,
 not how many jobs exist: one range scan, one point read per due job, one read per
 collection those jobs live in. Jobs are handled a chunk at a time (`dispatch_chunk`, which
-batches the due-index writes) by `dispatch_job` (send, advance, move the row) or
+batches the due-index writes) by `dispatch_read_job` (send, advance, move the row) or
 `dispatch_postpone` (missed by downtime); parked messages (retries longer than a queue's
 visibility limit) are sent as they are.
 

@@ -15,6 +15,7 @@ from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord, JobStat
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import arm, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action
+from scheduler_lib.schedule import JobTiming
 
 #: Azure Scheduler's limit on a job's JSON.
 MAX_JOB_BYTES = 16 * 1024
@@ -38,9 +39,12 @@ def split_body(body: Any) -> dict[str, Any]:
     return wire.obj(source["properties"], "properties")
 
 
-def normalize_properties(value: Any, *, path: str = "properties") -> tuple[dict[str, Any], str]:
-    """(definition, requested state) from the job `properties` (a complete one: PUT, or a
-    PATCH already merged onto the stored definition). Timing is validated by the engine."""
+def normalize_properties(
+    value: Any, *, path: str = "properties"
+) -> tuple[dict[str, Any], str, JobTiming]:
+    """(definition, requested state, parsed timing) from the job `properties` (a complete one:
+    PUT, or a PATCH already merged onto the stored definition). Timing is validated by the
+    engine, whose parse is returned so that the schedule is built without a second one."""
     source = wire.keys(value, path, PROPERTY_KEYS)
     if source.get("action") is None:
         raise ValidationError(wire.join(path, "action"), "is required")
@@ -54,14 +58,14 @@ def normalize_properties(value: Any, *, path: str = "properties") -> tuple[dict[
             source["recurrence"], wire.join(path, "recurrence")
         )
     definition["action"] = normalize_action(source["action"], wire.join(path, "action"))
-    timing.validate_timing(definition)
+    parsed = timing.validate_timing(definition)
     state: str = JobState.ENABLED
     if source.get("state") is not None:
         where = wire.join(path, "state")
         state = wire.enum(source["state"], where, JOB_STATES)
         if state not in USER_JOB_STATES:
             raise ValidationError(where, "only Enabled or Disabled can be requested")
-    return definition, state
+    return definition, state, parsed
 
 
 def check_size(definition: dict[str, Any]) -> None:

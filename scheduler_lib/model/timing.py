@@ -14,7 +14,7 @@ from typing import Any
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import wire
-from scheduler_lib.schedule import FREQUENCIES, WEEKDAYS, parse_job_timing
+from scheduler_lib.schedule import FREQUENCIES, WEEKDAYS, JobTiming, parse_job_timing
 
 RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
 SCHEDULE_KEYS = ("minutes", "hours", "weekDays", "monthDays", "monthlyOccurrences", "months")
@@ -70,11 +70,12 @@ def _occurrence(value: Any, path: str) -> dict[str, Any]:
     return result
 
 
-def validate_timing(properties: dict[str, Any]) -> None:
+def validate_timing(properties: dict[str, Any]) -> JobTiming:
     """Run the recurrence engine's validation; its paths are relative to the job properties,
-    the API's are relative to the body, hence the `properties.` prefix."""
+    the API's are relative to the body, hence the `properties.` prefix. Returns the parsed
+    timing, for the caller to build the schedule from without parsing it again."""
     try:
-        parse_job_timing(properties)
+        return parse_job_timing(properties)
     except ValidationError as exc:
         raise prefixed(exc) from None
 

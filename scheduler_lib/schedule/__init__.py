@@ -6,7 +6,7 @@ periods (seeking in constant time however far back the start lies), `timezones` 
 zone a schedule is evaluated in, `preview` renders the next runs for the CLI and the API.
 """
 
-from scheduler_lib.schedule.parse import FREQUENCIES, WEEKDAYS, parse_job_timing
+from scheduler_lib.schedule.parse import FREQUENCIES, WEEKDAYS, JobTiming, parse_job_timing
 from scheduler_lib.schedule.preview import (
     JOB_PROPERTIES,
     job_properties,
@@ -20,6 +20,7 @@ __all__ = [
     "FREQUENCIES",
     "JOB_PROPERTIES",
     "WEEKDAYS",
+    "JobTiming",
     "Schedule",
     "job_properties",
     "parse_job_timing",

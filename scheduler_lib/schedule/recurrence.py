@@ -25,7 +25,7 @@ from typing import Any, Protocol, cast
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule.calendar import Parts, PeriodCalendar, period_calendar
-from scheduler_lib.schedule.parse import Recurrence, parse_job_timing, whole_second
+from scheduler_lib.schedule.parse import JobTiming, Recurrence, parse_job_timing, whole_second
 from scheduler_lib.schedule.timezones import EvaluationZone
 
 __all__ = ["Schedule", "occurrences", "parse_schedule"]
@@ -99,12 +99,16 @@ class Schedule:
         return self.end_time is None or instant <= self.end_time
 
 
-def parse_schedule(job: Mapping[str, Any], *, now: datetime) -> Schedule:
+def parse_schedule(
+    job: Mapping[str, Any], *, now: datetime, timing: JobTiming | None = None
+) -> Schedule:
     """Validate a job's `startTime`/`recurrence` (ValidationError naming the field) and build
-    its schedule; `now` is the job's creation instant."""
+    its schedule; `now` is the job's creation instant. `timing`: the job's timing as the
+    caller has already parsed it (`parse_job_timing`), so it is not parsed twice."""
     _require_aware(now, "now")
     now = whole_second(now.astimezone(UTC))
-    timing = parse_job_timing(job)
+    if timing is None:
+        timing = parse_job_timing(job)
     start, recurrence, zone = timing.start_time, timing.recurrence, timing.zone
     if start is not None:
         start = whole_second(start)

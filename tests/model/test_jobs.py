@@ -18,7 +18,7 @@ ACTION = {"type": "Http", "request": {"uri": "http://x.y/", "method": "GET"}}
 
 
 def test_timing_is_canonical_and_occurrence_lower_case():
-    definition, state = normalize_properties(
+    definition, state, _ = normalize_properties(
         {
             "startTime": "2026-03-04T09:00:00Z",
             "recurrence": {
