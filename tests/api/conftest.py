@@ -51,14 +51,19 @@ def server(settings: Settings, clock: ManualClock) -> Iterator[ApiServer]:
         yield running
 
 
-@pytest.fixture
-def client(server: ApiServer) -> Iterator[httpx.Client]:
-    with httpx.Client(
+def api_client(server: ApiServer, *, timeout: float = 30) -> httpx.Client:
+    """An HTTP client of `server`'s API with the test key and the api-version."""
+    return httpx.Client(
         base_url=server.api_url,
         headers={"Authorization": "Bearer test-key"},
         params={"api-version": "2016-03-01"},
-        timeout=30,
-    ) as http:
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def client(server: ApiServer) -> Iterator[httpx.Client]:
+    with api_client(server) as http:
         yield http
 
 

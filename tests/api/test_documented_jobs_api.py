@@ -5,27 +5,12 @@ field."""
 import pytest
 
 from tests.api.conftest import arm_error, job_body, job_path, make_collection
+from tests.api.test_documented_examples import REFERENCE_JOB
 
-#: The documentation's comprehensive HTTP job: `retryPolicy` inside `request`.
+#: The documentation's comprehensive HTTP job (`retryPolicy` inside `request`), with a
+#: recurrence that has not ended (the reference's ended in 2012).
 DOCUMENTED_HTTP_JOB = {
-    "properties": {
-        "startTime": "2012-08-04T00:00Z",
-        "action": {
-            "type": "Http",
-            "request": {
-                "uri": "http://contoso.com/some-method",
-                "method": "PUT",
-                "body": "Posting from a timer",
-                "headers": {"Content-Type": "application/json"},
-                "retryPolicy": {"retryType": "None"},
-            },
-            "errorAction": {
-                "type": "Http",
-                "request": {"uri": "http://contoso.com/notifyError", "method": "POST"},
-            },
-        },
-        "recurrence": {"frequency": "Week", "interval": 1},
-    }
+    "properties": {**REFERENCE_JOB, "recurrence": {"frequency": "Week", "interval": 1}}
 }
 
 

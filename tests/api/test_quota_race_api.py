@@ -13,19 +13,14 @@ from scheduler_lib.domain.keys import collection_key
 from scheduler_lib.store.jobs import TABLE, count_jobs
 from scheduler_lib.store.partition_counter import COUNTER_ROW
 from scheduler_lib.store.tables import TableStore
-from tests.api.conftest import RG, SUB, arm_error, job_body, job_path, make_collection
+from tests.api.conftest import RG, SUB, api_client, arm_error, job_body, job_path, make_collection
 
 PARALLEL = 50
 
 
 def _parallel_puts(server, names: list[str]) -> list[httpx.Response]:
     def put(name: str) -> httpx.Response:
-        with httpx.Client(
-            base_url=server.api_url,
-            headers={"Authorization": "Bearer test-key"},
-            params={"api-version": "2016-03-01"},
-            timeout=60,
-        ) as http:
+        with api_client(server, timeout=60) as http:
             return http.put(job_path(name), json=job_body())
 
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
