@@ -19,13 +19,13 @@ from typing import Any
 
 import httpx
 import pytest
-from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue_sas
 
-from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY, Settings
+from scheduler_lib.config import AZURITE_ACCOUNT, Settings
 from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.runtime import Runtime
 from tests.support.api_server import ManualClock, serve
+from tests.support.azurite_queues import new_queue, sas_token
 from tests.support.http_target import HttpTarget
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
@@ -319,12 +319,8 @@ def test_run_now_executes_without_touching_the_schedule(
 
 def test_a_storage_queue_job_lands_in_an_azurite_queue(system: System) -> None:
     name = f"{system.settings.storage_prefix}-inbox"
-    inbox = QueueClient.from_connection_string(system.settings.storage_connection_string, name)
-    inbox.create_queue()
-    sas = generate_queue_sas(
-        AZURITE_ACCOUNT, name, AZURITE_KEY, permission=QueueSasPermissions(add=True),
-        expiry=datetime.now(UTC) + timedelta(hours=1),  # Azurite checks against its own clock
-    )  # fmt: skip
+    inbox = new_queue(system.settings, name)
+    sas = sas_token(name)
     system.put(f"{COLLECTION}/jobs/Enqueue", {"properties": {"action": {
         "type": "StorageQueue",
         "queueMessage": {
@@ -347,8 +343,7 @@ def test_a_storage_queue_job_without_a_sas_token_uses_the_apps_credential(
     """No secret in the job: the app's own account (Azurite's here) is reached with the app's
     credential (the connection string locally, the managed identity in Azure)."""
     name = f"{system.settings.storage_prefix}-keyless"
-    inbox = QueueClient.from_connection_string(system.settings.storage_connection_string, name)
-    inbox.create_queue()
+    inbox = new_queue(system.settings, name)
     system.put(f"{COLLECTION}/jobs/Keyless", {"properties": {"action": {
         "type": "StorageQueue",
         "queueMessage": {"storageAccount": AZURITE_ACCOUNT, "queueName": name, "message": "hi"},

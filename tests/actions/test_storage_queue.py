@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue_sas
+from azure.storage.queue import QueueClient
 
 from devtools.azurite import free_port
 from scheduler_lib.actions import ExecutionContext, run_action
-from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY, Settings
+from scheduler_lib.config import AZURITE_ACCOUNT, Settings
+from tests.support.azurite_queues import new_queue, sas_token
 
 CONTEXT = ExecutionContext("job", "collection", datetime(2024, 3, 1, tzinfo=UTC), "tag")
 
@@ -20,21 +21,7 @@ CONTEXT = ExecutionContext("job", "collection", datetime(2024, 3, 1, tzinfo=UTC)
 @pytest.fixture
 def queue(settings: Settings) -> QueueClient:
     """A fresh queue in Azurite that a consumer reads from (no decode policy: plain text)."""
-    name = f"{settings.storage_prefix}-{uuid.uuid4().hex[:8]}"
-    client = QueueClient.from_connection_string(settings.storage_connection_string, name)
-    client.create_queue()
-    return client
-
-
-def sas_token(queue_name: str, key: str = AZURITE_KEY, **permission: bool) -> str:
-    # Azurite checks the expiry against its own clock, so this uses the real time.
-    return generate_queue_sas(
-        AZURITE_ACCOUNT,
-        queue_name,
-        key,
-        permission=QueueSasPermissions(**(permission or {"add": True})),
-        expiry=datetime.now(UTC) + timedelta(hours=1),
-    )
+    return new_queue(settings, f"{settings.storage_prefix}-{uuid.uuid4().hex[:8]}")
 
 
 def queue_action(queue_name: str, token: str, message: str) -> dict[str, Any]:

@@ -8,25 +8,20 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from azure.servicebus import ServiceBusMessage
-from azure.storage.queue import QueueClient, QueueSasPermissions, generate_queue_sas
 
-from scheduler_lib.config import AZURITE_ACCOUNT, AZURITE_KEY
+from scheduler_lib.config import AZURITE_ACCOUNT
 from scheduler_lib.execution.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, make_job
+from tests.support.azurite_queues import new_queue, sas_token
 
 
 def test_a_storage_queue_action_lands_in_the_azurite_queue(driver: Driver) -> None:
     name = f"{driver.settings.storage_prefix}-target"
-    consumer = QueueClient.from_connection_string(driver.settings.storage_connection_string, name)
-    consumer.create_queue()
-    sas = generate_queue_sas(
-        AZURITE_ACCOUNT, name, AZURITE_KEY, permission=QueueSasPermissions(add=True),
-        expiry=datetime.now(UTC) + timedelta(hours=1),  # Azurite checks against its own clock
-    )  # fmt: skip
+    consumer = new_queue(driver.settings, name)
+    sas = sas_token(name)
     action = {
         "type": "StorageQueue",
         "queueMessage": {
