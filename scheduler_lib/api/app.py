@@ -24,11 +24,13 @@ from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.middleware import ArmMiddleware
+from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS, versioned_document
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.health import check_health
+from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store import TableStore, storage_unavailable
 from scheduler_lib.timeutil import Clock, utc_now
@@ -59,7 +61,7 @@ def create_app(
         ),
         docs_url=None,  # served by docs_page, without a CDN
         redoc_url=None,
-        openapi_url=PREFIX + "/openapi.json",
+        openapi_url=DOCUMENT_PATHS[DEFAULT_VERSION],
     )
     app.state.context = ApiContext(
         settings=settings,
@@ -70,6 +72,7 @@ def create_app(
     for module in (collection_routes, job_routes, list_routes, preview_routes):
         app.include_router(module.router)
     _add_health(app)
+    _add_versioned_documents(app)
     add_docs_page(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
@@ -127,6 +130,25 @@ def _add_health(app: FastAPI) -> None:
         )
         headers = {"Retry-After": str(HEALTH_RETRY_AFTER)} if status == 503 else None
         return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _add_versioned_documents(app: FastAPI) -> None:
+    """Serve the OpenAPI document of each newer api-version beside FastAPI's own."""
+    for version, path in DOCUMENT_PATHS.items():
+        if version != DEFAULT_VERSION:
+            app.add_api_route(path, _document_route(app, version), include_in_schema=False)
+
+
+def _document_route(app: FastAPI, version: ApiVersion) -> Any:
+    built: list[dict[str, Any]] = []  # built once, like FastAPI's own document
+
+    async def document() -> JSONResponse:
+        if not built:
+            built.append(versioned_document(app.openapi(), version))
+        return JSONResponse(built[0])
+
+    document.__name__ = "openapi_" + version.value.replace("-", "_")
+    return document
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

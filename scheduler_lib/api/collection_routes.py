@@ -25,7 +25,7 @@ router = APIRouter(tags=["Job collections"])
 )
 async def list_by_subscription(ctx: Ctx, subscriptionId: str) -> Response:
     records = await run_in_threadpool(service.list_collections, ctx, subscriptionId, None)
-    return json_response(page_body([collection_to_wire(r) for r in records], None))
+    return json_response(page_body([collection_to_wire(r, ctx.version) for r in records], None))
 
 
 @router.get(
@@ -38,7 +38,7 @@ async def list_by_resource_group(ctx: Ctx, subscriptionId: str, resourceGroupNam
     records = await run_in_threadpool(
         service.list_collections, ctx, subscriptionId, resourceGroupName
     )
-    return json_response(page_body([collection_to_wire(r) for r in records], None))
+    return json_response(page_body([collection_to_wire(r, ctx.version) for r in records], None))
 
 
 @router.get(
@@ -49,7 +49,7 @@ async def list_by_resource_group(ctx: Ctx, subscriptionId: str, resourceGroupNam
 )
 async def get(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     record = await run_in_threadpool(service.get_collection, ctx, name)
-    return json_response(collection_to_wire(record), etag=record.etag)
+    return json_response(collection_to_wire(record, ctx.version), etag=record.etag)
 
 
 @router.put(
@@ -64,7 +64,9 @@ async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> 
     (record, created), _ = await run_write(
         request, ctx, lambda body, etag, now: service.put_collection(ctx, name, body, etag, now)
     )
-    return json_response(collection_to_wire(record), 201 if created else 200, etag=record.etag)
+    return json_response(
+        collection_to_wire(record, ctx.version), 201 if created else 200, etag=record.etag
+    )
 
 
 @router.patch(
@@ -78,7 +80,7 @@ async def patch(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     record, _ = await run_write(
         request, ctx, lambda body, etag, now: service.patch_collection(ctx, name, body, etag, now)
     )
-    return json_response(collection_to_wire(record), etag=record.etag)
+    return json_response(collection_to_wire(record, ctx.version), etag=record.etag)
 
 
 @router.delete(

@@ -63,7 +63,7 @@ def put_collection(
 ) -> tuple[CollectionRecord, bool]:
     """Create or replace a collection; (record, created)."""
     name.check()
-    location, tags, properties = collections.normalize_body(body)
+    location, tags, properties = collections.normalize_body(body, ctx.version)
     complete = collections.complete(properties)
 
     def attempt() -> tuple[CollectionRecord, bool]:
@@ -94,7 +94,7 @@ def patch_collection(
 ) -> CollectionRecord:
     """Change the given parts of a collection (quota merged field by field)."""
     name.check()
-    location, tags, properties = collections.normalize_body(body)
+    location, tags, properties = collections.normalize_body(body, ctx.version)
 
     def attempt() -> CollectionRecord:
         existing = get_collection(ctx, name)

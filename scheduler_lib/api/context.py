@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion
 from scheduler_lib.store import TableStore
 from scheduler_lib.timeutil import Clock
 
@@ -21,6 +22,9 @@ class ApiContext:
     clock: Clock
     table_store: TableStore
     execution_queue: ExecutionQueue
+    #: The request's `api-version`: each request gets its own copy of the app's context
+    #: with it (`dependencies`), so validation and responses follow the version asked for.
+    version: ApiVersion = DEFAULT_VERSION
 
     @property
     def store(self) -> TableStore:

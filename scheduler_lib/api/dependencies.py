@@ -5,6 +5,7 @@ every path parameter in the OpenAPI page."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -13,12 +14,12 @@ from scheduler_lib.api.collection_service import CollectionName
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import API_VERSION_QUERY
 from scheduler_lib.api.job_service import JobName
-from scheduler_lib.api.requests import check_api_version
+from scheduler_lib.api.requests import api_version
 
 
-def _context(request: Request, api_version: API_VERSION_QUERY = None) -> ApiContext:
-    check_api_version(request)
-    return request.app.state.context
+def _context(request: Request, api_version_query: API_VERSION_QUERY = None) -> ApiContext:
+    """The app's context for this request, carrying the request's `api-version`."""
+    return replace(request.app.state.context, version=api_version(request))
 
 
 def _collection(

@@ -17,6 +17,7 @@ from fastapi import FastAPI, Response
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 
+from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
 from scheduler_lib.api.paths import PREFIX
 
 DOCS_PATH = PREFIX + "/docs"
@@ -26,6 +27,19 @@ ASSETS = {
     DOCS_PATH + "/swagger-ui.css": ("swagger-ui.css", "text/css"),
     DOCS_PATH + "/favicon.png": ("favicon-32x32.png", "image/png"),
 }
+#: One OpenAPI document per api-version. Swagger UI's own chooser (`urls`) lives in its
+#: standalone preset, which the wheel does not ship (without it `urls` shows nothing), so
+#: the page has a plain one: it loads the chosen document into the same Swagger UI.
+VERSION_PICKER = (
+    '<label id="api-version-picker" style="font-family:sans-serif;margin:1em">api-version '
+    '<select onchange="ui.specActions.updateUrl(this.value); '
+    'ui.specActions.download(this.value)">'
+    + "".join(
+        f'<option value="{path}">{version.value}</option>'
+        for version, path in DOCUMENT_PATHS.items()
+    )
+    + "</select></label>"
+)
 #: The assets only change with the package version; a browser may keep them a day.
 _CACHE_CONTROL = "public, max-age=86400"
 
@@ -44,13 +58,15 @@ def add_docs_page(app: FastAPI) -> None:
 
     @app.get(DOCS_PATH, include_in_schema=False)
     async def docs_page() -> HTMLResponse:
-        return get_swagger_ui_html(
+        page = get_swagger_ui_html(
             openapi_url=app.openapi_url or PREFIX + "/openapi.json",
             title=f"{app.title} - Swagger UI",
             swagger_js_url=js,
             swagger_css_url=css,
             swagger_favicon_url=favicon,
         )
+        html = bytes(page.body).decode().replace("<body>", "<body>" + VERSION_PICKER, 1)
+        return HTMLResponse(html)
 
     for path, (_, media_type) in ASSETS.items():
         app.add_api_route(

@@ -23,7 +23,9 @@ router = APIRouter(tags=["Jobs"])
 )
 async def get(request: Request, ctx: Ctx, name: JobPath) -> Response:
     record = await run_in_threadpool(service.get_job, ctx, name)
-    return json_response(job_to_wire(record, now=ctx.clock()), etag=record.etag)
+    return json_response(
+        job_to_wire(record, now=ctx.clock(), version=ctx.version), etag=record.etag
+    )
 
 
 @router.put(
@@ -42,7 +44,9 @@ async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Respons
     (record, created), now = await run_write(
         request, ctx, lambda body, etag, now: service.put_job(ctx, name, body, etag, now)
     )
-    return json_response(job_to_wire(record, now=now), 201 if created else 200, etag=record.etag)
+    return json_response(
+        job_to_wire(record, now=now, version=ctx.version), 201 if created else 200, etag=record.etag
+    )
 
 
 @router.patch(
@@ -56,7 +60,7 @@ async def patch(request: Request, ctx: Ctx, name: JobPath) -> Response:
     record, now = await run_write(
         request, ctx, lambda body, etag, now: service.patch_job(ctx, name, body, etag, now)
     )
-    return json_response(job_to_wire(record, now=now), etag=record.etag)
+    return json_response(job_to_wire(record, now=now, version=ctx.version), etag=record.etag)
 
 
 @router.delete(

@@ -89,11 +89,11 @@ def patch_job(
     def attempt() -> JobRecord:
         existing = get_job(ctx, name)
         _check_writable(existing, client_etag)
-        # Merge onto the *redacted* stored form: a secret then only survives through
+        # Merged onto the *redacted* stored form: a secret then only survives through
         # `secrets.carry_over`, whose identity rule holds for PATCH as for PUT.
-        base = {**secrets.redact(existing.definition), "state": existing.state}
-        merged = jobs.merge_patch(base, patch)
-        return _save(ctx, name, merged, existing, client_etag=client_etag, now=now)[0]
+        merged, version = jobs.patched_properties(existing, patch, ctx.version)
+        as_merged = replace(ctx, version=version)  # validated with what it stores
+        return _save(as_merged, name, merged, existing, client_etag=client_etag, now=now)[0]
 
     return retrying(attempt)
 
@@ -122,7 +122,7 @@ def _save(
     collection = collection_store.get_collection(
         ctx.store, name.subscription_id, name.resource_group, name.collection
     )
-    definition, state, parsed_timing = jobs.normalize_properties(properties)
+    definition, state, parsed_timing = jobs.normalize_properties(properties, version=ctx.version)
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
     secrets.finalize(definition["action"], describe_certificate)

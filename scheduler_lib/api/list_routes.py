@@ -64,7 +64,9 @@ async def list_jobs(
     records, position = await run_in_threadpool(work)
     link = next_link(request, position, **{"$top": top, "$filter": filter_text})
     now = ctx.clock()
-    return json_response(page_body([job_to_wire(r, now=now) for r in records], link))
+    return json_response(
+        page_body([job_to_wire(r, now=now, version=ctx.version) for r in records], link)
+    )
 
 
 @router.get(

@@ -18,13 +18,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
+from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
 from scheduler_lib.api.paths import PREFIX, canonical_path
 from scheduler_lib.errors import AuthenticationError, SchedulerError, ServiceUnavailableError
 
 log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and
 #: a browser opening the docs page cannot send a bearer key).
-PUBLIC_PATHS = frozenset({PREFIX + "/health", DOCS_PATH, *ASSETS, PREFIX + "/openapi.json"})
+PUBLIC_PATHS = frozenset({PREFIX + "/health", DOCS_PATH, *ASSETS, *DOCUMENT_PATHS.values()})
 
 
 def authorized(header: str | None, keys: tuple[str, ...]) -> bool:

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from fastapi import Request
 
-from scheduler_lib.api.requests import API_VERSION
+from scheduler_lib.api.requests import api_version
 from scheduler_lib.errors import ValidationError
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ def next_link(request: Request, position: str | None, **params: Any) -> str | No
     """The absolute URL of the next page, or None."""
     if position is None:
         return None
-    query = {"api-version": API_VERSION}
+    query = {"api-version": api_version(request).value}  # the version of this request
     query.update({k: str(v) for k, v in params.items() if v is not None})
     query["$skiptoken"] = position
     return str(request.url.replace(query=urlencode(query)))

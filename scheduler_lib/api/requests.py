@@ -17,8 +17,8 @@ from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.errors import PreconditionFailedError, ValidationError
+from scheduler_lib.model.versions import ApiVersion, parse_version
 
-API_VERSION = "2016-03-01"
 #: The largest request body read at all (a job is limited to 16 KB of JSON; this leaves
 #: room for whitespace and the resource envelope).
 MAX_BODY_BYTES = 64 * 1024
@@ -64,11 +64,10 @@ async def read_json(request: Request) -> Any:
         raise ValidationError("body", f"is not valid JSON ({exc})") from None
 
 
-def check_api_version(request: Request) -> None:
-    """The SDK always sends api-version=2016-03-01; absent is accepted too."""
-    version = request.query_params.get("api-version")
-    if version is not None and version != API_VERSION:
-        raise ValidationError("api-version", f"must be {API_VERSION} (the only version served)")
+def api_version(request: Request) -> ApiVersion:
+    """The request's version: 2016-03-01 (what the SDK always sends; absent too) or
+    2026-12-01 (the extensions); anything else is a 400 naming `api-version`."""
+    return parse_version(request.query_params.get("api-version"))
 
 
 def if_match(request: Request) -> str | None:

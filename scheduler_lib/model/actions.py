@@ -13,9 +13,10 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import targets, wire
+from scheduler_lib.model import extensions, targets, wire
 from scheduler_lib.model.durations import read_iso_duration
 from scheduler_lib.model.headers import request_headers
+from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
@@ -52,10 +53,14 @@ DEFAULT_RETRY = {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 4
 MAX_BODY = 8192
 
 
-def normalize_action(value: Any, path: str, *, error_action: bool = False) -> dict[str, Any]:
-    """The canonical stored form of `action` (or of `action.errorAction`)."""
+def normalize_action(
+    value: Any, path: str, *, error_action: bool = False, version: ApiVersion = DEFAULT_VERSION
+) -> dict[str, Any]:
+    """The canonical stored form of `action` (or of `action.errorAction`); `version`
+    decides which extension properties are known (`extensions`)."""
+    scope = extensions.Scope(version, error_action)
     allowed = ["type", *_PAYLOADS, "retryPolicy"] + ([] if error_action else ["errorAction"])
-    source = wire.keys(value, path, allowed)
+    source = wire.keys(value, path, [*allowed, *scope.names(Location.ACTION)])
     if "type" not in source:
         raise ValidationError(wire.join(path, "type"), "is required")
     kind = wire.enum(source["type"], wire.join(path, "type"), ACTION_TYPES)
@@ -67,10 +72,10 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
         raise ValidationError(wire.join(path, payload), f"is required for a {kind} action")
     action: dict[str, Any] = {"type": kind}
     where = wire.join(path, payload)
-    policy = _retry_policy_source(source, payload, path)
+    policy = _retry_policy_source(source, payload, path, scope)
     if payload == "request":
         request = {k: v for k, v in wire.obj(source[payload], where).items() if k != "retryPolicy"}
-        action[payload] = _request(request, where, https_only=kind == "Https")
+        action[payload] = _request(request, where, scope, https_only=kind == "Https")
     elif payload == "queueMessage":
         action[payload] = _queue_message(source[payload], where)
     else:
@@ -80,13 +85,17 @@ def normalize_action(value: Any, path: str, *, error_action: bool = False) -> di
         # executor looks it up there), so no default is stored for it.
         action["retryPolicy"] = policy if policy is not None else dict(DEFAULT_RETRY)
     if source.get("errorAction") is not None:
+        where = wire.join(path, "errorAction")
         action["errorAction"] = normalize_action(
-            source["errorAction"], wire.join(path, "errorAction"), error_action=True
+            source["errorAction"], where, error_action=True, version=version
         )
+    action.update(scope.read(Location.ACTION, source, path))
     return action
 
 
-def _retry_policy_source(source: dict[str, Any], payload: str, path: str) -> dict[str, Any] | None:
+def _retry_policy_source(
+    source: dict[str, Any], payload: str, path: str, scope: extensions.Scope
+) -> dict[str, Any] | None:
     """The action's retry policy, validated (None: not given). The documentation's full HTTP
     job example puts it inside `request`; it is read there too and stored at the action
     level, where the API defines it. Given in both places, the two must agree."""
@@ -95,17 +104,18 @@ def _retry_policy_source(source: dict[str, Any], payload: str, path: str) -> dic
     inner = request.get("retryPolicy") if isinstance(request, dict) else None
     outer_path = wire.join(path, "retryPolicy")
     inner_path = wire.join(wire.join(path, payload), "retryPolicy")
-    policy = _retry_policy(outer, outer_path) if outer is not None else None
+    policy = _retry_policy(outer, outer_path, scope) if outer is not None else None
     if inner is None:
         return policy
-    nested = _retry_policy(inner, inner_path)
+    nested = _retry_policy(inner, inner_path, scope)
     if policy is not None and policy != nested:
         raise ValidationError(inner_path, f"differs from {outer_path}; give it once")
     return nested
 
 
-def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
-    source = wire.keys(value, path, ("uri", "method", "body", "headers", "authentication"))
+def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool) -> dict[str, Any]:
+    known = ("uri", "method", "body", "headers", "authentication")
+    source = wire.keys(value, path, known + scope.names(Location.REQUEST))
     for name in ("uri", "method"):
         if source.get(name) is None:
             raise ValidationError(wire.join(path, name), "is required")
@@ -128,6 +138,7 @@ def _request(value: Any, path: str, *, https_only: bool) -> dict[str, Any]:
         auth = _authentication(source["authentication"], wire.join(path, "authentication"))
         if auth is not None:
             request["authentication"] = auth
+    request.update(scope.read(Location.REQUEST, source, path))
     return request
 
 
@@ -242,16 +253,19 @@ def _brokered(value: Any, path: str) -> dict[str, Any]:
     return result
 
 
-def _retry_policy(value: Any, path: str) -> dict[str, Any]:
+def _retry_policy(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any]:
     if value is None:
         return dict(DEFAULT_RETRY)
-    source = wire.keys(value, path, ("retryType", "retryInterval", "retryCount"))
-    kind = wire.enum(source.get("retryType", "Fixed"), wire.join(path, "retryType"), RETRY_TYPES)
+    known = ("retryType", "retryInterval", "retryCount")
+    source = wire.keys(value, path, known + scope.names(Location.RETRY_POLICY))
+    types = extensions.choices(Location.RETRY_POLICY, "retryType", RETRY_TYPES, scope.version)
+    kind = wire.enum(source.get("retryType", "Fixed"), wire.join(path, "retryType"), types)
+    extra = scope.read(Location.RETRY_POLICY, source, path)
     if kind == "None":
         for name in ("retryInterval", "retryCount"):
             if source.get(name) not in (None, 0):
                 raise ValidationError(wire.join(path, name), "does not apply to retryType None")
-        return {"retryType": "None"}
+        return {"retryType": "None", **extra}
     interval = wire.duration(
         source.get("retryInterval", "PT30S"),
         wire.join(path, "retryInterval"),
@@ -260,7 +274,9 @@ def _retry_policy(value: Any, path: str) -> dict[str, Any]:
     if read_iso_duration(interval, wire.join(path, "retryInterval")) > timedelta(days=548):
         raise ValidationError(wire.join(path, "retryInterval"), "must be at most 18 months")
     count = wire.integer(source.get("retryCount", 4), wire.join(path, "retryCount"), low=1, high=20)
-    return {"retryType": "Fixed", "retryInterval": interval, "retryCount": count}
+    # An extension retryType (`extensions.choices`) reads interval and count as Fixed does;
+    # what it adds is validated by its extension properties.
+    return {"retryType": kind, "retryInterval": interval, "retryCount": count, **extra}
 
 
 def uses_authentication(action: dict[str, Any]) -> bool:

@@ -11,7 +11,8 @@ from typing import Any
 
 from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, quotas, wire
+from scheduler_lib.model import arm, extensions, quotas, wire
+from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
 
 BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
 #: ARM's limit on the number of tags of a resource.
@@ -21,9 +22,12 @@ MAX_TAGS = 50
 MAX_TAGS_BYTES = 64 * 1024
 
 
-def normalize_body(body: Any) -> tuple[str | None, dict[str, str] | None, dict[str, Any]]:
+def normalize_body(
+    body: Any, version: ApiVersion = DEFAULT_VERSION
+) -> tuple[str | None, dict[str, str] | None, dict[str, Any]]:
     """(location, tags, properties) of a JobCollectionDefinition; absent parts are None or
-    missing so a PATCH can tell "not given" from "given"."""
+    missing so a PATCH can tell "not given" from "given". `version` decides which extension
+    properties are known (`extensions`)."""
     source = wire.keys(body, "", BODY_KEYS)
     location = None
     if source.get("location") is not None:
@@ -33,7 +37,7 @@ def normalize_body(body: Any) -> tuple[str | None, dict[str, str] | None, dict[s
         tags = _tags(source["tags"])
     properties: dict[str, Any] = {}
     if source.get("properties") is not None:
-        properties = _properties(source["properties"])
+        properties = _properties(source["properties"], version)
     return location, tags, properties
 
 
@@ -52,8 +56,9 @@ def _tags(value: Any) -> dict[str, str]:
     return tags
 
 
-def _properties(value: Any) -> dict[str, Any]:
-    source = wire.keys(value, "properties", ("sku", "state", "quota"))
+def _properties(value: Any, version: ApiVersion) -> dict[str, Any]:
+    known = ("sku", "state", "quota", *extensions.names(Location.COLLECTION, version))
+    source = wire.keys(value, "properties", known)
     properties: dict[str, Any] = {}
     if source.get("sku") is not None:
         sku = wire.keys(source["sku"], "properties.sku", ("name",))
@@ -67,6 +72,7 @@ def _properties(value: Any) -> dict[str, Any]:
         properties["state"] = state
     if source.get("quota") is not None:
         properties["quota"] = _quota(source["quota"])
+    properties.update(extensions.read(Location.COLLECTION, source, "properties", version))
     return properties
 
 
@@ -101,6 +107,9 @@ def complete(properties: dict[str, Any]) -> dict[str, Any]:
     }
     if properties.get("quota"):
         result["quota"] = properties["quota"]
+    # Extension properties: only a request of a version that has them can have put them
+    # here (a PUT of an older version drops them; its PATCH keeps the stored ones).
+    result.update({k: properties[k] for k in extensions.collection_names() if k in properties})
     quotas.check_collection_quota(result["sku"]["name"], result.get("quota") or {})
     return result
 
@@ -113,7 +122,10 @@ def merge(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def collection_to_wire(record: CollectionRecord) -> dict[str, Any]:
+def collection_to_wire(
+    record: CollectionRecord, version: ApiVersion = DEFAULT_VERSION
+) -> dict[str, Any]:
+    """A JobCollectionDefinition with the extension properties `version` has."""
     body: dict[str, Any] = {
         "id": arm.collection_id(record.subscription_id, record.resource_group, record.name),
         "type": arm.COLLECTION_TYPE,
@@ -122,5 +134,5 @@ def collection_to_wire(record: CollectionRecord) -> dict[str, Any]:
     if record.location:
         body["location"] = record.location
     body["tags"] = dict(record.tags)
-    body["properties"] = dict(record.properties)
+    body["properties"] = extensions.collection_older_form(record.properties, version)
     return body

@@ -13,8 +13,9 @@ from typing import Any
 
 from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord, JobState
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, secrets, timing, wire
+from scheduler_lib.model import arm, extensions, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action
+from scheduler_lib.model.versions import DEFAULT_VERSION, LATEST_VERSION, ApiVersion, Location
 from scheduler_lib.schedule import JobTiming
 
 #: Azure Scheduler's limit on a job's JSON.
@@ -30,7 +31,7 @@ def split_body(body: Any) -> dict[str, Any]:
         if key.lower() in {name.lower() for name in PROPERTY_KEYS}:
             raise ValidationError(
                 key,
-                "belongs inside \"properties\": the 2016-03-01 API takes "
+                'belongs inside "properties": the 2016-03-01 API takes '
                 '{"properties": {"startTime", "action", "recurrence", "state"}}',
             )
     source = wire.keys(body, "", BODY_KEYS)
@@ -40,12 +41,13 @@ def split_body(body: Any) -> dict[str, Any]:
 
 
 def normalize_properties(
-    value: Any, *, path: str = "properties"
+    value: Any, *, path: str = "properties", version: ApiVersion = DEFAULT_VERSION
 ) -> tuple[dict[str, Any], str, JobTiming]:
     """(definition, requested state, parsed timing) from the job `properties` (a complete one:
     PUT, or a PATCH already merged onto the stored definition). Timing is validated by the
-    engine, whose parse is returned so that the schedule is built without a second one."""
-    source = wire.keys(value, path, PROPERTY_KEYS)
+    engine, whose parse is returned so that the schedule is built without a second one.
+    `version` decides which extension properties are known (`extensions`)."""
+    source = wire.keys(value, path, PROPERTY_KEYS + extensions.names(Location.JOB, version))
     if source.get("action") is None:
         raise ValidationError(wire.join(path, "action"), "is required")
     definition: dict[str, Any] = {}
@@ -55,10 +57,14 @@ def normalize_properties(
         )
     if source.get("recurrence") is not None:
         definition["recurrence"] = timing.normalize_recurrence(
-            source["recurrence"], wire.join(path, "recurrence")
+            source["recurrence"], wire.join(path, "recurrence"), version=version
         )
-    definition["action"] = normalize_action(source["action"], wire.join(path, "action"))
+    definition["action"] = normalize_action(
+        source["action"], wire.join(path, "action"), version=version
+    )
+    definition.update(extensions.read(Location.JOB, source, path, version))
     parsed = timing.validate_timing(definition)
+    extensions.cross_check(definition, path, version)
     state: str = JobState.ENABLED
     if source.get("state") is not None:
         where = wire.join(path, "state")
@@ -75,6 +81,25 @@ def check_size(definition: dict[str, Any]) -> None:
         raise ValidationError(
             "properties", f"the job is {size} bytes of JSON; at most {MAX_JOB_BYTES} are allowed"
         )
+
+
+def patched_properties(
+    record: JobRecord, patch: dict[str, Any], version: ApiVersion
+) -> tuple[dict[str, Any], ApiVersion]:
+    """(merged properties, the version to validate them with) for a PATCH of `version`
+    onto the job's stored properties, redacted, with its state.
+
+    A PATCH of an older version leaves the stored extension properties alone: it is first
+    validated as that version sees the job (so an extension property in it is the usual
+    400 "not a known property"), then merged onto the whole stored definition, which is
+    validated with every extension it holds. (A job without any, as every job written by
+    that version, is validated once, as that version.)"""
+    stored = {**secrets.redact(record.definition), "state": record.state}
+    older = extensions.older_form(stored, version)
+    if older == stored:
+        return merge_patch(stored, patch), version
+    normalize_properties(merge_patch(older, patch), version=version)
+    return merge_patch(stored, patch), LATEST_VERSION
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -125,14 +150,17 @@ def stored_properties(record: JobRecord) -> dict[str, Any]:
     return {**record.definition, "state": record.state}
 
 
-def job_to_wire(record: JobRecord, *, now: datetime) -> dict[str, Any]:
+def job_to_wire(
+    record: JobRecord, *, now: datetime, version: ApiVersion = DEFAULT_VERSION
+) -> dict[str, Any]:
     """A JobDefinition as the API returns it at `now`: no secrets, system status (see
-    `JobRecord.upcoming_execution` for why it depends on the time), ARM identity."""
-    properties = secrets.redact(record.definition)
+    `JobRecord.upcoming_execution` for why it depends on the time), ARM identity; only
+    the extension properties `version` has."""
+    properties = extensions.older_form(secrets.redact(record.definition), version)
     if "recurrence" in properties:
         properties["recurrence"] = timing.to_wire_recurrence(properties["recurrence"])
     properties["state"] = record.state
-    properties["status"] = record.status(now)
+    properties["status"] = {**record.status(now), **extensions.status_of(record, version)}
     return {
         "id": arm.job_id(
             record.subscription_id, record.resource_group, record.collection_name, record.name

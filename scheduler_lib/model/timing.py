@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import wire
+from scheduler_lib.model import extensions, wire
+from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
 from scheduler_lib.schedule import FREQUENCIES, WEEKDAYS, JobTiming, parse_job_timing
 
 RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
@@ -34,10 +35,16 @@ def _as_list(value: Any) -> Any:
     return value if isinstance(value, list) else [value]
 
 
-def normalize_recurrence(value: Any, path: str) -> dict[str, Any]:
-    """`recurrence` with canonical keys and enum spellings (values validated elsewhere)."""
+def normalize_recurrence(
+    value: Any, path: str, *, version: ApiVersion = DEFAULT_VERSION
+) -> dict[str, Any]:
+    """`recurrence` with canonical keys and enum spellings (values validated elsewhere);
+    the extension properties `version` has are validated by their own validators."""
+    extra = extensions.names(Location.RECURRENCE, version)
     result: dict[str, Any] = {}
-    for key, item, where in wire.present(value, path, RECURRENCE_KEYS):
+    for key, item, where in wire.present(value, path, RECURRENCE_KEYS + extra):
+        if key in extra:
+            continue
         if key == "frequency":
             item = _canonical_enum(item, FREQUENCIES)
         elif key == "schedule":
@@ -45,6 +52,9 @@ def normalize_recurrence(value: Any, path: str) -> dict[str, Any]:
         elif key == "endTime":
             item = wire.datetime_string(item, where)
         result[key] = item
+    if extra:
+        source = wire.keys(value, path, RECURRENCE_KEYS + extra)
+        result.update(extensions.read(Location.RECURRENCE, source, path, version))
     return result
 
 

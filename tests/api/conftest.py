@@ -51,12 +51,19 @@ def server(settings: Settings, clock: ManualClock) -> Iterator[ApiServer]:
         yield running
 
 
-def api_client(server: ApiServer, *, timeout: float = 30) -> httpx.Client:
-    """An HTTP client of `server`'s API with the test key and the api-version."""
+#: The api-version of the extensions (docs/extensions.md).
+EXTENSIONS_VERSION = "2026-12-01"
+
+
+def api_client(
+    server: ApiServer, *, timeout: float = 30, version: str = "2016-03-01"
+) -> httpx.Client:
+    """An HTTP client of `server`'s API with the test key and the api-version (2016-03-01,
+    or `EXTENSIONS_VERSION` for the extensions)."""
     return httpx.Client(
         base_url=server.api_url,
         headers={"Authorization": "Bearer test-key"},
-        params={"api-version": "2016-03-01"},
+        params={"api-version": version},
         timeout=timeout,
     )
 
@@ -64,6 +71,13 @@ def api_client(server: ApiServer, *, timeout: float = 30) -> httpx.Client:
 @pytest.fixture
 def client(server: ApiServer) -> Iterator[httpx.Client]:
     with api_client(server) as http:
+        yield http
+
+
+@pytest.fixture
+def client_ext(server: ApiServer) -> Iterator[httpx.Client]:
+    """A client of the same server speaking api-version 2026-12-01 (the extensions)."""
+    with api_client(server, version=EXTENSIONS_VERSION) as http:
         yield http
 
 

@@ -89,3 +89,18 @@ def test_the_docs_page_lists_every_operation_offline(server, page, tmp_path):
     favicon = page.eval_on_selector("link[rel~='icon']", "link => link.href")
     assert urlsplit(favicon).netloc == origin
     assert (tmp_path / "api-docs.png").stat().st_size > 10_000
+
+
+def test_the_docs_page_offers_each_api_version(server, page):
+    """Choosing 2026-12-01 loads its document (with the extension schemas) into the page."""
+    page.goto(server.api_url + "/docs")
+    page.wait_for_selector(".opblock-summary-path", timeout=RENDER_TIMEOUT_MS)
+    assert page.evaluate("ui.specSelectors.specJson().toJS().info.version") == "2016-03-01"
+    page.select_option("#api-version-picker select", label="2026-12-01")
+    page.wait_for_function(
+        "ui.specSelectors.specJson().toJS().info.version === '2026-12-01'",
+        timeout=RENDER_TIMEOUT_MS,
+    )
+    schemas = page.evaluate("ui.specSelectors.specJson().toJS().components.schemas")
+    assert "pauseNote" in schemas["JobProperties"]["properties"]
+    page.wait_for_selector(".opblock-summary-path", timeout=RENDER_TIMEOUT_MS)

@@ -1,0 +1,79 @@
+"""One OpenAPI document per API version: the 2016-03-01 one as it always was, and beside it
+the 2026-12-01 one, whose schemas carry the extension properties of the catalog.
+
+The newer document is derived from the older one (same routes, same official
+definitions), so it can never describe a route the older one lacks; it adds each catalog
+entry to the schema of the object the entry's `Location` names.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from scheduler_lib.api.paths import PREFIX
+from scheduler_lib.model import extensions
+from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
+
+#: Where each version's document is served (the default one keeps FastAPI's URL).
+DOCUMENT_PATHS = {
+    ApiVersion.V2016_03_01: PREFIX + "/openapi.json",
+    ApiVersion.V2026_12_01: PREFIX + "/openapi-2026-12-01.json",
+}
+#: The component schemas of each location's object; an action's properties that apply
+#: to errorActions go into `JobErrorAction` too.
+_SCHEMAS: dict[Location, tuple[str, ...]] = {
+    Location.JOB: ("JobProperties",),
+    Location.ACTION: ("JobAction",),
+    Location.REQUEST: ("HttpRequest",),
+    Location.RETRY_POLICY: ("RetryPolicy",),
+    Location.RECURRENCE: ("JobRecurrence",),
+    Location.JOB_STATUS: ("JobStatus",),
+    Location.COLLECTION: ("JobCollectionProperties",),
+}
+
+
+def versioned_document(base: dict[str, Any], version: ApiVersion) -> dict[str, Any]:
+    """The OpenAPI document of `version`, from the 2016-03-01 document `base`."""
+    if version == DEFAULT_VERSION:
+        return base
+    document = copy.deepcopy(base)
+    info = document["info"]
+    info["version"] = version.value
+    info["description"] = (
+        f"The Azure Scheduler 2016-03-01 REST API with this scheduler's extensions, as "
+        f"api-version={version.value} (see docs/extensions.md). {info.get('description', '')}"
+    )
+    schemas = document["components"]["schemas"]
+    for location in Location:
+        for prop in extensions.properties_at(location, version):
+            for name in _schemas_of(location, with_error_action=prop.error_action):
+                schemas[name].setdefault("properties", {})[prop.name] = prop.schema
+    for status in extensions.statuses(version):
+        schemas["JobStatus"]["properties"][status.name] = {**status.schema, "readOnly": True}
+    for choice in extensions.all_choices():
+        if version.has(choice.since):
+            for name in _schemas_of(choice.location, with_error_action=True):
+                field = schemas[name]["properties"][choice.field]
+                field["enum"] = [*field["enum"], choice.value]
+    _describe_version_parameter(document, version)
+    return document
+
+
+def _schemas_of(location: Location, *, with_error_action: bool) -> tuple[str, ...]:
+    names = _SCHEMAS[location]
+    if location == Location.ACTION and with_error_action:
+        return (*names, "JobErrorAction")
+    return names
+
+
+def _describe_version_parameter(document: dict[str, Any], version: ApiVersion) -> None:
+    """Each operation's `api-version` parameter names the version this document is of."""
+    for path in document.get("paths", {}).values():
+        for operation in path.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("name") == "api-version":
+                    parameter["description"] = (
+                        f"{version.value} for the extensions; 2016-03-01 (or none) for the "
+                        "Azure Scheduler API alone"
+                    )
