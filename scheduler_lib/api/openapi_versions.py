@@ -26,6 +26,7 @@ _SCHEMAS: dict[Location, tuple[str, ...]] = {
     Location.JOB: ("JobProperties",),
     Location.ACTION: ("JobAction",),
     Location.REQUEST: ("HttpRequest",),
+    Location.AUTHENTICATION: ("HttpAuthentication",),
     Location.RETRY_POLICY: ("RetryPolicy",),
     Location.RECURRENCE: ("JobRecurrence",),
     Location.JOB_STATUS: ("JobStatus",),

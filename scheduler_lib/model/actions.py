@@ -135,26 +135,28 @@ def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool
     if source.get("headers") is not None:
         request["headers"] = request_headers(source["headers"], wire.join(path, "headers"))
     if source.get("authentication") is not None:
-        auth = _authentication(source["authentication"], wire.join(path, "authentication"))
+        where = wire.join(path, "authentication")
+        auth = _authentication(source["authentication"], where, scope)
         if auth is not None:
             request["authentication"] = auth
     request.update(scope.read(Location.REQUEST, source, path))
     return request
 
 
-def _authentication(value: Any, path: str) -> dict[str, Any] | None:
+def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any] | None:
     source = wire.obj(value, path)
     type_key = next((k for k in source if k.lower() == "type"), None)
     if type_key is None:
         raise ValidationError(wire.join(path, "type"), "is required")
-    kind = wire.enum(source[type_key], wire.join(path, "type"), AUTH_TYPES)
+    types = extensions.choices(Location.AUTHENTICATION, "type", AUTH_TYPES, scope.version)
+    kind = wire.enum(source[type_key], wire.join(path, "type"), types)
     fields = {
         "NotSpecified": (),
         "Basic": ("username", "password"),
         "ActiveDirectoryOAuth": ("tenant", "audience", "clientId", "secret"),
         "ClientCertificate": ("pfx", "password", *CERT_DERIVED),
-    }[kind]
-    source = wire.keys(source, path, ("type", *fields))
+    }.get(kind, ())  # an extension type's fields are its extension properties
+    source = wire.keys(source, path, ("type", *fields, *scope.names(Location.AUTHENTICATION)))
     if kind == "NotSpecified":
         return None
     auth: dict[str, Any] = {"type": kind}
@@ -163,6 +165,7 @@ def _authentication(value: Any, path: str) -> dict[str, Any] | None:
             continue  # read-only: derived from the pfx below; a round-tripped value is ignored
         if source.get(name) is not None:
             auth[name] = wire.string(source[name], wire.join(path, name), empty=name == "password")
+    auth.update(scope.read(Location.AUTHENTICATION, source, path))
     return auth
 
 

@@ -164,17 +164,16 @@ def _containers(
     if location == Location.JOB:
         yield definition, False
         return
-    first, _, rest = location.value.partition(".")
+    first, *rest = location.value.split(".")
     top = definition.get(first)
     if not isinstance(top, dict):
         return
     if first != "action":
         yield top, False
         return
-    error = top.get("errorAction")
-    for action, in_error in ((top, False), (error, True)):
-        if not isinstance(action, dict):
-            continue
-        target = action.get(rest) if rest else action
+    for action, in_error in ((top, False), (top.get("errorAction"), True)):
+        target = action
+        for key in rest:
+            target = target.get(key) if isinstance(target, dict) else None
         if isinstance(target, dict):
             yield target, in_error

@@ -36,6 +36,13 @@ DEFAULT_VERSION = ApiVersion.V2016_03_01
 LATEST_VERSION = ApiVersion.V2026_12_01
 
 
+def require(version: ApiVersion, since: ApiVersion, what: str) -> None:
+    """A 400 naming `api-version` when a request of `version` uses `what` (a route, a
+    parameter) that only `since` has."""
+    if not version.has(since):
+        raise ValidationError("api-version", f"must be {since.value} for {what}")
+
+
 def parse_version(value: str | None) -> ApiVersion:
     """The version a request asks for (absent: 2016-03-01), or a ValidationError naming
     `api-version` and listing the versions served."""
@@ -57,6 +64,8 @@ class Location(StrEnum):
     JOB = ""
     ACTION = "action"
     REQUEST = "action.request"
+    #: `action.request.authentication`; its `type` takes `ExtensionChoice`s too.
+    AUTHENTICATION = "action.request.authentication"
     RETRY_POLICY = "action.retryPolicy"
     RECURRENCE = "recurrence"
     #: Read-only properties under `status`, computed from the job record (`ExtensionStatus`).

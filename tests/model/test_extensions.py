@@ -17,6 +17,7 @@ from scheduler_lib.model.versions import (
     ExtensionProperty,
     Location,
     parse_version,
+    require,
 )
 
 OLD, NEW = ApiVersion.V2016_03_01, ApiVersion.V2026_12_01
@@ -32,8 +33,12 @@ TEST_CATALOG = Catalog(
         ExtensionProperty(Location.ACTION, "mainOnly", _flag, {}, error_action=False),
         ExtensionProperty(Location.RETRY_POLICY, "jitter", _flag, {"type": "boolean"}),
         ExtensionProperty(Location.COLLECTION, "audited", _flag, {"type": "boolean"}),
+        ExtensionProperty(Location.AUTHENTICATION, "federated", _flag, {"type": "boolean"}),
     ),
-    choices=(ExtensionChoice(Location.RETRY_POLICY, "retryType", "Exponential", "Fixed"),),
+    choices=(
+        ExtensionChoice(Location.RETRY_POLICY, "retryType", "Exponential", "Fixed"),
+        ExtensionChoice(Location.AUTHENTICATION, "type", "Identity", "NotSpecified"),
+    ),
 )
 
 
@@ -115,6 +120,27 @@ def test_collection_properties_follow_the_version() -> None:
     assert patched["audited"] is True  # an old PATCH keeps it
     assert "audited" not in collections.complete({})  # an old PUT drops it
     assert "audited" not in extensions.collection_older_form(stored, OLD)
+
+
+def test_an_authentication_type_of_the_new_version() -> None:
+    job = _job()
+    job["action"]["request"]["authentication"] = {"type": "identity", "federated": True}
+    definition, _, _ = jobs.normalize_properties(job, version=NEW)
+    stored = definition["action"]["request"]["authentication"]
+    assert stored == {"type": "Identity", "federated": True}
+    older = extensions.older_form(definition, OLD)["action"]["request"]["authentication"]
+    assert older == {"type": "NotSpecified"}
+    del job["action"]["request"]["signed"], job["action"]["errorAction"]
+    with pytest.raises(ValidationError) as error:
+        jobs.normalize_properties(job, version=OLD)
+    assert error.value.target == "properties.action.request.authentication.type"
+
+
+def test_a_route_of_the_new_version_only() -> None:
+    require(NEW, NEW, "backfill")
+    with pytest.raises(ValidationError) as error:
+        require(OLD, NEW, "backfill")
+    assert error.value.target == "api-version" and "2026-12-01" in str(error.value)
 
 
 @pytest.mark.parametrize("value", ["2016-03-01", "2026-12-01", None])
