@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model.arm import job_key_of_id
 from scheduler_lib.schedule import job_properties, preview_table, read_now
 
 USAGE_ERROR = 2
@@ -34,8 +35,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     now = args.now or datetime.now(UTC)
     try:
-        properties = _load(args.job)
-        print(preview_table(properties, now=now, count=args.count))
+        document = _load(args.job)
+        # A job as GET returns it names itself: with maxJitter, its starts are shown too.
+        identity = job_key_of_id(document.get("id") if isinstance(document, dict) else None)
+        table = preview_table(
+            job_properties(document), now=now, count=args.count, identity=identity
+        )
+        print(table)
     except (OSError, ValueError) as error:  # ValidationError is a ValueError
         prefix = "invalid job" if isinstance(error, ValidationError) else args.job
         print(f"error: {prefix}: {error}", file=sys.stderr)
@@ -44,13 +50,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _load(path: str) -> Any:
-    """The job's properties from a file holding a whole job or just its properties."""
+    """The JSON document of a file holding a whole job or just its properties."""
     text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"not valid JSON ({error})") from None
-    return job_properties(document)
+    return document
 
 
 def _positive(text: str) -> int:

@@ -21,7 +21,7 @@ from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
-from scheduler_lib.execution import ExecutionMessage
+from scheduler_lib.execution import ExecutionMessage, failure_streak
 from scheduler_lib.model import arm, jobs, quotas, secrets
 from scheduler_lib.store import (
     LostRace,
@@ -89,8 +89,6 @@ def patch_job(
     def attempt() -> JobRecord:
         existing = get_job(ctx, name)
         _check_writable(existing, client_etag)
-        # Merged onto the *redacted* stored form: a secret then only survives through
-        # `secrets.carry_over`, whose identity rule holds for PATCH as for PUT.
         merged, version = jobs.patched_properties(existing, patch, ctx.version)
         as_merged = replace(ctx, version=version)  # validated with what it stores
         return _save(as_merged, name, merged, existing, client_etag=client_etag, now=now)[0]
@@ -170,6 +168,7 @@ def _save(
         state=state,
         next_execution_time=next_time,
         bookkeeping=bookkeeping,
+        consecutive_failures=failure_streak(existing, state),
     )
     with conditional_write(client_etag, f"Job '{name.job}'"):
         saved = job_store.put_job(

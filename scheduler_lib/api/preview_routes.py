@@ -14,19 +14,25 @@ from scheduler_lib.api.docs import responses
 from scheduler_lib.api.errors import arm_error
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import timing, wire
+from scheduler_lib.model import arm, extensions, jitter, timing, wire
+from scheduler_lib.model.versions import LATEST_VERSION, Location
 from scheduler_lib.schedule import (
     JOB_PROPERTIES,
+    MAX_JITTER,
     job_properties,
     preview_with_reason,
     read_now,
+    starts,
 )
 from scheduler_lib.timeutil import iso_z
 
 router = APIRouter(tags=["Preview"])
 MAX_COUNT = 1000
-_TIMING = ("startTime", "recurrence")
-_ENVELOPE = ("id", "name", "type")  # of a job as GET returns it; not read
+_TIMING = ("startTime", "recurrence", MAX_JITTER)
+_ENVELOPE = ("id", "name", "type")  # of a job as GET returns it; `id` names its jitter
+#: A whole job as GET returns it in any api-version: its extension properties are let through
+#: (only `maxJitter` affects when it runs).
+_WHOLE_JOB = JOB_PROPERTIES + extensions.names(Location.JOB, LATEST_VERSION)
 
 _REQUEST_SCHEMA = {
     "type": "object",
@@ -35,6 +41,8 @@ _REQUEST_SCHEMA = {
         "recurrence": {"$ref": "#/components/schemas/JobRecurrence"},
         "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": 10},
         "now": {"type": "string", "format": "date-time", "description": "default: the clock"},
+        "maxJitter": {"type": "string", "format": "duration"},
+        "id": {"type": "string", "description": "the job's id: with maxJitter, its offsets"},
         "properties": {
             "type": "object",
             "description": "a whole job instead of startTime and recurrence (as the CLI reads)",
@@ -56,26 +64,33 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a schedule
     and are not read), with `count` and `now` beside them."""
     whole = isinstance(body, dict) and "properties" in body
-    allowed = ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now")
+    allowed = (
+        ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now", "id")
+    )
     source = wire.keys(body, "", allowed)
     count = wire.integer(source.get("count", 10), "count", low=1, high=MAX_COUNT)
     now = clock_now if source.get("now") is None else read_now(source["now"], "now")
-    if whole:
-        properties = wire.keys(job_properties(source), "properties", JOB_PROPERTIES)
-    else:
-        properties = source
+    properties = wire.keys(job_properties(source), "properties", _WHOLE_JOB) if whole else source
     job = {k: v for k, v in properties.items() if k in _TIMING and v is not None}
     try:
         if "recurrence" in job:
             job["recurrence"] = timing.normalize_recurrence(job["recurrence"], "recurrence")
-        executions, reason = preview_with_reason(job, now=now, count=count)
+        if MAX_JITTER in job:
+            job[MAX_JITTER] = jitter.validate(job[MAX_JITTER], MAX_JITTER)
+        occurrences, reason = preview_with_reason(job, now=now, count=count)
     except ValidationError as exc:
         error = timing.prefixed(exc) if whole else exc
         return {"executions": [], "errors": [arm_error(error)]}
     except (OverflowError, ValueError) as exc:
         error = ValidationError("recurrence", f"cannot be evaluated ({type(exc).__name__})")
         return {"executions": [], "errors": [arm_error(error)]}
+    identity = arm.job_key_of_id(source.get("id"))
+    executions = starts(job, occurrences, identity)
     result: dict[str, Any] = {"executions": [iso_z(t) for t in executions], "errors": []}
+    if executions != occurrences:  # jittered: the occurrences the history will name
+        result["occurrences"] = [iso_z(t) for t in occurrences]
+    elif job.get(MAX_JITTER):
+        result["jitter"] = f"each starts up to {job[MAX_JITTER]} later; send the job's id"
     if reason is not None:
         result["endReason"] = reason
     return result

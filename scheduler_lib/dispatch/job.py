@@ -30,7 +30,7 @@ from scheduler_lib.dispatch.context import (
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import ExecutionMessage
-from scheduler_lib.schedule import Schedule, parse_schedule
+from scheduler_lib.schedule import Schedule, jittered_start, parse_schedule
 from scheduler_lib.store import DueRow, add_due
 from scheduler_lib.timeutil import iso_z
 
@@ -69,7 +69,7 @@ def _handle(
         _stale(ctx, job, row, counts)
         return job, None
     incarnation = job.incarnation
-    if row.due < ctx.grace_cutoff:
+    if jittered_start(job.key, job.definition, row.due) < ctx.grace_cutoff:
         handled, won = postpone(ctx, job, row, counts)
     else:
         handled, won = _send(ctx, job, row, counts)
@@ -87,8 +87,9 @@ def _send(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
     number = job.bookkeeping.occurrences + 1
-    message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation)
-    ctx.queue.send(message, visible_at=row.due, now=ctx.send_now())
+    start = jittered_start(job.key, job.definition, row.due)  # row.due without maxJitter
+    message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation, start=start)
+    ctx.queue.send(message, visible_at=start, now=ctx.send_now())
     counts.messages_sent += 1
     log.debug(
         "occurrence sent",
@@ -123,7 +124,7 @@ def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> d
     first = min(rows, key=lambda r: r.due)
     if not ctx.runnable(job) or job.next_execution_time != first.due:
         return None
-    if first.due < ctx.grace_cutoff:
+    if jittered_start(job.key, job.definition, first.due) < ctx.grace_cutoff:
         return None
     return advanced(job, first.due, ctx.schedules.of(job)).next_execution_time
 

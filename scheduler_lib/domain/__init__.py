@@ -12,7 +12,7 @@ dispatcher and the executor record beside a job), `collections` (`CollectionReco
 from scheduler_lib.domain.bookkeeping import CLAIMS, ENDED_AT, Bookkeeping, Postponement
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.domain.keys import SEPARATOR, collection_key, split_job_key
+from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key, split_job_key
 from scheduler_lib.domain.vocabulary import (
     COLLECTION_STATES,
     FINISHED_JOB_STATES,
@@ -44,5 +44,6 @@ __all__ = [
     "Postponement",
     "(",
     "collection_key",
+    "job_key",
     "split_job_key",
 ]

@@ -30,6 +30,9 @@ class JobRecord:
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
+    #: Faulted occurrences in a row, ended by a success (extension 8: a job with
+    #: `pauseAfterConsecutiveFailures` is disabled when it reaches that; 0 when enabled again).
+    consecutive_failures: int = 0
     last_execution_time: datetime | None = None
     next_execution_time: datetime | None = None
     bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)

@@ -11,6 +11,7 @@ and the Storage queue between the dispatcher and the executor.
 from scheduler_lib.execution.execute import ExecutionReport, Executor
 from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.execution.messages import MAIN_ACTION, ExecutionMessage
+from scheduler_lib.execution.pause import failure_streak
 from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
 from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 
@@ -23,5 +24,6 @@ __all__ = [
     "PoisonReport",
     "ReceivedMessage",
     "executor_state",
+    "failure_streak",
     "record_poisoned",
 ]

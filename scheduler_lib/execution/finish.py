@@ -18,11 +18,17 @@ from typing import TYPE_CHECKING
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution import claims, lifecycle, pause
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.execution.retry import RetryPolicy, deliver
-from scheduler_lib.store import HistoryEntry, TableStore, list_history, request_history_purge
+from scheduler_lib.store import (
+    HistoryEntry,
+    TableStore,
+    add_history,
+    list_history,
+    request_history_purge,
+)
 from scheduler_lib.timeutil import Clock
 
 if TYPE_CHECKING:  # execute imports this module
@@ -95,6 +101,8 @@ class Finish:
             )
         attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final=follow_up is None)
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
+        if saved is not None and pause.paused_now(saved, faulted_now=faulted_now):
+            add_history(store, pause.pause_entry(saved, message, now=self.clock()))
         if saved is None:
             # Deleted while the action ran: the purge of its history may be over already; do
             # not leave this attempt's entry behind as an orphan.

@@ -53,7 +53,7 @@ def postpone_late(
 ) -> JobRecord | None:
     """Record the occurrence as Postponed (once) and close its claim; the job as written."""
     if not (rerun and _already_recorded(store, record, message)):
-        late = now - message.occurrence
+        late = now - (message.start_at or message.occurrence)  # the jittered start, if any
         text = (
             f"Skipped the occurrence due at {iso_z(message.occurrence)}: its execution would "
             f"have started {round(late.total_seconds())} s late, more than the grace period "

@@ -43,6 +43,7 @@ from enum import Enum
 from typing import Any
 
 from scheduler_lib.domain import CLAIMS, ENDED_AT, JobRecord, JobState
+from scheduler_lib.execution import pause
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.schedule import parse_schedule
 
@@ -180,7 +181,8 @@ def with_attempt(
             changes["state"] = new_state
             state[ENDED_AT] = now.isoformat()
     _prune(claims, now)
-    return replace(_with_state(record, state), **changes)
+    updated = replace(_with_state(record, state), **changes)
+    return pause.with_outcome(updated, message, succeeded=succeeded, faulted_now=faulted_now)
 
 
 def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetime) -> JobRecord:

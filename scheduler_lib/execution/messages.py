@@ -11,7 +11,7 @@ import hashlib
 import json
 import uuid
 from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
@@ -36,16 +36,30 @@ class ExecutionMessage:
     #: senders): a job deleted and created again under the same name does not run, or record
     #: history for, what was queued for its predecessor.
     incarnation: str = ""
+    #: Whole seconds the occurrence starts after `occurrence` (its job's `maxJitter`; see
+    #: `schedule.jitter`); the tag and the history keep naming `occurrence`.
+    jitter_seconds: int = 0
 
     @classmethod
     def scheduled(
-        cls, job_key: str, occurrence: datetime, occurrence_number: int, incarnation: str = ""
+        cls,
+        job_key: str,
+        occurrence: datetime,
+        occurrence_number: int,
+        incarnation: str = "",
+        *,
+        start: datetime | None = None,
     ) -> ExecutionMessage:
-        """A scheduled occurrence. Its tag is derived from the job and the occurrence, so a
-        tick that runs twice produces the same message and the executor can tell."""
+        """A scheduled occurrence (`start`: when it starts, if later than `occurrence`). Its
+        tag is derived from the job and the occurrence, so a tick that runs twice produces
+        the same message and the executor can tell."""
         occurrence = occurrence.astimezone(UTC)
         digest = hashlib.sha256(f"{job_key}|{occurrence.isoformat()}".encode()).hexdigest()
-        return cls(job_key, occurrence, digest[:32], occurrence_number, incarnation=incarnation)
+        jitter = int((start - occurrence).total_seconds()) if start is not None else 0
+        return cls(
+            job_key, occurrence, digest[:32], occurrence_number, incarnation=incarnation,
+            jitter_seconds=max(jitter, 0),
+        )  # fmt: skip
 
     @classmethod
     def manual_run(cls, job_key: str, *, now: datetime, incarnation: str = "") -> ExecutionMessage:
@@ -66,7 +80,7 @@ class ExecutionMessage:
         """
         if self.manual or self.action != MAIN_ACTION or self.attempt:
             return None
-        return self.occurrence
+        return self.occurrence + timedelta(seconds=self.jitter_seconds)
 
     def belongs_to(self, incarnation: str) -> bool:
         """Whether this message was sent for that incarnation of its job (a message from an
@@ -82,6 +96,8 @@ class ExecutionMessage:
     def to_json(self) -> str:
         body: dict[str, Any] = asdict(self)
         body["occurrence"] = self.occurrence.isoformat()
+        if not self.jitter_seconds:
+            del body["jitter_seconds"]  # the form every message had before jitter
         body["v"] = VERSION
         return json.dumps(body, separators=(",", ":"))
 

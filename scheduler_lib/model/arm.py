@@ -8,7 +8,9 @@ join names with `|`, so a name can never contain one.
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from scheduler_lib.domain import job_key
 from scheduler_lib.errors import ValidationError
 
 PROVIDER = "Microsoft.Scheduler"
@@ -51,6 +53,20 @@ def resource_group_id(subscription_id: str, resource_group: str) -> str:
 def collection_id(subscription_id: str, resource_group: str, collection: str) -> str:
     base = resource_group_id(subscription_id, resource_group)
     return f"{base}/providers/{COLLECTION_TYPE}/{collection}"
+
+
+_JOB_ID = re.compile(
+    r"^/subscriptions/([^/]+)/resourceGroups/([^/]+)/providers/Microsoft\.Scheduler/"
+    r"jobCollections/([^/]+)/jobs/([^/]+)$",
+    re.IGNORECASE,
+)
+
+
+def job_key_of_id(value: Any) -> str | None:
+    """The job key (`domain.job_key`) of a job's ARM id as GET returns it; None for
+    anything else."""
+    match = _JOB_ID.match(value) if isinstance(value, str) else None
+    return job_key(*match.groups()) if match else None
 
 
 def job_id(subscription_id: str, resource_group: str, collection: str, job: str) -> str:

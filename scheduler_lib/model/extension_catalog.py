@@ -8,11 +8,12 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import pause
-from scheduler_lib.model.versions import Catalog, ExtensionProperty, Location
+from scheduler_lib.model import jitter, pause
+from scheduler_lib.model.versions import Catalog, ExtensionProperty, ExtensionStatus, Location
 
 CATALOG = Catalog(
     properties=(
+        ExtensionProperty(Location.JOB, "maxJitter", jitter.validate, jitter.SCHEMA),
         ExtensionProperty(
             Location.JOB,
             "pauseNote",
@@ -24,6 +25,26 @@ CATALOG = Catalog(
                 "(shown with a Disabled job; set by the scheduler when "
                 "pauseAfterConsecutiveFailures disables it).",
             },
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "pauseAfterConsecutiveFailures",
+            pause.pause_after,
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": pause.MAX_PAUSE_AFTER,
+                "description": "Disable the job after this many faulted occurrences in a row "
+                "(an occurrence faults when its main action fails after its retries; a success "
+                "ends the streak). Said in history, status.consecutiveFailures and pauseNote.",
+            },
+        ),
+    ),
+    statuses=(
+        ExtensionStatus(
+            "consecutiveFailures",
+            pause.consecutive_failures,
+            {"type": "integer", "description": "Faulted occurrences in a row (0 after a success)."},
         ),
     ),
 )

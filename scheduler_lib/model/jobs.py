@@ -13,7 +13,7 @@ from typing import Any
 
 from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord, JobState
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, extensions, secrets, timing, wire
+from scheduler_lib.model import arm, extensions, jitter, secrets, timing, wire
 from scheduler_lib.model.actions import normalize_action
 from scheduler_lib.model.versions import DEFAULT_VERSION, LATEST_VERSION, ApiVersion, Location
 from scheduler_lib.schedule import JobTiming
@@ -87,7 +87,9 @@ def patched_properties(
     record: JobRecord, patch: dict[str, Any], version: ApiVersion
 ) -> tuple[dict[str, Any], ApiVersion]:
     """(merged properties, the version to validate them with) for a PATCH of `version`
-    onto the job's stored properties, redacted, with its state.
+    onto the job's stored properties, with its state. Merged onto the *redacted* stored
+    form: a secret then only survives through `secrets.carry_over`, whose identity rule
+    holds for PATCH as for PUT.
 
     A PATCH of an older version leaves the stored extension properties alone: it is first
     validated as that version sees the job (so an extension property in it is the usual
@@ -160,7 +162,8 @@ def job_to_wire(
     if "recurrence" in properties:
         properties["recurrence"] = timing.to_wire_recurrence(properties["recurrence"])
     properties["state"] = record.state
-    properties["status"] = {**record.status(now), **extensions.status_of(record, version)}
+    status = jitter.jittered_status(record.status(now), record, now)
+    properties["status"] = {**status, **extensions.status_of(record, version)}
     return {
         "id": arm.job_id(
             record.subscription_id, record.resource_group, record.collection_name, record.name

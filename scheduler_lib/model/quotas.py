@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.errors import QuotaExceededError, ValidationError
+from scheduler_lib.model import jitter
 
 SKUS = ("Standard", "Free", "P10Premium", "P20Premium")
 MAX_RECURRENCE_FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month")
@@ -106,7 +107,8 @@ def check_job_count(limits: Limits, existing: int) -> None:
 def check_job_recurrence(
     limits: Limits, definition: dict[str, Any], executions: Sequence[datetime]
 ) -> None:
-    """The job's upcoming `executions` (first `SAMPLE`) recur no more often than allowed."""
+    """The job's upcoming `executions` (first `SAMPLE`) recur no more often than allowed,
+    and its `maxJitter` (2026-12-01) is less than their smallest gap (a 400)."""
     gaps = [later - earlier for earlier, later in itertools.pairwise(executions)]
     if gaps and min(gaps) < limits.min_gap:
         raise QuotaExceededError(
@@ -120,6 +122,7 @@ def check_job_recurrence(
             f"properties.recurrence.count: {count} exceeds the job collection's "
             f"maxJobOccurrence of {cap}."
         )
+    jitter.check_gaps(definition, executions)
 
 
 def check_sku_features(sku: str, definition: dict[str, Any]) -> None:

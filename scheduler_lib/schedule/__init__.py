@@ -6,6 +6,7 @@ periods (seeking in constant time however far back the start lies), `timezones` 
 zone a schedule is evaluated in, `preview` renders the next runs for the CLI and the API.
 """
 
+from scheduler_lib.schedule.jitter import MAX_JITTER, MAX_JITTER_LIMIT, jittered_start, max_jitter
 from scheduler_lib.schedule.parse import FREQUENCIES, WEEKDAYS, JobTiming, parse_job_timing
 from scheduler_lib.schedule.preview import (
     JOB_PROPERTIES,
@@ -13,19 +14,25 @@ from scheduler_lib.schedule.preview import (
     preview_table,
     preview_with_reason,
     read_now,
+    starts,
 )
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
 
 __all__ = [
     "FREQUENCIES",
     "JOB_PROPERTIES",
+    "MAX_JITTER",
+    "MAX_JITTER_LIMIT",
     "WEEKDAYS",
     "JobTiming",
     "Schedule",
+    "jittered_start",
     "job_properties",
+    "max_jitter",
     "parse_job_timing",
     "parse_schedule",
     "preview_table",
     "preview_with_reason",
     "read_now",
+    "starts",
 ]

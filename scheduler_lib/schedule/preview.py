@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.schedule.jitter import MAX_JITTER, jittered_start, max_jitter
 from scheduler_lib.schedule.parse import parse_date_time
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
 from scheduler_lib.schedule.timezones import UTC_ZONE
@@ -53,19 +54,35 @@ def preview_with_reason(
     return executions, end_reason(schedule, executions) if len(executions) < count else None
 
 
-def preview_table(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> str:
-    """The next `count` executions as an aligned text table (UTC and the job's zone)."""
+def starts(
+    job: Mapping[str, Any], executions: list[datetime], identity: str | None
+) -> list[datetime]:
+    """When each of a job's `executions` starts: later by its `maxJitter` offset, which
+    depends on the job's identity (`identity`: its key; None: not known, not shifted)."""
+    if identity is None or not max_jitter(job):
+        return executions
+    return [jittered_start(identity, job, execution) for execution in executions]
+
+
+def preview_table(
+    job: Mapping[str, Any], *, now: datetime, count: int = 10, identity: str | None = None
+) -> str:
+    """The next `count` executions as an aligned text table (UTC and the job's zone); with
+    `maxJitter`, when each starts (`identity`: the job's key) in a last column."""
     schedule = parse_schedule(job, now=now)
     executions = _next(schedule, count)
     zone = ZoneInfo(schedule.time_zone)
-    rows = [("#", "UTC", schedule.time_zone, "day")]
-    for number, instant in enumerate(executions, start=1):
+    jittered = bool(max_jitter(job))
+    started = starts(job, executions, identity)
+    rows = [("#", "UTC", schedule.time_zone, "day", *(["starts (UTC)"] if jittered else []))]
+    for number, (instant, start) in enumerate(zip(executions, started, strict=True), start=1):
         local = instant.astimezone(zone)
         rows.append((
             str(number),
             f"{instant:%Y-%m-%d %H:%M:%S}Z",
             f"{local:%Y-%m-%d %H:%M:%S %Z (UTC%z)}",
             f"{local:%a}",
+            *([_start_cell(job, start, identity)] if jittered else []),
         ))  # fmt: skip
     widths = [max(len(cell) for cell in column) for column in zip(*rows, strict=True)]
     lines = [
@@ -75,6 +92,13 @@ def preview_table(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> 
     if len(executions) < count:
         lines.append(f"({end_reason(schedule, executions)})")
     return "\n".join(lines)
+
+
+def _start_cell(job: Mapping[str, Any], start: datetime, identity: str | None) -> str:
+    """The jittered start, or without the job's identity the range it lies in."""
+    if identity is None:
+        return f"up to {job.get(MAX_JITTER)} later (offsets need the job's id)"
+    return f"{start:%Y-%m-%d %H:%M:%S}Z"
 
 
 def _next(schedule: Schedule, count: int) -> list[datetime]:

@@ -58,6 +58,8 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
     }
     if record.incarnation:
         entity["Incarnation"] = record.incarnation
+    if record.consecutive_failures:  # absent: 0, as for every job stored before it existed
+        entity["ConsecutiveFailures"] = record.consecutive_failures
     if record.history_partition:
         entity["HistoryKey"] = record.history_partition
     # Table storage has no null: an absent property is how "no value" is stored.
@@ -80,6 +82,7 @@ def _from_entity(entity: Any) -> JobRecord:
         execution_count=int(entity.get("ExecutionCount", 0)),
         failure_count=int(entity.get("FailureCount", 0)),
         faulted_count=int(entity.get("FaultedCount", 0)),
+        consecutive_failures=int(entity.get("ConsecutiveFailures", 0)),
         last_execution_time=as_datetime(entity.get("LastExecutionTime")),
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
         bookkeeping=Bookkeeping.from_stored(json.loads(entity.get("Bookkeeping") or "{}")),

@@ -1,0 +1,94 @@
+"""Stop after failures (extension 8, api-version 2026-12-01): a job with
+`pauseAfterConsecutiveFailures: N` is disabled once N of its occurrences in a row faulted.
+
+An occurrence is faulted when its main action failed on its last allowed attempt (the rule
+of `faultedCount`); a main action that succeeds ends the streak. Manual runs (`POST .../run`)
+neither add to nor end it: they never change the job's state either. The streak is kept for
+every job (`consecutiveFailures` under its status); the job is disabled only while Enabled
+(one that just became Completed or Faulted keeps that verdict). The pause is said three
+times: the state, a `Failed` history entry naming the count, and a `pauseNote` when the job
+has none (a note of the user's is never overwritten).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from scheduler_lib.domain import HistoryStatus, JobRecord, JobState
+from scheduler_lib.execution.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
+from scheduler_lib.store import HistoryEntry
+from scheduler_lib.timeutil import iso_z
+
+PAUSE_AFTER = "pauseAfterConsecutiveFailures"
+PAUSE_NOTE = "pauseNote"
+
+
+def with_outcome(
+    record: JobRecord, message: ExecutionMessage, *, succeeded: bool, faulted_now: bool
+) -> JobRecord:
+    """`record` after an attempt: its streak of faulted occurrences, and Disabled when the
+    streak reaches the job's `pauseAfterConsecutiveFailures`."""
+    if message.manual:
+        return record
+    if succeeded and message.action != ERROR_ACTION:
+        return replace(record, consecutive_failures=0) if record.consecutive_failures else record
+    if not faulted_now:
+        return record
+    streak = record.consecutive_failures + 1
+    record = replace(record, consecutive_failures=streak)
+    if not pauses(record) or record.state != JobState.ENABLED:
+        return record
+    definition = dict(record.definition)
+    definition.setdefault(PAUSE_NOTE, _reason(record, message))
+    return replace(record, state=JobState.DISABLED, definition=definition)
+
+
+def failure_streak(existing: JobRecord | None, requested_state: str) -> int:
+    """The streak a job keeps through a PUT or PATCH: enabling a Disabled job starts it
+    over (else the next fault would disable it again at once); other changes keep it."""
+    if existing is None or (
+        existing.state == JobState.DISABLED and requested_state == JobState.ENABLED
+    ):
+        return 0
+    return existing.consecutive_failures
+
+
+def pauses(record: JobRecord) -> bool:
+    """Whether the job's streak has reached its `pauseAfterConsecutiveFailures`."""
+    limit = record.definition.get(PAUSE_AFTER)
+    return isinstance(limit, int) and record.consecutive_failures >= limit
+
+
+def paused_now(saved: JobRecord, *, faulted_now: bool) -> bool:
+    """Whether the attempt that just faulted (`saved`: the job as it wrote it) paused it."""
+    limit = saved.definition.get(PAUSE_AFTER)
+    return (
+        faulted_now
+        and saved.state == JobState.DISABLED
+        and isinstance(limit, int)
+        and saved.consecutive_failures == limit
+    )
+
+
+def pause_entry(saved: JobRecord, message: ExecutionMessage, *, now: datetime) -> HistoryEntry:
+    """The history entry that says the job was disabled, beside its last failed attempt's."""
+    return HistoryEntry(
+        job_key=saved.history_key,
+        start_time=now,
+        end_time=now,
+        expected_execution_time=message.occurrence,
+        action_name=MAIN_ACTION,
+        status=HistoryStatus.FAILED,
+        message=_reason(saved, message),
+        retry_count=message.attempt,
+        repeat_count=message.occurrence_number,
+    )
+
+
+def _reason(record: JobRecord, message: ExecutionMessage) -> str:
+    return (
+        f"Job disabled: {record.consecutive_failures} occurrences in a row faulted (the last "
+        f"due at {iso_z(message.occurrence)}; pauseAfterConsecutiveFailures is "
+        f"{record.definition.get(PAUSE_AFTER)}). Enable it to resume."
+    )

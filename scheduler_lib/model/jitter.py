@@ -1,0 +1,80 @@
+"""Extension 4 (2026-12-01): `maxJitter`, validated; and the job's jittered next execution.
+
+The offsets themselves are `schedule.jitter`'s (pure, shared with the dispatcher and the
+preview). Bounds, and why: whole seconds (the queue delays whole seconds, and the offset is
+a whole number of them); at most `PT1H`; and less than the smallest gap between two runs of
+the job's rule (the steady sample the recurrence quota judges), so that jittered runs keep
+their order and never run into the next occurrence.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import isodate
+
+from scheduler_lib.domain import JobRecord, JobState
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import wire
+from scheduler_lib.schedule import MAX_JITTER, MAX_JITTER_LIMIT, jittered_start, max_jitter
+from scheduler_lib.timeutil import iso_z
+
+SCHEMA = {
+    "type": "string",
+    "format": "duration",
+    "description": "Each occurrence starts a stable pseudo-random number of whole seconds "
+    "in [0, maxJitter) after its scheduled time (the same for the same job and occurrence). "
+    "ISO 8601, whole seconds, at most PT1H and less than the smallest gap between runs.",
+}
+
+
+def validate(value: Any, path: str) -> str:
+    """A canonical ISO duration of whole seconds, PT0S .. PT1H."""
+    text = wire.duration(value, path)
+    parsed = isodate.parse_duration(text)
+    if parsed.microseconds:
+        raise ValidationError(path, "must be whole seconds")
+    if parsed > MAX_JITTER_LIMIT:
+        raise ValidationError(
+            path, f"must be at most {isodate.duration_isoformat(MAX_JITTER_LIMIT)}"
+        )
+    return text
+
+
+def check_gaps(definition: dict[str, Any], executions: Sequence[datetime]) -> None:
+    """`maxJitter` is less than the smallest gap between the rule's runs (`executions`: the
+    steady sample of the recurrence quota; empty for a job that runs once)."""
+    jitter = max_jitter(definition)
+    gaps = [later - earlier for earlier, later in itertools.pairwise(executions)]
+    if jitter and gaps and jitter >= min(gaps):
+        raise ValidationError(
+            f"properties.{MAX_JITTER}",
+            f"must be less than the smallest gap between the job's runs ({min(gaps)})",
+        )
+
+
+def upcoming(record: JobRecord, now: datetime) -> datetime | None:
+    """`JobRecord.upcoming_execution` with each occurrence at its jittered start: the
+    earliest sent occurrence that has not started by `now`, else the next one."""
+    if not max_jitter(record.definition):
+        return record.upcoming_execution(now)
+
+    def start(occurrence: datetime) -> datetime:
+        return jittered_start(record.key, record.definition, occurrence)
+
+    if record.state == JobState.ENABLED:
+        pending = sorted(s for s in map(start, record.bookkeeping.sent) if s > now)
+        if pending:
+            return pending[0]
+    nxt = record.next_execution_time
+    return start(nxt) if nxt is not None else None
+
+
+def jittered_status(status: dict[str, Any], record: JobRecord, now: datetime) -> dict[str, Any]:
+    """`status` with `nextExecutionTime` the instant the next occurrence really starts (in
+    every api-version: it is when the job runs, whoever asks)."""
+    nxt = upcoming(record, now) if max_jitter(record.definition) else None
+    return status if nxt is None else {**status, "nextExecutionTime": iso_z(nxt)}
