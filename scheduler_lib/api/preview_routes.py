@@ -58,11 +58,13 @@ _REQUEST_SCHEMA = {
 
 def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     """{"executions": [...ISO UTC], "errors": [{"code", "message", "target"}]}, plus
-    "endReason" when fewer than `count` executions are left (the CLI's last line).
+    "endReason" when fewer than `count` executions are left (the CLI's last line). With a
+    `maxJitter` (2026-12-01), `executions` are the jittered starts and `occurrences` the
+    scheduled times when the job's `id` says whose offsets they are; else `jitter` says so.
 
-    The body is the bare `{startTime, recurrence}` or a whole job as the CLI reads it
-    (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a schedule
-    and are not read), with `count` and `now` beside them."""
+    The body is the bare `{startTime, recurrence, maxJitter?, id?}` or a whole job as the CLI
+    reads it (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a
+    schedule and are not read), with `count` and `now` beside them."""
     whole = isinstance(body, dict) and "properties" in body
     allowed = (
         ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now", "id")
