@@ -72,20 +72,20 @@ class Claim:
         )
 
     def to_stored(self) -> dict[str, Any]:
-        stored: dict[str, Any] = {**self.other}
+        stored: dict[str, Any] = {
+            **self.other,
+            "action": self.action,
+            "attempt": self.attempt,
+            "messageId": self.message_id,
+            "number": self.number,
+            "manual": self.manual,
+            "done": self.done,
+            "final": self.final,
+            "faulted": self.faulted,
+            "at": self.at.isoformat(),
+        }
         if self.claimed_at is not None:
             stored["claimedAt"] = self.claimed_at.isoformat()
-        stored.update(
-            action=self.action,
-            attempt=self.attempt,
-            messageId=self.message_id,
-            number=self.number,
-            manual=self.manual,
-            done=self.done,
-            final=self.final,
-            faulted=self.faulted,
-            at=self.at.isoformat(),
-        )
         if self.abandoned:
             stored["abandoned"] = True
         if self.postponed:
