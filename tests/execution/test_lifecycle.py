@@ -10,14 +10,7 @@ import pytest
 
 from scheduler_lib.domain import Bookkeeping, ExecutorState, JobRecord
 from scheduler_lib.execution import lifecycle
-from scheduler_lib.execution.lifecycle import (
-    MAX_CLAIMS,
-    Verdict,
-    executor_state,
-    judge,
-    with_attempt,
-    with_claim,
-)
+from scheduler_lib.execution.lifecycle import MAX_CLAIMS, Verdict, judge, with_attempt, with_claim
 from scheduler_lib.execution.messages import ExecutionMessage
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
@@ -31,7 +24,7 @@ def _job(**changes: object) -> JobRecord:
 
 def _done(job: JobRecord, claimed: ExecutionMessage) -> ExecutorState:
     """The executor's state of `job` with `claimed`'s claim marked done."""
-    state = executor_state(job)
+    state = lifecycle.executor_state(job)
     done = replace(state.claims[claimed.execution_tag], done=True)
     return replace(state, claims={**state.claims, claimed.execution_tag: done})
 
@@ -151,7 +144,7 @@ def test_abandoned_marks_a_pending_occurrence_final_once() -> None:
     job = with_claim(_job(), MAIN0, "a", now=T0)
     marked = lifecycle.abandoned(job, MAIN0, now=T0)
     assert marked is not None
-    assert executor_state(marked).claims[MAIN0.execution_tag].final is True
+    assert lifecycle.executor_state(marked).claims[MAIN0.execution_tag].final is True
     assert lifecycle.abandoned(marked, MAIN0, now=T0) is None
     assert lifecycle.abandoned(_job(), MAIN0, now=T0) is None
 
@@ -165,7 +158,7 @@ def test_claims_are_bounded_and_finished_ones_expire() -> None:
         job = with_attempt(
             job, message, "m", succeeded=True, started=now, faulted_now=False, final=True, now=now
         )
-    claims = executor_state(job).claims
+    claims = lifecycle.executor_state(job).claims
     assert len(claims) == MAX_CLAIMS
     newest = ExecutionMessage.scheduled(KEY, T0 + timedelta(minutes=MAX_CLAIMS + 19), 1)
     assert newest.execution_tag in claims
@@ -173,7 +166,7 @@ def test_claims_are_bounded_and_finished_ones_expire() -> None:
     a_day_later = T0 + timedelta(days=2)
     fresh = ExecutionMessage.scheduled(KEY, a_day_later, 999)
     job = with_claim(job, fresh, "m", now=a_day_later)
-    assert list(executor_state(job).claims) == [fresh.execution_tag]
+    assert list(lifecycle.executor_state(job).claims) == [fresh.execution_tag]
 
 
 def test_other_bookkeeping_keys_are_kept() -> None:
