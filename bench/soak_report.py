@@ -25,6 +25,9 @@ LATE = timedelta(seconds=2)
 
 @dataclass(frozen=True)
 class Arrival:
+    """One request the soak's target received: the job, the occurrence its execution tag
+    names, and when it came."""
+
     job: str
     expected: datetime
     tag: str

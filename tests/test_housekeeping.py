@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from scheduler_lib.domain import ExecutorState
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.jobs import find_job, put_job
@@ -69,7 +70,7 @@ def test_finished_jobs_are_deleted_60_days_after_they_end(
 ) -> None:
     job = make_job(store, http_action("http://127.0.0.1:9/"), state=state)
     ended = NOW - timedelta(days=ended_days_ago)
-    executor = {"claims": {}, "endedAt": ended.isoformat()}
+    executor = ExecutorState(ended_at=ended)
     job = put_job(store, replace(job, bookkeeping=replace(job.bookkeeping, executor=executor)))
     _history(store, job.key, ended - timedelta(minutes=1), ended)
     other = make_job(store, http_action("http://127.0.0.1:9/"), name="Other-Job")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from scheduler_lib.api.concurrency import conditional_write, retrying
+from scheduler_lib.api.concurrency import conditional_write, current, retrying
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
@@ -40,13 +40,6 @@ def get_collection(ctx: ApiContext, name: CollectionName) -> CollectionRecord:
     )
 
 
-def _find(ctx: ApiContext, name: CollectionName) -> CollectionRecord | None:
-    try:
-        return get_collection(ctx, name)
-    except NotFoundError:
-        return None
-
-
 def list_collections(
     ctx: ApiContext, subscription_id: str, resource_group: str | None
 ) -> list[CollectionRecord]:
@@ -67,7 +60,7 @@ def put_collection(
     complete = collections.complete(properties)
 
     def attempt() -> tuple[CollectionRecord, bool]:
-        existing = _find(ctx, name)
+        existing = current(lambda: get_collection(ctx, name))
         if existing is None and client_etag is not None:
             raise PreconditionFailedError(
                 f"Job collection '{name.collection}' does not exist (If-Match was given)."

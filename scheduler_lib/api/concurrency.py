@@ -12,7 +12,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from scheduler_lib.errors import ConflictError, PreconditionFailedError, QuotaExceededError
+from scheduler_lib.errors import (
+    ConflictError,
+    NotFoundError,
+    PreconditionFailedError,
+    QuotaExceededError,
+)
 from scheduler_lib.store import LostRace, retry_lost_races
 
 T = TypeVar("T")
@@ -22,6 +27,14 @@ def retrying(attempt: Callable[[], T]) -> T:
     """Run a read-modify-write `attempt` again while it loses races (the store's one loop:
     bounded, backing off; a 409 asking to retry when the bound is reached)."""
     return retry_lost_races(attempt)
+
+
+def current(read: Callable[[], T]) -> T | None:
+    """What `read` finds, or None where it is not there (a PUT's read before it creates)."""
+    try:
+        return read()
+    except NotFoundError:
+        return None
 
 
 @contextmanager

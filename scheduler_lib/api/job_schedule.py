@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 
-from scheduler_lib.domain import CLAIMS, Bookkeeping, JobRecord
+from scheduler_lib.domain import Bookkeeping, ExecutorState, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
 from scheduler_lib.model import quotas, timing
@@ -78,5 +78,5 @@ def restarted(existing: JobRecord | None) -> Bookkeeping:
     """The bookkeeping of a schedule that starts over: no occurrences counted, but the
     executor's claims kept, so that an occurrence of the old schedule already sent (or sent
     twice by racing ticks) still runs at most once."""
-    claims = executor_state(existing)[CLAIMS] if existing else {}
-    return Bookkeeping(executor={CLAIMS: claims} if claims else {})
+    claims = executor_state(existing).claims if existing else {}
+    return Bookkeeping(executor=ExecutorState(claims) if claims else None)

@@ -14,13 +14,13 @@ from typing import Any
 
 from scheduler_lib.actions import destinations
 from scheduler_lib.actions.client_certificate import describe_certificate
-from scheduler_lib.api.concurrency import conditional_write, retrying
+from scheduler_lib.api.concurrency import conditional_write, current, retrying
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
-from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
 from scheduler_lib.model import arm, jobs, quotas, secrets
 from scheduler_lib.store import (
@@ -58,13 +58,6 @@ def get_job(ctx: ApiContext, name: JobName) -> JobRecord:
     )
 
 
-def _find(ctx: ApiContext, name: JobName) -> JobRecord | None:
-    try:
-        return get_job(ctx, name)
-    except NotFoundError:
-        return None
-
-
 def put_job(
     ctx: ApiContext, name: JobName, body: Any, client_etag: str | None, now: datetime
 ) -> tuple[JobRecord, bool]:
@@ -73,7 +66,7 @@ def put_job(
     properties = jobs.split_body(body)
 
     def attempt() -> tuple[JobRecord, bool]:
-        existing = _find(ctx, name)
+        existing = current(lambda: get_job(ctx, name))
         return _save(ctx, name, properties, existing, client_etag=client_etag, now=now)
 
     return retrying(attempt)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api import collection_service, job_service, paths
 from scheduler_lib.api.dependencies import CollectionPath, Ctx, JobPath
-from scheduler_lib.api.docs import responses
-from scheduler_lib.api.odata import parse_options
-from scheduler_lib.api.paging import next_link, page_body, read_page
+from scheduler_lib.api.docs import operation
+from scheduler_lib.api.odata import ListOptions, parse_options
+from scheduler_lib.api.paging import Fetch, next_link, page_body, read_page
 from scheduler_lib.api.requests import json_response
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, JobRecord
 from scheduler_lib.model import arm
@@ -19,6 +20,7 @@ from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.store import jobs as job_store
 
+T = TypeVar("T")
 router = APIRouter(tags=["Jobs"])
 
 TOP = Annotated[str | None, Query(alias="$top", description="page size, 1..100 (default 100)")]
@@ -27,23 +29,46 @@ FILTER = Annotated[str | None, Query(alias="$filter", description="e.g. state eq
 SKIPTOKEN = Annotated[str | None, Query(alias="$skiptoken", description="from nextLink")]
 
 
-@router.get(
-    paths.JOBS,
-    operation_id="Jobs_List",
-    summary="List the jobs of a job collection",
+@dataclass(frozen=True)
+class PageQuery:
+    """A list's query as sent: `$top`, `$skip`, `$filter` and the nextLink's `$skiptoken`."""
+
+    top: str | None
+    skip: str | None
+    filter_text: str | None
+    skiptoken: str | None
+
+    def options(self, field: str, values: tuple[str, ...]) -> ListOptions:
+        """Validated (a 400 naming the option), before anything is read."""
+        return parse_options(self.top, self.skip, self.filter_text, field=field, values=values)
+
+    def read(self, fetch: Fetch[T], options: ListOptions) -> tuple[list[T], str | None]:
+        """The page's rows and the position after them (see `paging.read_page`)."""
+        return read_page(fetch, position=self.skiptoken, skip=options.skip, top=options.top)
+
+    def answer(self, request: Request, items: list[Any], position: str | None) -> Response:
+        """The page, with a nextLink that repeats `$top` and `$filter` when more follow."""
+        link = next_link(request, position, **{"$top": self.top, "$filter": self.filter_text})
+        return json_response(page_body(items, link))
+
+
+def _page_query(
+    top: TOP = None, skip: SKIP = None, filter_text: FILTER = None, skiptoken: SKIPTOKEN = None
+) -> PageQuery:
+    return PageQuery(top, skip, filter_text, skiptoken)
+
+
+#: Declared once, FastAPI still documents each of the four query parameters on both lists
+#: (a route names it before `Ctx`, so `api-version` stays last among them).
+Paged = Annotated[PageQuery, Depends(_page_query)]
+
+
+@router.get(paths.JOBS, **operation(
+    "Jobs_List", "List the jobs of a job collection", (200, 404), "JobListResult",
     description="`$filter`: `state eq 'Enabled'` (quoted or not, any case).",
-    responses=responses(200, 404, schema="JobListResult"),
-)
-async def list_jobs(
-    request: Request,
-    ctx: Ctx,
-    name: CollectionPath,
-    top: TOP = None,
-    skip: SKIP = None,
-    filter_text: FILTER = None,
-    skiptoken: SKIPTOKEN = None,
-) -> Response:
-    options = parse_options(top, skip, filter_text, field="state", values=JOB_STATES)
+))
+async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPath) -> Response:
+    options = query.options("state", JOB_STATES)
 
     def work() -> tuple[list[JobRecord], str | None]:
         collection_service.get_collection(ctx, name)  # 404 for a missing collection
@@ -59,52 +84,36 @@ async def list_jobs(
                 continuation=token,
             )
 
-        return read_page(fetch, position=skiptoken, skip=options.skip, top=options.top)
+        return query.read(fetch, options)
 
     records, position = await run_in_threadpool(work)
-    link = next_link(request, position, **{"$top": top, "$filter": filter_text})
     now = ctx.clock()
-    return json_response(
-        page_body([job_to_wire(r, now=now, version=ctx.version) for r in records], link)
+    return query.answer(
+        request, [job_to_wire(r, now=now, version=ctx.version) for r in records], position
     )
 
 
-@router.get(
-    paths.JOB + "/history",
-    operation_id="Jobs_ListJobHistory",
-    summary="List a job's history, newest first",
+@router.get(paths.JOB + "/history", **operation(
+    "Jobs_ListJobHistory", "List a job's history, newest first", (200, 404),
+    "JobHistoryListResult",
     description="`$filter`: `status eq Failed` (Completed, Failed, Postponed; quoted or not).",
-    responses=responses(200, 404, schema="JobHistoryListResult"),
-)
-async def list_job_history(
-    request: Request,
-    ctx: Ctx,
-    name: JobPath,
-    top: TOP = None,
-    skip: SKIP = None,
-    filter_text: FILTER = None,
-    skiptoken: SKIPTOKEN = None,
-) -> Response:
-    options = parse_options(top, skip, filter_text, field="status", values=HISTORY_STATUSES)
+))
+async def list_job_history(request: Request, query: Paged, ctx: Ctx, name: JobPath) -> Response:
+    options = query.options("status", HISTORY_STATUSES)
 
     def work() -> tuple[JobRecord, list[HistoryEntry], str | None]:
         job = job_service.get_job(ctx, name)
 
         def fetch(size: int, token: str | None) -> tuple[list[HistoryEntry], str | None]:
             return list_history(
-                ctx.store,
-                job.history_key,
-                status=options.filter_value,
-                page_size=size,
+                ctx.store, job.history_key, status=options.filter_value, page_size=size,
                 continuation=token,
-            )
+            )  # fmt: skip
 
-        entries, position = read_page(fetch, position=skiptoken, skip=options.skip, top=options.top)
-        return job, entries, position
+        return (job, *query.read(fetch, options))
 
     job, entries, position = await run_in_threadpool(work)
-    link = next_link(request, position, **{"$top": top, "$filter": filter_text})
-    return json_response(page_body([_history_to_wire(job, e) for e in entries], link))
+    return query.answer(request, [_history_to_wire(job, e) for e in entries], position)
 
 
 def _history_to_wire(job: JobRecord, entry: HistoryEntry) -> dict[str, Any]:

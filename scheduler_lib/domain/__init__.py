@@ -5,12 +5,14 @@ into wire JSON, `dispatch/` and `execution/` change them; all of them import `do
 `domain` imports none of them.
 
 `keys` (the identities every table shares), `jobs` (`JobRecord`), `bookkeeping` (what the
-dispatcher and the executor record beside a job), `collections` (`CollectionRecord`),
+dispatcher and the executor record beside a job; the executor's claims in `executor_state`),
+`collections` (`CollectionRecord`),
 `vocabulary` (states and statuses as enums).
 """
 
-from scheduler_lib.domain.bookkeeping import CLAIMS, ENDED_AT, Bookkeeping, Postponement
+from scheduler_lib.domain.bookkeeping import Bookkeeping, Postponement
 from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.executor_state import Claim, ExecutorState, LastFinished
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key, split_job_key
 from scheduler_lib.domain.vocabulary import (
@@ -26,9 +28,7 @@ from scheduler_lib.domain.vocabulary import (
 )
 
 __all__ = [
-    "CLAIMS",
     "COLLECTION_STATES",
-    "ENDED_AT",
     "FINISHED_JOB_STATES",
     "HISTORY_STATUSES",
     "JOB_STATES",
@@ -36,13 +36,15 @@ __all__ = [
     "USER_COLLECTION_STATES",
     "USER_JOB_STATES",
     "Bookkeeping",
+    "Claim",
     "CollectionRecord",
     "CollectionState",
+    "ExecutorState",
     "HistoryStatus",
     "JobRecord",
     "JobState",
+    "LastFinished",
     "Postponement",
-    "(",
     "collection_key",
     "job_key",
     "split_job_key",

@@ -6,8 +6,9 @@ constants below. The stored form is unchanged by the typing: a bookkeeping read 
 back gives the same JSON (keys sorted by the store), and older forms still read (a single
 string for the sent occurrences; keys this version does not know are carried along untouched).
 
-The executor's part (`executor`: its claims, `lastFinished`, `endedAt`) stays the stored JSON
-object: `execution/lifecycle.py` is the one module that reads and changes it.
+The executor's part (`executor`: its claims, the last occurrence it finished, when it ended
+the job) is typed in `executor_state.py`, converted here with the rest; the rules that change
+it are `execution/lifecycle.py`'s.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from scheduler_lib.domain.executor_state import ExecutorState
 from scheduler_lib.timeutil import iso_z
 
 #: Stored key: how many occurrences the dispatcher has sent (numbered 1, 2, ...).
@@ -28,11 +30,8 @@ NOT_RUN = "notRun"
 #: Stored key: the dispatcher's record of a postponement in progress (the missed occurrence
 #: and the history message), so a crash between its writes is finished by the next tick.
 POSTPONED = "postponed"
-#: Stored key: the executor's part, an object holding its `CLAIMS` (execution tag -> claim)
-#: and `ENDED_AT` (when it finished the job: housekeeping deletes it 60 days later).
+#: Stored key: the executor's part (`ExecutorState`).
 EXECUTOR = "executor"
-CLAIMS = "claims"
-ENDED_AT = "endedAt"
 #: Stored key: the occurrences the dispatcher sent lately (ISO 8601, ascending). It sends
 #: up to a minute ahead and then advances `next_execution_time` past them, so an every-minute
 #: job can have two in flight; until an occurrence's second it, not `next_execution_time`, is
@@ -63,7 +62,8 @@ class Bookkeeping:
     #: The occurrences recorded as sent, ascending (see `DISPATCHED`).
     sent: tuple[datetime, ...] = ()
     postponed: Postponement | None = None
-    executor: Mapping[str, Any] = field(default_factory=dict)
+    #: None until the executor first records something (the stored JSON has no `executor`).
+    executor: ExecutorState | None = None
     #: Stored keys this version does not know: kept so a write never loses them.
     other: Mapping[str, Any] = field(default_factory=dict)
 
@@ -75,8 +75,7 @@ class Bookkeeping:
     @property
     def ended_at(self) -> datetime | None:
         """When the executor finished the job (Completed or Faulted), if it did."""
-        ended = self.executor.get(ENDED_AT)
-        return datetime.fromisoformat(ended) if isinstance(ended, str) and ended else None
+        return self.executor.ended_at if self.executor is not None else None
 
     def with_sent(self, due: datetime) -> Bookkeeping:
         """Once `due` is sent: counted, and remembered among the sent occurrences; those
@@ -91,6 +90,7 @@ class Bookkeeping:
         sent = stored.get(DISPATCHED)
         values = [sent] if isinstance(sent, str) else sent if isinstance(sent, list) else []
         marker = stored.get(POSTPONED)
+        executor = stored.get(EXECUTOR)
         postponed = None
         if isinstance(marker, dict) and isinstance(marker.get("due"), str):
             postponed = Postponement(
@@ -101,7 +101,7 @@ class Bookkeeping:
             not_run=int(stored.get(NOT_RUN, 0) or 0),
             sent=tuple(sorted(datetime.fromisoformat(v) for v in values if isinstance(v, str))),
             postponed=postponed,
-            executor=dict(stored.get(EXECUTOR) or {}),
+            executor=ExecutorState.from_stored(executor) if executor else None,
             other={k: v for k, v in stored.items() if k not in _KNOWN},
         )
 
@@ -117,6 +117,6 @@ class Bookkeeping:
             stored[POSTPONED] = {
                 "due": iso_z(self.postponed.due), "message": self.postponed.message
             }
-        if self.executor:
-            stored[EXECUTOR] = dict(self.executor)
+        if self.executor is not None:
+            stored[EXECUTOR] = self.executor.to_stored()
         return stored

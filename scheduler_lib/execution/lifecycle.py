@@ -3,7 +3,7 @@
 Pure functions from a `JobRecord` to the next one; the executor writes the result with the
 ETag it read, so every rule here holds under concurrent workers.
 
-Claims. `bookkeeping.executor[CLAIMS]` maps an execution tag (one occurrence, or one
+Claims. `bookkeeping.executor.claims` (`domain.Claim`) maps an execution tag (one occurrence, or one
 manual run) to the furthest attempt of it that a worker took: action, attempt, queue message id,
 and whether that attempt is `done` (history written, follow-up sent) or the occurrence `final`.
 A message is judged against its tag's claim:
@@ -36,13 +36,13 @@ occurrence still retrying, the job becomes `Faulted` if that last occurrence fau
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Any
 
-from scheduler_lib.domain import CLAIMS, ENDED_AT, JobRecord, JobState
+from scheduler_lib.domain import Claim, ExecutorState, JobRecord, JobState, LastFinished
 from scheduler_lib.execution import pause
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.schedule import parse_schedule
@@ -57,11 +57,9 @@ class Verdict(Enum):
     DUPLICATE = "Duplicate"
 
 
-def executor_state(record: JobRecord) -> dict[str, Any]:
-    """A copy of the executor's bookkeeping (`claims`, `lastFinished`, `endedAt`)."""
-    state = copy.deepcopy(dict(record.bookkeeping.executor))
-    state.setdefault(CLAIMS, {})
-    return state
+def executor_state(record: JobRecord) -> ExecutorState:
+    """The executor's bookkeeping of `record` (empty before its first claim)."""
+    return record.bookkeeping.executor or ExecutorState()
 
 
 def _step(action: str, attempt: int) -> tuple[int, int]:
@@ -69,22 +67,28 @@ def _step(action: str, attempt: int) -> tuple[int, int]:
     return (1 if action == ERROR_ACTION else 0, attempt)
 
 
+def _same_step(claim: Claim | None, message: ExecutionMessage) -> bool:
+    return claim is not None and _step(claim.action, claim.attempt) == _step(
+        message.action, message.attempt
+    )
+
+
 def judge(record: JobRecord, message: ExecutionMessage, message_id: str) -> tuple[Verdict, str]:
     """Whether this worker should run `message` (see the module docstring)."""
-    claim = executor_state(record)[CLAIMS].get(message.execution_tag)
+    claim = executor_state(record).claims.get(message.execution_tag)
     if claim is None:
         return Verdict.RUN, "first delivery"
-    if claim.get("final"):
+    if claim.final:
         return Verdict.DUPLICATE, "the occurrence already finished"
     mine = _step(message.action, message.attempt)
-    theirs = _step(claim["action"], claim["attempt"])
+    theirs = _step(claim.action, claim.attempt)
     if mine > theirs:
         return Verdict.RUN, "next step of the occurrence"
     if mine < theirs:
         return Verdict.DUPLICATE, "a later attempt of the occurrence was already taken"
-    if claim.get("done"):
+    if claim.done:
         return Verdict.DUPLICATE, "this attempt already ran"
-    if claim.get("messageId") == message_id:
+    if claim.message_id == message_id:
         return Verdict.RERUN, "redelivered after a worker stopped mid-attempt"
     return Verdict.DUPLICATE, "another message for this attempt was already taken"
 
@@ -94,36 +98,26 @@ def with_claim(
 ) -> JobRecord:
     """`record` with `message`'s attempt claimed under `message_id`."""
     state = executor_state(record)
-    claims = state[CLAIMS]
-    previous = claims.get(message.execution_tag) or {}
-    same_step = (
-        previous.get("action") == message.action and previous.get("attempt") == message.attempt
-    )
-    claims[message.execution_tag] = {
+    previous = state.claims.get(message.execution_tag)
+    claim = Claim(
+        action=message.action,
+        attempt=message.attempt,
+        message_id=message_id,
+        number=message.occurrence_number,
+        manual=message.manual,
+        at=now,
         # When this step was first claimed: a redelivery (Rerun) started then, not now.
-        "claimedAt": previous.get("claimedAt", previous["at"]) if same_step else now.isoformat(),
-        "action": message.action,
-        "attempt": message.attempt,
-        "messageId": message_id,
-        "number": message.occurrence_number,
-        "manual": message.manual,
-        "done": False,
-        "final": False,
-        "faulted": bool(previous.get("faulted")),
-        "at": now.isoformat(),
-    }
-    _prune(claims, now)
-    return _with_state(record, state)
+        claimed_at=previous.started if previous and _same_step(previous, message) else now,
+        faulted=previous is not None and previous.faulted,
+    )
+    claims = _pruned({**state.claims, message.execution_tag: claim}, now)
+    return _with_state(record, replace(state, claims=claims))
 
 
 def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
     """When `message`'s step was first claimed (its attempt started then), if it is claimed."""
-    claim = executor_state(record)[CLAIMS].get(message.execution_tag)
-    if claim is None or _step(claim["action"], claim["attempt"]) != _step(
-        message.action, message.attempt
-    ):
-        return None
-    return datetime.fromisoformat(claim.get("claimedAt", claim["at"]))
+    claim = executor_state(record).claims.get(message.execution_tag)
+    return claim.started if claim is not None and _same_step(claim, message) else None
 
 
 def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) -> JobRecord | None:
@@ -131,11 +125,12 @@ def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) ->
     Enabled), or None when there is nothing to mark; so that a stale claim never holds up the
     job's completion once it is enabled again."""
     state = executor_state(record)
-    claim = state[CLAIMS].get(message.execution_tag)
-    if claim is None or claim.get("final"):
+    claim = state.claims.get(message.execution_tag)
+    if claim is None or claim.final:
         return None
-    claim.update(final=True, done=True, abandoned=True, at=now.isoformat())
-    return _with_state(record, state)
+    marked = replace(claim, final=True, done=True, abandoned=True, at=now)
+    claims = {**state.claims, message.execution_tag: marked}
+    return _with_state(record, replace(state, claims=claims))
 
 
 def with_attempt(
@@ -164,23 +159,19 @@ def with_attempt(
         changes["faulted_count"] = record.faulted_count + 1
 
     state = executor_state(record)
-    claims = state[CLAIMS]
+    claims = dict(state.claims)
     claim = claims.get(message.execution_tag)
-    if claim is not None and _step(claim["action"], claim["attempt"]) == _step(
-        message.action, message.attempt
-    ):
+    if claim is not None and _same_step(claim, message):
         # Only our own claim is updated: a retry may already have claimed the next step.
-        claim["done"] = True
-        claim["faulted"] = bool(claim.get("faulted")) or faulted_now
+        claim = replace(claim, done=True, faulted=claim.faulted or faulted_now)
         if final:
-            claim.update(final=True, at=now.isoformat())
-    faulted = bool(claim and claim.get("faulted")) or faulted_now
+            claim = replace(claim, final=True, at=now)
+        claims[message.execution_tag] = claim
+    faulted = (claim is not None and claim.faulted) or faulted_now
+    state = replace(state, claims=claims)
     if final and not message.manual:
-        new_state = _final_state(record, state, message, faulted=faulted)
-        if new_state is not None:
-            changes["state"] = new_state
-            state[ENDED_AT] = now.isoformat()
-    _prune(claims, now)
+        state, changes["state"] = _finished(record, state, message, faulted=faulted, now=now)
+    state = replace(state, claims=_pruned(state.claims, now))
     updated = replace(_with_state(record, state), **changes)
     return pause.with_outcome(updated, message, succeeded=succeeded, faulted_now=faulted_now)
 
@@ -190,18 +181,15 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
     grace period allows): the claim final, nothing counted (as the dispatcher's postponement
     counts nothing), and Completed if that was the job's last occurrence."""
     state = executor_state(record)
-    claim = state[CLAIMS].get(message.execution_tag)
-    if claim is None or not claim.get("postponed"):
+    claim = state.claims.get(message.execution_tag)
+    if claim is None or not claim.postponed:
         record = _given_back(record, now=now)
     if claim is not None:
-        claim.update(done=True, final=True, postponed=True, at=now.isoformat())
-    changes: dict[str, Any] = {}
-    new_state = _final_state(record, state, message, faulted=False)
-    if new_state is not None:
-        changes["state"] = new_state
-        state[ENDED_AT] = now.isoformat()
-    _prune(state[CLAIMS], now)
-    return replace(_with_state(record, state), **changes)
+        marked = replace(claim, done=True, final=True, postponed=True, at=now)
+        state = replace(state, claims={**state.claims, message.execution_tag: marked})
+    state, job_state = _finished(record, state, message, faulted=False, now=now)
+    state = replace(state, claims=_pruned(state.claims, now))
+    return replace(_with_state(record, state), state=job_state)
 
 
 def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
@@ -217,46 +205,56 @@ def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
     return replace(record, bookkeeping=bookkeeping, next_execution_time=nxt)
 
 
-def _final_state(
-    record: JobRecord, state: dict[str, Any], message: ExecutionMessage, *, faulted: bool
-) -> str | None:
-    """Completed/Faulted when the job's last dispatched occurrence is over, else None."""
+def _finished(
+    record: JobRecord,
+    state: ExecutorState,
+    message: ExecutionMessage,
+    *,
+    faulted: bool,
+    now: datetime,
+) -> tuple[ExecutorState, str]:
+    """`state` once `message`'s occurrence is over (remembered if it is the job's last
+    dispatched one), and the job's state: Completed/Faulted, ended now, if nothing follows."""
     dispatched = record.bookkeeping.occurrences
     if message.occurrence_number == dispatched:
-        state["lastFinished"] = {
-            "number": message.occurrence_number,
-            "tag": message.execution_tag,
-            "faulted": faulted,
-        }
-    last = state.get("lastFinished")
+        last = LastFinished(message.occurrence_number, message.execution_tag, faulted)
+        state = replace(state, last_finished=last)
+    new_state = _final_state(record, state, message)
+    if new_state is None:
+        return state, record.state
+    return replace(state, ended_at=now), new_state
+
+
+def _final_state(
+    record: JobRecord, state: ExecutorState, message: ExecutionMessage
+) -> JobState | None:
+    """Completed/Faulted when the job's last dispatched occurrence is over, else None."""
+    last = state.last_finished
     if record.state != JobState.ENABLED or record.next_execution_time is not None:
         return None
-    if not last or last.get("number") != dispatched:
+    if last is None or last.number != record.bookkeeping.occurrences:
         return None
     still_running = any(
-        not c.get("final") and not c.get("manual")
-        for tag, c in state[CLAIMS].items()
+        not c.final and not c.manual
+        for tag, c in state.claims.items()
         if tag != message.execution_tag
     )
     if still_running:
         return None
-    return JobState.FAULTED if last.get("faulted") else JobState.COMPLETED
+    return JobState.FAULTED if last.faulted else JobState.COMPLETED
 
 
-def _prune(claims: dict[str, Any], now: datetime) -> None:
+def _pruned(claims: Mapping[str, Claim], now: datetime) -> dict[str, Claim]:
+    """`claims` without those finished over `FINISHED_RETENTION` ago, and at most
+    `MAX_CLAIMS`: the oldest finished claims go first, then the oldest of the rest."""
     cutoff = now - FINISHED_RETENTION
-    for tag in [t for t, c in claims.items() if c.get("final") and _at(c) < cutoff]:
-        del claims[tag]
-    if len(claims) > MAX_CLAIMS:
-        # Oldest finished claims go first, then the oldest of the rest.
-        order = sorted(claims, key=lambda t: (not claims[t].get("final"), _at(claims[t])))
-        for tag in order[: len(claims) - MAX_CLAIMS]:
-            del claims[tag]
+    kept = {tag: c for tag, c in claims.items() if not (c.final and c.at < cutoff)}
+    if len(kept) > MAX_CLAIMS:
+        order = sorted(kept, key=lambda t: (not kept[t].final, kept[t].at))
+        for tag in order[: len(kept) - MAX_CLAIMS]:
+            del kept[tag]
+    return kept
 
 
-def _at(claim: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(claim["at"])
-
-
-def _with_state(record: JobRecord, state: dict[str, Any]) -> JobRecord:
+def _with_state(record: JobRecord, state: ExecutorState) -> JobRecord:
     return replace(record, bookkeeping=replace(record.bookkeeping, executor=state))

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from scheduler_lib.domain import CLAIMS, HistoryStatus
+from scheduler_lib.domain import HistoryStatus
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.late import not_run_entry
@@ -59,8 +59,8 @@ def record_poisoned(
     if record is None or not message.belongs_to(record.incarnation):
         log.warning("poisoned message of a job that no longer exists", extra=extra)
         return PoisonReport("Dropped", "the job no longer exists")
-    claim = lifecycle.executor_state(record)[CLAIMS].get(message.execution_tag)
-    if claim is not None and claim.get("final"):
+    claim = lifecycle.executor_state(record).claims.get(message.execution_tag)
+    if claim is not None and claim.final:
         return PoisonReport("Dropped", "the occurrence is already over")
 
     failed = not_run_entry(record, message, HistoryStatus.FAILED, POISONED_MESSAGE, now=now)

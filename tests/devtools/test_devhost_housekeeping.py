@@ -12,6 +12,7 @@ import pytest
 
 from devtools.devhost import housekeeping_loop
 from scheduler_lib.config import Settings
+from scheduler_lib.domain import ExecutorState
 from scheduler_lib.housekeeping import DAILY_SCHEDULE, next_daily_run
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.jobs import find_job, put_job
@@ -49,7 +50,7 @@ def test_the_local_hosts_loop_runs_housekeeping_when_its_time_comes(settings: Se
     runtime = Runtime(settings, clock=lambda: next(readings, at + timedelta(seconds=1)))
     runtime.ensure_storage()
     job = make_job(runtime.store, http_action("http://127.0.0.1:9/"), state="Completed")
-    ended = {"claims": {}, "endedAt": (at - timedelta(days=61)).isoformat()}
+    ended = ExecutorState(ended_at=at - timedelta(days=61))
     put_job(runtime.store, replace(job, bookkeeping=replace(job.bookkeeping, executor=ended)))
 
     stop = threading.Event()

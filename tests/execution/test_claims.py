@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 from scheduler_lib.execution import claims
-from scheduler_lib.execution.lifecycle import Verdict
+from scheduler_lib.execution.lifecycle import Verdict, executor_state
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.jobs import find_job
 from scheduler_lib.store.tables import TableStore
@@ -51,8 +51,8 @@ def test_racing_finishes_keep_every_workers_counters(store: TableStore) -> None:
 
     after = find_job(store, job.key)
     assert (after.execution_count, after.failure_count) == (WORKERS, WORKERS)
-    finished = after.bookkeeping.executor["claims"]
-    assert all(finished[m.execution_tag]["final"] for m in messages)
+    finished = executor_state(after).claims
+    assert all(finished[m.execution_tag].final for m in messages)
 
 
 def test_finish_on_a_deleted_job_returns_none(store: TableStore) -> None:
@@ -88,5 +88,5 @@ def test_a_job_with_the_most_claims_still_fits_in_its_table_property(store: Tabl
     put_job(store, record, etag=record.etag)
 
     stored = find_job(store, record.key)
-    assert len(stored.bookkeeping.executor["claims"]) == MAX_CLAIMS
+    assert len(executor_state(stored).claims) == MAX_CLAIMS
     assert len(json.dumps(stored.bookkeeping.to_stored())) < 16_000

@@ -10,6 +10,7 @@ import pytest
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution.execute import HISTORY_MESSAGE_LIMIT, collection_arm_id, job_arm_id
+from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.history_purge import TICK_BUDGET, pending_history_purges, purge_histories
 from scheduler_lib.store.jobs import delete_job
@@ -219,7 +220,7 @@ def test_the_job_changing_during_the_attempt_keeps_both_changes(
     assert after.bookkeeping.occurrences == 2
     assert after.next_execution_time == T0 + timedelta(hours=1)
     assert after.execution_count == 1
-    assert after.bookkeeping.executor["claims"]
+    assert executor_state(after).claims
 
 
 def test_a_job_deleted_while_its_action_runs_leaves_no_history(

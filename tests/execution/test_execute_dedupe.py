@@ -126,8 +126,8 @@ def test_a_retry_arriving_while_the_previous_attempt_finishes_is_not_overwritten
     after = lifecycle.with_attempt(
         record, first, "m-1", succeeded=False, started=T0, faulted_now=False, final=False, now=T0
     )
-    claim = after.bookkeeping.executor["claims"][first.execution_tag]
-    assert (claim["attempt"], claim["messageId"], claim["done"]) == (1, "m-2", False)
+    claim = lifecycle.executor_state(after).claims[first.execution_tag]
+    assert (claim.attempt, claim.message_id, claim.done) == (1, "m-2", False)
 
     put_job(driver.store, after, etag=record.etag)
     assert driver.run(retry, message_id="m-2", dequeue_count=2).disposition == "Rerun"
@@ -202,8 +202,8 @@ def test_an_attempt_whose_result_could_not_be_written_is_not_run_again(
     real_put = claims.put_job
 
     def another_writer_first(store: TableStore, record: JobRecord, **kwargs: object) -> JobRecord:
-        claim = lifecycle.executor_state(record)["claims"].get(message.execution_tag, {})
-        if claim.get("done"):  # the attempt's result, not its claim
+        claim = lifecycle.executor_state(record).claims.get(message.execution_tag)
+        if claim is not None and claim.done:  # the attempt's result, not its claim
             current = driver.job(record.key)
             touched = replace(current.bookkeeping, other={"other": uuid.uuid4().hex})
             real_put(store, replace(current, bookkeeping=touched))
@@ -219,8 +219,8 @@ def test_an_attempt_whose_result_could_not_be_written_is_not_run_again(
     assert redelivered.disposition == "Recorded"
     stored = driver.job(job.key)
     assert (stored.execution_count, stored.failure_count) == (1, int(status == 500))
-    claim = lifecycle.executor_state(stored)["claims"][message.execution_tag]
-    assert claim["done"] and claim["final"] == (status == 200)
+    claim = lifecycle.executor_state(stored).claims[message.execution_tag]
+    assert claim.done and claim.final == (status == 200)
     # A failed attempt's retry is sent again (an identical message: the claims run it once).
     assert redelivered.follow_up == (message.next_attempt() if status == 500 else None)
     [entry] = driver.history(job.key)

@@ -117,8 +117,8 @@ def test_a_job_or_collection_deleted_or_disabled_while_its_attempt_waits_does_no
         lambda: put_job(driver.store, replace(driver.job(disabled.key), state="Disabled")),
     )  # fmt: skip
 
-    claim = executor_state(driver.job(disabled.key))["claims"][message.execution_tag]
-    assert claim["final"] and claim["abandoned"]  # enabled again, it is not held up by it
+    claim = executor_state(driver.job(disabled.key)).claims[message.execution_tag]
+    assert claim.final and claim.abandoned  # enabled again, it is not held up by it
     in_paused = _first(driver, target)
     paused_collection = CollectionRecord(
         SUB, RG, COLL, "westeurope", properties={"state": "Disabled"}

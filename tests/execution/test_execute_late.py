@@ -105,7 +105,8 @@ def test_a_redelivery_after_a_crash_mid_postponement_writes_no_second_entry(
     # The worker died after writing the entry, before closing the claim: the claim is open.
     crashed = driver.job(job.key)
     state = lifecycle.executor_state(crashed)
-    state["claims"][message.execution_tag].update(done=False, final=False)
+    open_claim = replace(state.claims[message.execution_tag], done=False, final=False)
+    state = replace(state, claims={**state.claims, message.execution_tag: open_claim})
     put_job(
         driver.store,
         replace(crashed, bookkeeping=replace(crashed.bookkeeping, executor=state)),
@@ -116,7 +117,7 @@ def test_a_redelivery_after_a_crash_mid_postponement_writes_no_second_entry(
 
     assert report.disposition == "Postponed"
     assert [e.status for e in driver.history(job.key)] == ["Postponed"]
-    assert lifecycle.executor_state(driver.job(job.key))["claims"][message.execution_tag]["final"]
+    assert lifecycle.executor_state(driver.job(job.key)).claims[message.execution_tag].final
 
 
 def test_a_postponed_last_occurrence_completes_the_job(

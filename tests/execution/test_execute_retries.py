@@ -136,7 +136,7 @@ def test_state_after_the_occurrence(
     assert (after.state, after.faulted_count, after.execution_count) == (
         state, faulted, len(replies),
     )  # fmt: skip
-    assert bool(after.bookkeeping.executor.get("endedAt")) == (state != "Enabled")
+    assert (after.bookkeeping.ended_at is not None) == (state != "Enabled")
 
 
 def test_retry_type_none_faults_at_the_first_failure(driver: Driver, target: HttpTarget) -> None:

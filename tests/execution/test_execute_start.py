@@ -41,7 +41,7 @@ def test_an_occurrence_delivered_early_is_claimed_then_started_at_its_second(
     sleep = driver.clock.sleep
 
     def check_claim(seconds: float) -> None:
-        claims = executor_state(driver.job(job.key))["claims"]
+        claims = executor_state(driver.job(job.key)).claims
         claimed_before_waiting.append(message.execution_tag in claims)
         sleep(seconds)
 
@@ -113,7 +113,7 @@ def test_a_message_delivered_far_too_early_is_deferred_not_held(
 
     assert report.disposition == "Deferred"
     assert waits == [] and target.requests == []
-    assert message.execution_tag not in executor_state(driver.job(job.key))["claims"]
+    assert message.execution_tag not in executor_state(driver.job(job.key)).claims
     assert driver.queue_length() == 1  # the copy, hidden until about its second
     assert driver.queued() == []
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduler_lib.domain import Bookkeeping, JobRecord
+from scheduler_lib.domain import Bookkeeping, ExecutorState, JobRecord
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.lifecycle import MAX_CLAIMS, Verdict, judge, with_attempt, with_claim
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -20,6 +20,13 @@ KEY = "s|r|c|j"
 def _job(**changes: object) -> JobRecord:
     base = JobRecord("s", "r", "c", "j", {"action": {}}, T0, bookkeeping=Bookkeeping(occurrences=1))
     return replace(base, **changes)
+
+
+def _done(job: JobRecord, claimed: ExecutionMessage) -> ExecutorState:
+    """The executor's state of `job` with `claimed`'s claim marked done."""
+    state = lifecycle.executor_state(job)
+    done = replace(state.claims[claimed.execution_tag], done=True)
+    return replace(state, claims={**state.claims, claimed.execution_tag: done})
 
 
 MAIN0 = ExecutionMessage.scheduled(KEY, T0, 1)
@@ -51,7 +58,7 @@ def test_judge(
     if claimed is not None:
         job = with_claim(job, claimed, "a", now=T0)
         if done:
-            job.bookkeeping.executor["claims"][claimed.execution_tag]["done"] = True
+            job = replace(job, bookkeeping=replace(job.bookkeeping, executor=_done(job, claimed)))
     assert judge(job, incoming, message_id)[0] is verdict
 
 
@@ -118,7 +125,7 @@ def test_final_state(
         job, message, "a", succeeded=True, started=T0, faulted_now=False, final=True, now=T0
     )
     assert after.state == expected
-    assert ("endedAt" in after.bookkeeping.executor) == (expected != state)
+    assert (after.bookkeeping.ended_at is not None) == (expected != state)
 
 
 def test_faulted_main_then_successful_error_action_ends_faulted() -> None:
@@ -137,7 +144,7 @@ def test_abandoned_marks_a_pending_occurrence_final_once() -> None:
     job = with_claim(_job(), MAIN0, "a", now=T0)
     marked = lifecycle.abandoned(job, MAIN0, now=T0)
     assert marked is not None
-    assert marked.bookkeeping.executor["claims"][MAIN0.execution_tag]["final"] is True
+    assert lifecycle.executor_state(marked).claims[MAIN0.execution_tag].final is True
     assert lifecycle.abandoned(marked, MAIN0, now=T0) is None
     assert lifecycle.abandoned(_job(), MAIN0, now=T0) is None
 
@@ -151,7 +158,7 @@ def test_claims_are_bounded_and_finished_ones_expire() -> None:
         job = with_attempt(
             job, message, "m", succeeded=True, started=now, faulted_now=False, final=True, now=now
         )
-    claims = job.bookkeeping.executor["claims"]
+    claims = lifecycle.executor_state(job).claims
     assert len(claims) == MAX_CLAIMS
     newest = ExecutionMessage.scheduled(KEY, T0 + timedelta(minutes=MAX_CLAIMS + 19), 1)
     assert newest.execution_tag in claims
@@ -159,7 +166,7 @@ def test_claims_are_bounded_and_finished_ones_expire() -> None:
     a_day_later = T0 + timedelta(days=2)
     fresh = ExecutionMessage.scheduled(KEY, a_day_later, 999)
     job = with_claim(job, fresh, "m", now=a_day_later)
-    assert list(job.bookkeeping.executor["claims"]) == [fresh.execution_tag]
+    assert list(lifecycle.executor_state(job).claims) == [fresh.execution_tag]
 
 
 def test_other_bookkeeping_keys_are_kept() -> None:

@@ -32,8 +32,8 @@ def test_a_poisoned_message_is_a_failed_attempt_in_history_and_status_once(
     assert (after.execution_count, after.failure_count, after.faulted_count) == (1, 1, 1)
     # Its last occurrence is over: the job does not wait forever for it.
     assert after.state == "Faulted"
-    claim = lifecycle.executor_state(after)["claims"][message.execution_tag]
-    assert claim["final"]
+    claim = lifecycle.executor_state(after).claims[message.execution_tag]
+    assert claim.final
 
 
 def test_a_poisoned_message_without_a_job_or_not_a_message_is_dropped(driver: Driver) -> None:

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from scheduler_lib.domain import Bookkeeping, JobRecord, Postponement
+from scheduler_lib.domain import (
+    Bookkeeping,
+    Claim,
+    ExecutorState,
+    JobRecord,
+    LastFinished,
+    Postponement,
+)
 from scheduler_lib.store.jobs import TABLE, get_job, put_job
 from scheduler_lib.store.tables import TableStore, dumps
 
@@ -42,6 +49,25 @@ STORED_FORMS: list[dict[str, Any]] = [
         },
     },
     {"occurrences": 1, "executor": {"claims": {}}, "someday": {"x": [1, 2]}},
+    # Claims as the executor writes them: one written before `claimedAt` was recorded, a
+    # manual run abandoned (its job disabled), an occurrence the executor postponed, an
+    # errorAction retry; keys this version does not know, in a claim and beside the claims.
+    {
+        "occurrences": 4,
+        "executor": {
+            "claims": {
+                "old": {k: v for k, v in CLAIM.items() if k != "claimedAt"},
+                "manual": {**CLAIM, "manual": True, "number": 0, "abandoned": True},
+                "late": {**CLAIM, "number": 4, "postponed": True, "faulted": False},
+                "error": {
+                    **CLAIM, "action": "ErrorAction", "attempt": 2, "done": False,
+                    "final": False, "faulted": True, "later": {"y": 1},
+                },
+            },
+            "lastFinished": {"number": 4, "tag": "late", "faulted": True},
+            "someday": [1],
+        },
+    },
 ]
 
 
@@ -74,19 +100,61 @@ def test_older_forms_still_read(stored: dict[str, Any], expected: Bookkeeping) -
     assert Bookkeeping.from_stored(stored) == expected
 
 
-def test_a_deployed_entity_reads_and_writes_back_byte_for_byte(store: TableStore) -> None:
-    """Through real Table storage: an entity holding the richest form, read as a record and
+def test_the_executors_claims_read_as_typed_fields() -> None:
+    executor = Bookkeeping.from_stored(STORED_FORMS[4]).executor
+    assert executor is not None
+    old, manual, late, error = (executor.claims[t] for t in ("old", "manual", "late", "error"))
+    at = datetime(2026, 3, 4, 9, 0, 31, 500000, tzinfo=UTC)
+    assert old == Claim("MainAction", 0, "m1", 3, False, at, None, done=True, final=True)
+    assert old.started == at  # written before `claimedAt`: the claim's own time stands in
+    assert manual.claimed_at == datetime(2026, 3, 4, 9, 0, 30, 120000, tzinfo=UTC)
+    assert (manual.manual, manual.number, manual.abandoned, manual.postponed) == (
+        True, 0, True, False
+    )  # fmt: skip
+    assert (late.postponed, late.abandoned) == (True, False)
+    assert (error.action, error.attempt, error.done, error.final, error.faulted) == (
+        "ErrorAction", 2, False, False, True
+    )  # fmt: skip
+    assert error.other == {"later": {"y": 1}}
+    assert executor.last_finished == LastFinished(4, "late", faulted=True)
+    assert (executor.ended_at, executor.other) == (None, {"someday": [1]})
+    assert Bookkeeping.from_stored(STORED_FORMS[1]).executor is None
+
+
+def test_a_typed_claim_is_stored_as_the_executor_stored_it() -> None:
+    """Built in code (as `execution/lifecycle.py` does), the claim has the stored form the
+    executor wrote before it was typed: every key, times as `isoformat()`."""
+    claim = Claim(
+        "MainAction", 0, "m1", 3, False,
+        at=datetime(2026, 3, 4, 9, 0, 31, 500000, tzinfo=UTC),
+        claimed_at=datetime(2026, 3, 4, 9, 0, 30, 120000, tzinfo=UTC),
+        done=True, final=True,
+    )  # fmt: skip
+    ended = datetime(2026, 3, 4, 9, 2, 31, 500000, tzinfo=UTC)
+    executor = ExecutorState(
+        {"2026-03-04T09:02:30Z#3": claim},
+        LastFinished(3, "2026-03-04T09:02:30Z#3", faulted=False),
+        ended_at=ended,
+    )
+    assert Bookkeeping(executor=executor).to_stored()["executor"] == STORED_FORMS[2]["executor"]
+
+
+@pytest.mark.parametrize("stored", [STORED_FORMS[2], STORED_FORMS[4]], ids=["ended", "claims"])
+def test_a_deployed_entity_reads_and_writes_back_byte_for_byte(
+    store: TableStore, stored: dict[str, Any]
+) -> None:
+    """Through real Table storage: an entity holding a rich form, read as a record and
     written back (as every dispatcher or executor write does), keeps the same column."""
     record = JobRecord("Sub", "RG", "Coll", "Ping", {"action": {}}, created_time=T0)
     put_job(store, record)
     table = store.table(TABLE)
     entity = table.get_entity(record.collection_key, "ping")
-    entity["Bookkeeping"] = dumps(STORED_FORMS[2])
+    entity["Bookkeeping"] = dumps(stored)
     table.update_entity(entity)
 
     read = get_job(store, "Sub", "RG", "Coll", "Ping")
     put_job(store, replace(read, execution_count=1), etag=read.etag)
 
     after = table.get_entity(record.collection_key, "ping")["Bookkeeping"]
-    assert after == dumps(STORED_FORMS[2])
-    assert json.loads(after)["postponed"]["due"] == "2026-03-04T08:00:30Z"
+    assert after == dumps(stored)
+    assert json.loads(after)["occurrences"] == stored["occurrences"]

@@ -1,0 +1,146 @@
+"""The executor's part of a job's bookkeeping: its claims, the last occurrence it finished,
+and when it finished the job.
+
+Typed here so no one reads it by string key; `from_stored`/`to_stored` (reached only through
+`Bookkeeping`, which `store/jobs.py` alone converts) hold the stored JSON's keys. The stored
+form is unchanged by the typing: times are written as `isoformat()` (`+00:00`, as they always
+were; they are not shown to anyone), a flag the executor sets only on some claims
+(`abandoned`, `postponed`) is written only when set, a claim written before `claimedAt`
+existed stays without it, and keys this version does not know are carried along.
+`execution/lifecycle.py` holds the rules that change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+#: The claim's own keys (stored JSON); any other key of a stored claim is kept in `other`.
+_CLAIM_KEYS = {
+    "action", "attempt", "messageId", "number", "manual", "done", "final", "faulted", "at",
+    "claimedAt", "abandoned", "postponed",
+}  # fmt: skip
+_STATE_KEYS = {"claims", "lastFinished", "endedAt"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The furthest step of one execution tag (an occurrence, or a manual run) that a worker
+    took: which action and attempt, under which queue message, and how far it got."""
+
+    action: str  # MainAction or ErrorAction
+    attempt: int  # retries of that action before this one
+    message_id: str  # the queue message the step was taken under (a redelivery keeps it)
+    number: int  # the occurrence's number (1-based), 0 for a manual run
+    manual: bool
+    #: When the step was last changed (claimed, done, made final): finished claims expire by it.
+    at: datetime
+    #: When the step was first claimed (its attempt started then); None on claims written
+    #: before it was recorded, which read it as `at`.
+    claimed_at: datetime | None = None
+    done: bool = False  # the attempt's history is written and its follow-up sent
+    final: bool = False  # the occurrence has no further attempt
+    faulted: bool = False  # the occurrence's main action exhausted its retries
+    abandoned: bool = False  # made final without running: its job was no longer Enabled
+    postponed: bool = False  # made final without running: it would have started too late
+    other: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def started(self) -> datetime:
+        """When the step was first claimed."""
+        return self.claimed_at or self.at
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any]) -> Claim:
+        claimed_at = stored.get("claimedAt")
+        return cls(
+            action=stored["action"],
+            attempt=stored["attempt"],
+            message_id=stored.get("messageId", ""),
+            number=stored.get("number", 0),
+            manual=bool(stored.get("manual")),
+            at=datetime.fromisoformat(stored["at"]),
+            claimed_at=datetime.fromisoformat(claimed_at) if claimed_at else None,
+            done=bool(stored.get("done")),
+            final=bool(stored.get("final")),
+            faulted=bool(stored.get("faulted")),
+            abandoned=bool(stored.get("abandoned")),
+            postponed=bool(stored.get("postponed")),
+            other={k: v for k, v in stored.items() if k not in _CLAIM_KEYS},
+        )
+
+    def to_stored(self) -> dict[str, Any]:
+        stored: dict[str, Any] = {
+            **self.other,
+            "action": self.action,
+            "attempt": self.attempt,
+            "messageId": self.message_id,
+            "number": self.number,
+            "manual": self.manual,
+            "done": self.done,
+            "final": self.final,
+            "faulted": self.faulted,
+            "at": self.at.isoformat(),
+        }
+        if self.claimed_at is not None:
+            stored["claimedAt"] = self.claimed_at.isoformat()
+        if self.abandoned:
+            stored["abandoned"] = True
+        if self.postponed:
+            stored["postponed"] = True
+        return stored
+
+
+@dataclass(frozen=True)
+class LastFinished:
+    """The last scheduled occurrence that ended while it was the latest one dispatched: the
+    job is Completed or Faulted by it once nothing follows."""
+
+    number: int
+    tag: str
+    faulted: bool
+
+
+@dataclass(frozen=True)
+class ExecutorState:
+    """The executor's state beside a job (see module doc)."""
+
+    #: Execution tag -> its claim. Never changed in place: a change makes a new mapping.
+    claims: Mapping[str, Claim] = field(default_factory=dict)
+    last_finished: LastFinished | None = None
+    #: When the executor finished the job (Completed or Faulted): housekeeping deletes it
+    #: 60 days later.
+    ended_at: datetime | None = None
+    #: Stored keys this version does not know: kept so a write never loses them.
+    other: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any]) -> ExecutorState:
+        last = stored.get("lastFinished")
+        ended = stored.get("endedAt")
+        return cls(
+            claims={tag: Claim.from_stored(c) for tag, c in (stored.get("claims") or {}).items()},
+            last_finished=(
+                LastFinished(last.get("number", 0), last.get("tag", ""), bool(last.get("faulted")))
+                if isinstance(last, dict)
+                else None
+            ),
+            ended_at=datetime.fromisoformat(ended) if isinstance(ended, str) and ended else None,
+            other={k: v for k, v in stored.items() if k not in _STATE_KEYS},
+        )
+
+    def to_stored(self) -> dict[str, Any]:
+        stored: dict[str, Any] = {
+            **self.other,
+            "claims": {tag: claim.to_stored() for tag, claim in self.claims.items()},
+        }
+        if self.last_finished is not None:
+            last = self.last_finished
+            stored["lastFinished"] = {
+                "number": last.number, "tag": last.tag, "faulted": last.faulted
+            }
+        if self.ended_at is not None:
+            stored["endedAt"] = self.ended_at.isoformat()
+        return stored
