@@ -58,9 +58,8 @@ async def get(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
 ))
 async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     (record, created), _ = await run_write(request, ctx, partial(service.put_collection, ctx, name))
-    return json_response(
-        collection_to_wire(record, ctx.version), 201 if created else 200, etag=record.etag
-    )
+    body = collection_to_wire(record, ctx.version)
+    return json_response(body, 201 if created else 200, etag=record.etag)
 
 
 @router.patch(paths.COLLECTION, **operation(

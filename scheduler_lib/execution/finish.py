@@ -102,7 +102,7 @@ class Finish:
         attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final=follow_up is None)
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
         if saved is not None and pause.paused_now(saved, faulted_now=faulted_now):
-            add_history(store, pause.pause_entry(saved, message, now=self.clock()))
+            add_history(store, pause.pause_entry(saved, message, entry, now=self.clock()))
         if saved is None:
             # Deleted while the action ran: the purge of its history may be over already; do
             # not leave this attempt's entry behind as an orphan.

@@ -13,7 +13,7 @@ has none (a note of the user's is never overwritten).
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from scheduler_lib.domain import HistoryStatus, JobRecord, JobState
 from scheduler_lib.execution.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
@@ -71,12 +71,16 @@ def paused_now(saved: JobRecord, *, faulted_now: bool) -> bool:
     )
 
 
-def pause_entry(saved: JobRecord, message: ExecutionMessage, *, now: datetime) -> HistoryEntry:
-    """The history entry that says the job was disabled, beside its last failed attempt's."""
+def pause_entry(
+    saved: JobRecord, message: ExecutionMessage, attempt: HistoryEntry, *, now: datetime
+) -> HistoryEntry:
+    """The history entry that says the job was disabled, listed right after (newer than)
+    the failed `attempt`'s entry, also when the clock has not moved since it started."""
+    start = max(now, attempt.start_time + timedelta(milliseconds=1))
     return HistoryEntry(
         job_key=saved.history_key,
-        start_time=now,
-        end_time=now,
+        start_time=start,
+        end_time=start,
         expected_execution_time=message.occurrence,
         action_name=MAIN_ACTION,
         status=HistoryStatus.FAILED,

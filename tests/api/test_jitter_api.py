@@ -120,3 +120,14 @@ def test_it_must_be_less_than_the_smallest_gap(client_ext, coll, recurrence, too
     assert client_ext.put(job_path(), json=body).status_code == 201
     listed = client_ext.get(collection_path() + "/jobs").json()["value"]
     assert listed[0]["properties"]["maxJitter"] == enough
+
+
+def test_an_old_patch_cannot_shrink_the_gap_below_the_stored_jitter(client, client_ext, coll):
+    """A 2016-03-01 PATCH keeps the stored maxJitter, so the rule still holds for it."""
+    client_ext.put(job_path(), json=job_body(startTime=NINE, recurrence=DAILY, maxJitter="PT30M"))
+    every_minute = {"properties": {"recurrence": {"frequency": "Minute", "interval": 1}}}
+    error = arm_error(client.patch(job_path(), json=every_minute), 400)
+    assert error["target"] == "properties.maxJitter"
+    hourly = {"properties": {"recurrence": {"frequency": "Hour", "interval": 1}}}
+    assert client.patch(job_path(), json=hourly).status_code == 200
+    assert client_ext.get(job_path()).json()["properties"]["maxJitter"] == "PT30M"
