@@ -58,8 +58,9 @@ async def get(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
 ))
 async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     (record, created), _ = await run_write(request, ctx, partial(service.put_collection, ctx, name))
-    body = collection_to_wire(record, ctx.version)
-    return json_response(body, 201 if created else 200, etag=record.etag)
+    return json_response(
+        collection_to_wire(record, ctx.version), 201 if created else 200, etag=record.etag
+    )
 
 
 @router.patch(paths.COLLECTION, **operation(

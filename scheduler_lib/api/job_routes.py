@@ -40,8 +40,9 @@ async def get(request: Request, ctx: Ctx, name: JobPath) -> Response:
 ))
 async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Response:
     (record, created), now = await run_write(request, ctx, partial(service.put_job, ctx, name))
-    body = job_to_wire(record, now=now, version=ctx.version)
-    return json_response(body, 201 if created else 200, etag=record.etag)
+    return json_response(
+        job_to_wire(record, now=now, version=ctx.version), 201 if created else 200, etag=record.etag
+    )
 
 
 @router.patch(paths.JOB, **operation(
