@@ -26,6 +26,7 @@ from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
+from scheduler_lib.dashboard import mount_dashboard
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.health import check_health
@@ -71,6 +72,7 @@ def create_app(
         app.include_router(module.router)
     _add_health(app)
     add_docs_page(app)
+    mount_dashboard(app)  # /api/ui/: the one arrow from api to the dashboard (composition)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(

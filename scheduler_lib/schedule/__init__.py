@@ -15,6 +15,7 @@ from scheduler_lib.schedule.preview import (
     read_now,
 )
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
+from scheduler_lib.schedule.timezones import resolve_zone
 
 __all__ = [
     "FREQUENCIES",
@@ -28,4 +29,5 @@ __all__ = [
     "preview_table",
     "preview_with_reason",
     "read_now",
+    "resolve_zone",
 ]
