@@ -153,11 +153,13 @@ async def preview(request: Request) -> Response:
     try:
         properties = _properties(form, None)
     except ValidationError as exc:
-        return json_answer({"executions": [], "errors": [arm_error(exc)], "words": ""})
+        errors = [arm_error(exc)]
+        return json_answer({"executions": [], "errors": errors, "words": "", "json": ""})
 
     def work() -> dict[str, Any]:
         result = preview_response({"properties": properties, "count": 10}, clock_now=now)
         result["words"] = ""
+        result["json"] = forms.json_text(properties)
         if not result["errors"]:
             timing_only: dict[str, Any] = {
                 k: properties[k] for k in ("startTime", "recurrence") if k in properties

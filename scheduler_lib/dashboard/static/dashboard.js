@@ -17,11 +17,24 @@
   const tabs = document.querySelectorAll("button.tab");
   let active = [...panels].find((p) => !p.hidden) || panels[0];
 
+  // Switching editors carries the job over: the name, and from the form to the JSON editor
+  // the job the form describes (as long as the JSON was not edited by hand).
+  const jsonText = document.querySelector("#job-json textarea[name=json]");
+  let jsonEdited = false;
+  let formJson = "";
+  jsonText?.addEventListener("input", () => { jsonEdited = true; });
+
   tabs.forEach((tab) => {
     tab.addEventListener("click", () => {
+      const name = active.querySelector("input[name=name]")?.value;
       tabs.forEach((t) => t.setAttribute("aria-selected", String(t === tab)));
       panels.forEach((p) => { p.hidden = p.dataset.panel !== tab.dataset.tab; });
       active = [...panels].find((p) => !p.hidden);
+      const nameField = active.querySelector("input[name=name]");
+      if (nameField && name !== undefined) nameField.value = name;
+      if (active.dataset.panel === "json" && !jsonEdited && formJson && jsonText) {
+        jsonText.value = formJson;
+      }
       schedule();
     });
   });
@@ -49,6 +62,7 @@
       answer = { executions: [], errors: [{ message: "preview unavailable: " + error }] };
     }
     if (mine !== sequence) return; // a newer keystroke's answer wins
+    if (active.dataset.panel === "form" && answer.json) formJson = answer.json;
     show(answer);
   }
 
