@@ -20,8 +20,8 @@ from scheduler_lib.dashboard.web import UI, context, redirect, render, require_s
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
 from scheduler_lib.model.jobs import job_to_wire
+from scheduler_lib.store import HISTORY_KEEP, list_history
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.store import list_history
 
 router = APIRouter(include_in_schema=False)
 PAGE = 100
@@ -184,14 +184,13 @@ async def job(request: Request) -> Response:
 
     def work() -> tuple[JobRecord, list[views.HistoryRow]]:
         record = get_job(ctx, name)
+        # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
+        # the table the newest page of it.
         entries, _ = list_history(
-            ctx.store,
-            record.history_key,
-            status=status,
-            page_size=views.HISTORY_PAGE * (3 if action else 1),
+            ctx.store, record.history_key, status=status, page_size=HISTORY_KEEP
         )
         if action:
-            entries = [e for e in entries if e.action_name == action][: views.HISTORY_PAGE]
+            entries = [e for e in entries if e.action_name == action]
         return record, views.history_rows(record, entries)
 
     record, rows = await run_in_threadpool(work)
@@ -201,7 +200,8 @@ async def job(request: Request) -> Response:
         "wire": wire,
         "definition": views.json_pretty(wire["properties"]),
         "words": describe(record.definition),
-        "rows": rows,
+        "rows": rows[: views.HISTORY_PAGE],
+        "total": len(rows),
         "chart": views.chart(rows),
         "next_runs": [views.when(t) for t in views.next_runs(record, now=now)],
         "status": status or "",
