@@ -8,8 +8,9 @@ Sources, each the cheapest honest one:
   `Completed`, `Failed` or `Postponed`); failures in the last 24 hours: `Failed` entries of
   that day. Both are one bounded, server-filtered read (`store.dashboard_reads`), capped at
   `LIMIT` rows (the page then says "at least");
-- needing attention: `Faulted` jobs (a state-filtered read per collection), and jobs with a
-  failed or postponed entry in the last 24 hours (from the read above).
+- needing attention: `Faulted` jobs (a state-filtered read per collection), jobs failing now
+  (their newest entry of the last 24 hours failed), and jobs with a failed or postponed
+  entry in that time (from the read above).
 """
 
 from __future__ import annotations
@@ -82,12 +83,19 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
         if e.start_time >= hour_ago and e.action_name == "MainAction" and e.retry_count == 0
     )  # fmt: skip
     failures = [e for e in day if e.status == HistoryStatus.FAILED]
+    newest: dict[str, dashboard_reads.RecentEntry] = {}
+    for entry in day:
+        known = newest.get(entry.history_key)
+        if known is None or entry.start_time > known.start_time:
+            newest[entry.history_key] = entry
     for entry in day:
         if entry.status in (HistoryStatus.FAILED, HistoryStatus.POSTPONED):
             # A history key is the job key, or the job key and an incarnation.
             sub, group, coll, name = entry.history_key.split(SEPARATOR)[:4]
             where = (sub, group, coll, name)
             reason = "failed in the last 24 h" if entry.status == "Failed" else "postponed/missed"
+            if entry.status == HistoryStatus.FAILED and newest[entry.history_key] == entry:
+                reason = "failing now (its last run failed)"
             _note(attention, SEPARATOR.join(where), where, reason)
     return Overview(
         collections=rows,

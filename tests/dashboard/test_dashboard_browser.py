@@ -163,9 +163,11 @@ def test_a_first_session_in_the_browser(devhost, page, tmp_path) -> None:  # noq
         expect(page.locator("svg.chart circle.lateness")).to_have_count(1)
         page.locator("tr.detail summary").first.click()
         expect(page.locator("tr.detail pre.message").first).to_contain_text(
-            "Response from host '127.0.0.1': '200'")
+            "Response from host '127.0.0.1': '200'"
+        )
         expect(page.locator("tr.detail").first).to_contain_text(
-            request.header("x-ms-execution-tag"))
+            request.header("x-ms-execution-tag")
+        )
         expect(page.locator("ol.next-runs li")).to_have_count(2)  # 3 times, one done
         shot("job-with-history-and-chart")
 

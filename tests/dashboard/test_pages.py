@@ -140,6 +140,19 @@ def test_job_page_history_rows_details_filter_and_chart(signed_in, api, store, c
     assert "Failures, last 24 h 1" in overview
 
 
+def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):
+    for name, statuses in (
+        ("recovered", ["Failed", "Completed"]),
+        ("broken", ["Completed", "Failed"]),
+    ):
+        _job(api, name, recurrence={"frequency": "Minute", "interval": 1})
+        _history(store, get_job(store, SUB, "rg1", "coll", name), clock, statuses)
+    attention = _text(signed_in.get(UI + "/")).split("Needs attention")[1]
+    assert "coll / broken : failing now (its last run failed)" in attention
+    assert "coll / recovered : failed in the last 24 h" in attention
+    assert "Failures, last 24 h 2" in _text(signed_in.get(UI + "/"))
+
+
 def test_timeline_shows_a_herd_of_100_jobs_at_one_minute(signed_in, api) -> None:
     for index in range(100):
         _job(api, f"herd-{index:03d}", **WEEKDAY_0900)
