@@ -10,23 +10,15 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
-from tests.support.api_server import ApiServer, ManualClock, serve
+from tests.api import conftest as api_fixtures
+from tests.support.api_server import ApiServer
 
 KEY = "test-key"
 UI = "/api/ui"
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture
-def server(settings: Settings, clock: ManualClock) -> Iterator[ApiServer]:
-    with serve(create_app(settings, clock=clock)) as running:
-        yield running
+#: The API test server and its manual clock (the dashboard is part of the same app).
+clock = api_fixtures.clock
+server = api_fixtures.server
 
 
 def browser(server: ApiServer) -> httpx.Client:

@@ -14,7 +14,6 @@ Without Chromium (or the `playwright` package) it is skipped with the reason in 
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,24 +21,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.devtools.test_devhost import KEY, devhost  # noqa: F401  (the fixture)
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, needs_chromium, playwright
 from tests.support.http_target import HttpTarget
 
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="BROWSER TEST NOT RUN: Chromium is not installed "
-    "(`apt-get install -y chromium`; .ci/run installs it)",
-)
-playwright = pytest.importorskip(
-    "playwright.sync_api",
-    reason="BROWSER TEST NOT RUN: the `playwright` package is missing (requirements-dev.txt)",
-)
+pytestmark = needs_chromium
 expect = playwright.expect
-
-CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 TIMEOUT_MS = 30_000
 SUB = "local"
 
