@@ -4,8 +4,6 @@ collection. Each is a CSRF-checked POST that calls the API's own service and red
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -22,7 +20,7 @@ router = APIRouter(include_in_schema=False)
 
 
 def _back(url: str, notice: str) -> Response:
-    return redirect(f"{url}?notice={quote(notice)}")
+    return redirect(url, notice=notice)
 
 
 @router.post(JOB + "/enable")

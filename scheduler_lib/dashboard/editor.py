@@ -139,7 +139,7 @@ async def save(request: Request) -> Response:
         )
         return render(request, "editor.html", values, session=session, status=400)
     url = job_url(name.subscription_id, name.resource_group, name.collection, name.job)
-    return redirect(f"{url}?notice=Saved.")
+    return redirect(url, notice=f"Job {name.job} was saved.")
 
 
 @router.post(UI + "/preview")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
@@ -33,6 +33,8 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
 )
+#: The cookie carrying "what was just done" from a button to the page it redirects to.
+NOTICE = "scheduler_ui_notice"
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -89,16 +91,27 @@ def render(
 ) -> HTMLResponse:
     """A page from `template`, with the CSRF token of the session for its forms."""
     token = csrf.token_for(session) if session is not None else ""
+    notice = unquote(request.cookies.get(NOTICE, "")) if session is not None else ""
     page = (
         environment()
         .get_template(template)
-        .render(**values, session=session, csrf_token=token, request=request)
+        .render(**values, session=session, csrf_token=token, request=request, notice=notice)
     )
-    return HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS)
+    response = HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS)
+    if NOTICE in request.cookies:
+        response.delete_cookie(NOTICE, path=UI, httponly=True, samesite="strict")
+    return response
 
 
-def redirect(location: str, *, status: int = 303) -> Response:
-    return RedirectResponse(location, status_code=status, headers=SECURITY_HEADERS)
+def redirect(location: str, *, status: int = 303, notice: str | None = None) -> Response:
+    """A redirect; with `notice`, the next page says what was done. The notice travels in a
+    short-lived cookie of the dashboard's own, not in the URL: a link from elsewhere cannot
+    make a page say something the dashboard did not."""
+    response = RedirectResponse(location, status_code=status, headers=SECURITY_HEADERS)
+    if notice is not None:
+        response.set_cookie(NOTICE, quote(notice), max_age=60, path=UI, httponly=True,
+                            samesite="strict")  # fmt: skip
+    return response
 
 
 def json_answer(body: Any, status: int = 200) -> JSONResponse:

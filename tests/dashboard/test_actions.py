@@ -144,8 +144,9 @@ def test_disable_enable_run_now_and_delete(signed_in, token, api, queue) -> None
     assert saved.status_code == 303
     here = BASE + "/jobs/j"
     disabled = signed_in.post(here + "/disable", data={"csrf": token})
-    assert disabled.status_code == 303 and "is+Disabled" in disabled.headers["location"].replace(
-        "%20", "+")  # fmt: skip
+    assert disabled.status_code == 303
+    assert "Job j is Disabled." in signed_in.get(disabled.headers["location"]).text
+    assert "Job j is Disabled." not in signed_in.get(here).text  # said once
     assert api.get(job_path("j")).json()["properties"]["state"] == "Disabled"
     assert signed_in.post(here + "/enable", data={"csrf": token}).status_code == 303
     assert api.get(job_path("j")).json()["properties"]["state"] == "Enabled"

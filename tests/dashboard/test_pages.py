@@ -186,6 +186,11 @@ def test_a_hostile_name_and_values_are_shown_escaped(signed_in, api) -> None:
     assert "jobName" in page.text
 
 
+def test_a_link_cannot_make_a_page_say_something(signed_in) -> None:
+    page = signed_in.get(UI + "/", params={"notice": "Your key expired: paste it at evil.test"})
+    assert "evil.test" not in page.text
+
+
 def test_every_page_sends_the_strict_csp(signed_in, api, server) -> None:
     _job(api, "one", **WEEKDAY_0900)
     paths = [
