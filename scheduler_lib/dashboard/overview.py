@@ -3,11 +3,12 @@ attention.
 
 Sources, each the cheapest honest one:
 - seconds since the last tick: the dispatcher's own state (what `GET /api/health` reads);
-- occurrences dispatched in the last hour: first attempts of main actions that started in
-  the last hour, from the history table (every dispatched occurrence leaves one entry,
-  `Completed`, `Failed` or `Postponed`); failures in the last 24 hours: `Failed` entries of
-  that day. Both are one bounded, server-filtered read (`store.dashboard_reads`), capped at
-  `LIMIT` rows (the page then says "at least");
+- occurrences dispatched in the last hour: first attempts of scheduled occurrences that
+  started in the last hour, from the history table (every occurrence the dispatcher sends
+  leaves one such entry; manual runs, retries and postponements are not counted);
+  failures in the last 24 hours: `Failed` entries of that day. Both are one bounded,
+  server-filtered read (`store.dashboard_reads`), capped at `LIMIT` rows (the page then
+  says "at least");
 - needing attention: `Faulted` jobs (a state-filtered read per collection), jobs failing now
   (their newest entry of the last 24 hours failed), and jobs with a failed or postponed
   entry in that time (from the read above).
@@ -78,10 +79,7 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
     _, health = check_health(ctx.table_store, now=now)
     day = dashboard_reads.recent_history(store, since=now - timedelta(days=1), limit=LIMIT)
     hour_ago = now - timedelta(hours=1)
-    dispatched = sum(
-        1 for e in day
-        if e.start_time >= hour_ago and e.action_name == "MainAction" and e.retry_count == 0
-    )  # fmt: skip
+    dispatched = sum(1 for e in day if e.start_time >= hour_ago and _dispatched(e))
     failures = [e for e in day if e.status == HistoryStatus.FAILED]
     newest: dict[str, dashboard_reads.RecentEntry] = {}
     for entry in day:
@@ -104,6 +102,17 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
         failures_day=len(failures),
         capped=len(day) >= LIMIT,
         attention=list(attention.values()),
+    )
+
+
+def _dispatched(entry: dashboard_reads.RecentEntry) -> bool:
+    """The first attempt of a scheduled occurrence that ran (a manual run, a retry, an
+    errorAction or a postponement was not dispatched by the dispatcher)."""
+    return (
+        entry.action_name == "MainAction"
+        and entry.retry_count == 0
+        and entry.repeat_count > 0
+        and entry.status != HistoryStatus.POSTPONED
     )
 
 

@@ -27,6 +27,7 @@ class RecentEntry:
     status: str
     action_name: str
     retry_count: int
+    repeat_count: int  # the occurrence number; 0 for a manual run
 
 
 def recent_history(
@@ -43,7 +44,7 @@ def recent_history(
     entities = store.table(HISTORY).query_entities(
         query,
         parameters=parameters,
-        select=["PartitionKey", "StartTime", "Status", "ActionName", "RetryCount"],
+        select=["PartitionKey", "StartTime", "Status", "ActionName", "RetryCount", "RepeatCount"],
         results_per_page=1000,
     )
     return [
@@ -53,6 +54,7 @@ def recent_history(
             status=e["Status"],
             action_name=e["ActionName"],
             retry_count=int(e.get("RetryCount", 0)),
+            repeat_count=int(e.get("RepeatCount", 0)),
         )
         for e in itertools.islice(entities, limit)
     ]

@@ -138,6 +138,7 @@ def test_job_page_history_rows_details_filter_and_chart(signed_in, api, store, c
     assert "coll / ping" in attention
     assert "failed in the last 24 h" in attention and "postponed/missed" in attention
     assert "Failures, last 24 h 1" in overview
+    assert "Dispatched, last hour 3 occurrences" in overview  # not the Postponed one
 
 
 def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):
