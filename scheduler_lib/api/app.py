@@ -26,7 +26,6 @@ from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
-from scheduler_lib.dashboard import mount_dashboard
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.health import check_health
@@ -72,7 +71,12 @@ def create_app(
         app.include_router(module.router)
     _add_health(app)
     add_docs_page(app)
-    mount_dashboard(app)  # /api/ui/: the one arrow from api to the dashboard (composition)
+    # /api/ui/: the one arrow from api to the dashboard, a composition. Imported here, not at
+    # the top: the dashboard imports the API's services, so importing either package first
+    # must not need the other one finished.
+    from scheduler_lib.dashboard import mount_dashboard
+
+    mount_dashboard(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(
