@@ -54,15 +54,15 @@ def _weekday_index(day: str) -> int:
 
 
 def _times(schedule: dict[str, Any]) -> str | None:
+    """The times of day; a field the schedule leaves out comes from the start (README)."""
     hours, minutes = schedule.get("hours"), schedule.get("minutes")
-    if hours and minutes is not None and minutes != []:
-        return _join([f"{h:02d}:{m:02d}" for h in hours for m in minutes][:6]) + (
-            " …" if len(hours) * len(minutes) > 6 else ""
-        )
+    if hours and minutes:
+        times = [f"{h:02d}:{m:02d}" for h in hours for m in minutes]
+        return "at " + _join(times[:6]) + (" …" if len(times) > 6 else "")
     if hours:
-        return _join([f"{h:02d}:xx" for h in hours])
+        return "at " + _join([f"{h:02d}:mm" for h in hours]) + " (mm: the start's minute)"
     if minutes:
-        return "minute " + _join([str(m) for m in minutes]) + " of every hour"
+        return "at minute " + _join([str(m) for m in minutes])
     return None
 
 
@@ -87,7 +87,7 @@ def describe(definition: dict[str, Any]) -> str:
         parts.append("in " + _join([_MONTHS[m - 1] for m in schedule["months"]]))
     times = _times(schedule)
     if times:
-        parts.append("at " + times)
+        parts.append(times)
     parts.append(zone_name(recurrence.get("timeZone")))
     if recurrence.get("count"):
         parts.append(f"({recurrence['count']} times)")
