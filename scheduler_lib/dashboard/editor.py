@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from scheduler_lib.api import job_service
 from scheduler_lib.api.collection_service import get_collection
-from scheduler_lib.api.errors import arm_error
+from scheduler_lib.api.errors import arm_error, http_status
 from scheduler_lib.api.job_service import JobName
 from scheduler_lib.api.preview_routes import preview_response
 from scheduler_lib.dashboard import csrf, forms
@@ -35,7 +35,7 @@ from scheduler_lib.dashboard.web import (
     require_session,
 )
 from scheduler_lib.dashboard.words import describe
-from scheduler_lib.errors import ValidationError
+from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.model.timing import normalize_recurrence
 
@@ -129,7 +129,7 @@ async def save(request: Request) -> Response:
 
     try:
         await run_in_threadpool(work)
-    except ValidationError as exc:
+    except SchedulerError as exc:  # shown in the editor, with what the user typed
         collection = await run_in_threadpool(get_collection, ctx, where)
         job = await run_in_threadpool(job_service.get_job, ctx, name) if editing else None
         fields = {k: form.get(k, "") for k in forms.FIELDS}
@@ -137,7 +137,8 @@ async def save(request: Request) -> Response:
         values = _editor_values(
             collection, fields, job, form.get("json", ""), [error], form.get("mode", "form")
         )
-        return render(request, "editor.html", values, session=session, status=400)
+        status = http_status(exc)
+        return render(request, "editor.html", values, session=session, status=status)
     url = job_url(name.subscription_id, name.resource_group, name.collection, name.job)
     return redirect(url, notice=f"Job {name.job} was saved.")
 

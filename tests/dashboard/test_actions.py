@@ -134,6 +134,7 @@ def test_editing_with_the_form_keeps_the_stored_secret(signed_in, token, api, st
         BASE + "/save", data=_form(token, original="auth", etag=etag, uri="http://127.0.0.1:9/c")
     )
     assert stale.status_code == 412  # someone (this test) changed it since the form was read
+    assert "has changed" in stale.text and 'value="http://127.0.0.1:9/c"' in stale.text
 
 
 def test_disable_enable_run_now_and_delete(signed_in, token, api, queue) -> None:
