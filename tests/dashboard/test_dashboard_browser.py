@@ -199,3 +199,56 @@ def test_a_first_session_in_the_browser(devhost, page, tmp_path) -> None:  # noq
 
     assert foreign == [] and errors == []
     assert len(shot.taken) == 10 and all(p.stat().st_size > 5_000 for p in shot.taken)
+
+
+def test_see_why_a_job_failed_and_fix_it(devhost, page, tmp_path) -> None:  # noqa: F811
+    base, _process = devhost
+    shot = Shots(tmp_path, page)
+    with HttpTarget() as target:
+        target.reply(500, "database is down", path="/broken")
+        page.goto(base + "/ui/")
+        page.get_by_label("API key").fill(KEY)
+        page.get_by_role("button", name="Sign in").click()
+        page.get_by_label("Subscription").fill(SUB)
+        page.get_by_label("Resource group").fill("ops")
+        page.get_by_label("Name").fill("ops")
+        page.get_by_role("button", name="Create collection").click()
+        page.get_by_role("link", name="New job").click()
+        form = page.locator("#job-form")
+        form.get_by_label("Job name").fill("nightly")
+        form.get_by_label("URL").fill(target.url_for("/broken"))
+        form.get_by_label("Policy").select_option("None")
+        form.get_by_role("button", name="Save job").click()
+        expect(page.get_by_role("heading", name="Job nightly")).to_be_visible()
+
+        def has_row(p) -> bool:
+            return p.locator("table.history tr.entry").count() >= 1
+
+        _reload_until(page, has_row, timeout=60, what="the failed run's history row")
+        row = page.locator("table.history tr.entry").first
+        expect(row).to_contain_text("Failed")
+        expect(row).to_contain_text("500")
+        page.locator("tr.detail summary").first.click()
+        expect(page.locator("tr.detail pre.message").first).to_contain_text("database is down")
+        shot("job-failed")
+        page.get_by_role("link", name="Overview").first.click()
+        expect(page.get_by_label("Jobs needing attention")).to_contain_text(
+            "ops / nightly: failing now")
+        shot("overview-needs-attention")
+
+        # Fix it: point it at a working URL, run it now.
+        page.get_by_role("link", name="ops / nightly").click()
+        page.get_by_role("link", name="Edit").click()
+        page.locator("#job-form").get_by_label("URL").fill(target.url_for("/fixed"))
+        page.locator("#job-form").get_by_role("button", name="Save job").click()
+        expect(page.get_by_text("Job nightly was saved.")).to_be_visible()
+        page.get_by_role("button", name="Run now").click()
+        target.wait_for_requests(2, timeout=60)
+
+        def fixed(p) -> bool:
+            return "Completed" in p.locator("table.history tr.entry").first.inner_text()
+
+        _reload_until(page, fixed, timeout=60, what="the fixed run's history row")
+        expect(page.locator("table.history tr.entry")).to_have_count(2)
+        shot("job-fixed")
+    assert [r.path for r in target.requests] == ["/broken", "/fixed"]
