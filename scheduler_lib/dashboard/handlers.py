@@ -6,6 +6,7 @@ page with the status the REST API would give (`api.errors.http_status`), storage
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qsl
@@ -86,14 +87,24 @@ def _problem(request: Request, status: int, title: str, message: str) -> Respons
 
 
 async def read_form(request: Request) -> dict[str, str]:
-    """An `application/x-www-form-urlencoded` body (the only kind the pages send)."""
+    """An `application/x-www-form-urlencoded` body (what the pages send), or a JSON object of
+    strings (what a script may send instead)."""
     raw = await request.body()
     if len(raw) > MAX_FORM_BYTES:
         raise ValidationError("body", f"is larger than {MAX_FORM_BYTES} bytes")
     try:
-        return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return {}
+        raise ValidationError("body", "is not UTF-8 text") from None
+    if request.headers.get("content-type", "").startswith("application/json"):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            raise ValidationError("body", "is not valid JSON") from None
+        if not isinstance(document, dict):
+            raise ValidationError("body", "must be a JSON object")
+        return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in document.items()}
+    return dict(parse_qsl(text, keep_blank_values=True))
 
 
 async def mutating(request: Request) -> tuple[Session, dict[str, str]]:

@@ -48,6 +48,13 @@ def test_the_cookie_is_httponly_strict_path_bound_and_holds_no_key(server) -> No
         assert client.get(UI + "/").status_code == 200
 
 
+def test_a_script_may_sign_in_with_json(server) -> None:
+    with browser(server) as client:
+        assert client.post(UI + "/signin", json={"key": KEY}).status_code == 303
+        assert client.get(UI + "/").status_code == 200
+        assert client.post(UI + "/signin", json=["not", "an", "object"]).status_code == 400
+
+
 def test_the_cookie_is_secure_behind_an_https_front_end(server) -> None:
     with browser(server) as client:
         response = client.post(
@@ -111,14 +118,14 @@ def test_mutating_requests_without_the_token_or_from_elsewhere_are_403(
     signed_in, headers, token
 ) -> None:
     valid = csrf_token(signed_in.get(UI + "/"))
-    data = {"subscription": "s1", "group": "rg", "name": "c1", "sku": "Standard"}
+    data = {"subscription": "s1", "group": "rg", "name": "forged-coll", "sku": "Standard"}
     if token is not None:
         data["csrf"] = valid if token == "valid" else token
     response = signed_in.post(UI + "/collections", data=data, headers=headers)
     assert response.status_code == 403
     assert "Content-Security-Policy" in response.headers
     overview = signed_in.get(UI + "/")
-    assert "c1" not in overview.text  # nothing was created
+    assert "forged-coll" not in overview.text  # nothing was created
     data["csrf"] = valid
     assert signed_in.post(UI + "/collections", data=data).status_code == 303
 
