@@ -43,6 +43,7 @@ class Session:
     session_id: str
     secret: bytes
     who: str
+    easy_auth: bool = False
 
 
 def derive_secret(key: str, purpose: str = "dashboard-session") -> bytes:
@@ -107,7 +108,7 @@ def easy_auth_session(request: Request, keys: tuple[str, ...]) -> Session | None
     if not name or not keys:
         return None
     secret = derive_secret(keys[0], "dashboard-easy-auth|" + name)
-    return Session("easyauth:" + name, secret, name)
+    return Session("easyauth:" + name, secret, name, easy_auth=True)
 
 
 def _principal_from_json(value: str | None) -> str | None:

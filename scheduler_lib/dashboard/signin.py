@@ -20,6 +20,7 @@ from scheduler_lib.dashboard.session import COOKIE, MAX_AGE, is_https, matching_
 from scheduler_lib.dashboard.web import UI, context, current_session, redirect, render
 
 router = APIRouter(include_in_schema=False)
+EASY_AUTH_LOGOUT = "/.auth/logout"
 log = logging.getLogger(__name__)
 
 
@@ -60,7 +61,8 @@ async def signin(request: Request) -> Response:
 @router.post(UI + "/signout")
 @page
 async def signout(request: Request) -> Response:
-    await mutating(request)
-    response = redirect(UI + "/signin")
+    session, _ = await mutating(request)
+    # Signed in by App Service authentication: only its own endpoint signs the user out.
+    response = redirect(EASY_AUTH_LOGOUT if session.easy_auth else UI + "/signin")
     response.delete_cookie(COOKIE, path=UI, httponly=True, samesite="strict")
     return response

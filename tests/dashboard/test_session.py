@@ -169,6 +169,8 @@ def test_easy_auth_principal_signs_in_when_enabled(settings, clock) -> None:
         other = {"X-MS-CLIENT-PRINCIPAL-NAME": "bob@example.com"}
         data["name"] = "c2"
         assert client.post(UI + "/collections", data=data, headers=other).status_code == 403
+        out = client.post(UI + "/signout", data={"csrf": csrf_token(page)}, headers=headers)
+        assert out.headers["location"] == "/.auth/logout"  # App Service signs the user out
 
 
 def test_the_key_never_appears_in_a_page_or_the_log(signed_in, caplog) -> None:
