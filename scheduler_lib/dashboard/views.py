@@ -4,8 +4,10 @@ same schedule engine) and sees the same errors as the REST API."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -74,25 +76,27 @@ def _row(job: JobRecord, entries: list[HistoryEntry], now: datetime) -> JobRow:
 def next_runs(job: JobRecord, *, now: datetime, count: int = 10) -> list[datetime]:
     """The job's next `count` executions from the engine, from where the job stands (its
     next execution, and what is left of `count`)."""
-    if job.state != JobState.ENABLED:
-        return []
-    first = job.upcoming_execution(now)
+    return list(itertools.islice(upcoming(job, now=now), count))
+
+
+def upcoming(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
+    """The job's executions from its next one on, lazily (one parse of its schedule)."""
+    first = job.upcoming_execution(now) if job.state == JobState.ENABLED else None
     if first is None:
-        return []
+        return
     try:
         schedule = schedule_of(job.definition, job.created_time)
     except SchedulerError:
-        return [first]
-    left = count
+        yield first
+        return
+    left = None  # the next one has not run yet: it counts as left
     if schedule.count is not None:
-        left = min(count, max(schedule.count - job.bookkeeping.occurrences, 1))
-    runs = [first]
-    while len(runs) < left:
-        later = schedule.next_after(runs[-1])
-        if later is None:
-            break
-        runs.append(later)
-    return runs
+        left = max(schedule.count - job.bookkeeping.occurrences, 1)
+    at: datetime | None = first
+    while at is not None and (left is None or left > 0):
+        yield at
+        at = schedule.next_after(at)
+        left = None if left is None else left - 1
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,8 @@ def upcoming_buckets(
     counts = [0] * slots
     capped = False
     for job in jobs:
-        for runs, at in enumerate(_runs_until(job, now=now, end=start + span), start=1):
+        until = itertools.takewhile(lambda at: at < start + span, upcoming(job, now=now))
+        for runs, at in enumerate(until, start=1):
             index = int((at - start) / bucket)
             if 0 <= index < slots:
                 counts[index] += 1
@@ -173,24 +178,6 @@ def upcoming_buckets(
                 capped = True
                 break
     return [(start + i * bucket, c) for i, c in enumerate(counts)], capped
-
-
-def _runs_until(job: JobRecord, *, now: datetime, end: datetime) -> Any:
-    runs = next_runs(job, now=now, count=1)
-    if not runs:
-        return
-    try:
-        schedule = schedule_of(job.definition, job.created_time)
-    except SchedulerError:
-        return
-    left = None
-    if schedule.count is not None:
-        left = schedule.count - job.bookkeeping.occurrences
-    at: datetime | None = runs[0]
-    while at is not None and at < end and (left is None or left > 0):
-        yield at
-        at = schedule.next_after(at)
-        left = None if left is None else left - 1
 
 
 def json_pretty(value: Any) -> str:
