@@ -92,10 +92,10 @@ def upcoming(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
     left = None  # the next one has not run yet: it counts as left
     if schedule.count is not None:
         left = max(schedule.count - job.bookkeeping.occurrences, 1)
-    at: datetime | None = first
-    while at is not None and (left is None or left > 0):
+    for at in schedule.executions_from(first):
+        if left is not None and left <= 0:
+            return
         yield at
-        at = schedule.next_after(at)
         left = None if left is None else left - 1
 
 
