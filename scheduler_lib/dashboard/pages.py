@@ -60,6 +60,21 @@ async def overview(request: Request) -> Response:
     return render(request, "overview.html", {"data": data, "now": views.when(now)}, session=session)
 
 
+def all_jobs(ctx: ApiContext, name: CollectionName, state: str | None) -> list[JobRecord]:
+    """Every job of a collection (in `state`), a page of 1,000 at a time; a collection holds
+    at most its quota."""
+    found: list[JobRecord] = []
+    token = None
+    while True:
+        where = (name.subscription_id, name.resource_group, name.collection)
+        jobs, token = job_store.list_jobs(
+            ctx.store, *where, state=state, page_size=1000, continuation=token
+        )
+        found += jobs
+        if token is None:
+            return found
+
+
 def _matching(
     ctx: ApiContext, name: CollectionName, state: str | None, search: str, position: str | None
 ) -> tuple[list[JobRecord], str | None]:
@@ -67,25 +82,12 @@ def _matching(
     `position` of the jobs whose name contains it (read through, the collection is bounded
     by its quota)."""
 
-    def fetch(token: str | None, size: int) -> tuple[list[JobRecord], str | None]:
-        return job_store.list_jobs(
-            ctx.store,
-            name.subscription_id,
-            name.resource_group,
-            name.collection,
-            state=state,
-            page_size=size,
-            continuation=token,
-        )
-
     if not search:
-        return fetch(position, PAGE)
-    found, token = [], None
-    while True:
-        jobs, token = fetch(token, 1000)
-        found += [j for j in jobs if search.lower() in j.name.lower()]
-        if token is None:
-            break
+        where = (name.subscription_id, name.resource_group, name.collection)
+        return job_store.list_jobs(
+            ctx.store, *where, state=state, page_size=PAGE, continuation=position
+        )
+    found = [j for j in all_jobs(ctx, name, state) if search.lower() in j.name.lower()]
     offset = int(position) if position and position.isdigit() else 0
     more = str(offset + PAGE) if offset + PAGE < len(found) else None
     return found[offset : offset + PAGE], more
@@ -131,21 +133,7 @@ async def timeline(request: Request) -> Response:
 
     def work() -> tuple[CollectionRecord, list[JobRecord], list[tuple[datetime, int]], bool]:
         record = get_collection(ctx, name)
-        jobs: list[JobRecord] = []
-        token = None
-        while True:
-            page_jobs, token = job_store.list_jobs(
-                ctx.store,
-                name.subscription_id,
-                name.resource_group,
-                name.collection,
-                state="Enabled",
-                page_size=1000,
-                continuation=token,
-            )
-            jobs += page_jobs
-            if token is None:
-                break
+        jobs = all_jobs(ctx, name, "Enabled")
         buckets, capped = views.upcoming_buckets(
             jobs, now=now, span=span, bucket=bucket, cap=TIMELINE_CAP
         )
