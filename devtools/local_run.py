@@ -61,6 +61,7 @@ def banner(port: int, key: str, host: str = "127.0.0.1") -> str:
     json_header = "-H 'Content-Type: application/json'"
     return f"""
 Scheduler running.
+  Dashboard: {base}/ui/   (sign in with the API key below)
   API:      {base}   (OpenAPI page: {base}/docs)
   API key:  {key}   (kept in {KEY_FILE.name})
 

@@ -100,6 +100,10 @@ class Settings:
     #: App settings whose Key Vault reference App Service could not resolve (see
     #: `OPTIONAL_REFERENCES`): what needs them answers 503 saying so, the rest keeps working.
     unresolved_references: tuple[str, ...] = ()
+    #: Trust App Service authentication's `X-MS-CLIENT-PRINCIPAL*` headers in the dashboard
+    #: (`SCHEDULER_DASHBOARD_EASY_AUTH=true`): only when Easy Auth is on, which strips them
+    #: from what clients send; without it anyone could send them.
+    dashboard_easy_auth: bool = False
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -228,6 +232,8 @@ class Settings:
                 env.get("SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES")
             ),
             unresolved_references=unresolved,
+            dashboard_easy_auth=env.get("SCHEDULER_DASHBOARD_EASY_AUTH", "").strip().lower()
+            in ("1", "true", "yes"),
         )
 
 

@@ -54,3 +54,14 @@ def queue(settings: Settings) -> ExecutionQueue:
     queue = ExecutionQueue(settings)
     queue.ensure()
     return queue
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say loudly when the browser tests (the API page, the dashboard) did not run: a
+    green run without them has not shown that the pages work."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    reasons = {str(r.longrepr[-1]) for r in skipped if "BROWSER TEST NOT RUN" in str(r.longrepr)}
+    if reasons:
+        terminalreporter.write_sep("!", "BROWSER TESTS SKIPPED", red=True, bold=True)
+        for reason in sorted(reasons):
+            terminalreporter.write_line(reason.removeprefix("Skipped: "), red=True, bold=True)

@@ -74,6 +74,12 @@ def create_app(
     _add_health(app)
     _add_versioned_documents(app)
     add_docs_page(app)
+    # /api/ui/: the one arrow from api to the dashboard, a composition. Imported here, not at
+    # the top: the dashboard imports the API's services, so importing either package first
+    # must not need the other one finished.
+    from scheduler_lib.dashboard import mount_dashboard
+
+    mount_dashboard(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(

@@ -26,6 +26,13 @@ log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and
 #: a browser opening the docs page cannot send a bearer key).
 PUBLIC_PATHS = frozenset({PREFIX + "/health", DOCS_PATH, *ASSETS, *DOCUMENT_PATHS.values()})
+#: The dashboard (`scheduler_lib.dashboard`): a browser cannot send a bearer key, so its pages
+#: check their own session cookie instead (and send everyone else to the sign-in page).
+DASHBOARD_PREFIX = PREFIX + "/ui"
+
+
+def is_dashboard(path: str) -> bool:
+    return path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
 
 
 def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
@@ -70,14 +77,16 @@ class ArmMiddleware:
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 
-        scope = {**scope, "path": canonical_path(scope["path"])}
+        if not is_dashboard(scope["path"]):  # its paths are not ARM paths
+            scope = {**scope, "path": canonical_path(scope["path"])}
         if self.unavailable and scope["path"] not in PUBLIC_PATHS:
             # Before authentication: without its keys the API cannot tell a caller with a
             # valid key from one without, and a 401 would send them looking for the wrong fix.
             unavailable = ServiceUnavailableError(self.unavailable, retry_after=60)
             await _send_error(send_with_ids, unavailable)
             return
-        if scope["path"] not in PUBLIC_PATHS and not authorized(
+        public = scope["path"] in PUBLIC_PATHS or is_dashboard(scope["path"])
+        if not public and not authorized(
             headers.get("authorization"), self.api_keys
         ):
             error = AuthenticationError("Send 'Authorization: Bearer <key>' with a valid API key.")

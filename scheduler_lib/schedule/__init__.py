@@ -17,6 +17,7 @@ from scheduler_lib.schedule.preview import (
     starts,
 )
 from scheduler_lib.schedule.recurrence import Schedule, parse_schedule
+from scheduler_lib.schedule.timezones import resolve_zone
 
 __all__ = [
     "FREQUENCIES",
@@ -34,5 +35,6 @@ __all__ = [
     "preview_table",
     "preview_with_reason",
     "read_now",
+    "resolve_zone",
     "starts",
 ]

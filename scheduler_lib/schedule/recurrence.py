@@ -20,6 +20,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from itertools import islice
 from operator import lt
 from typing import Any, Protocol, cast
 
@@ -78,22 +79,26 @@ class Schedule:
 
     def executions(self) -> Iterator[datetime]:
         """Every execution, ascending and lazily: first(), then the scheduled times after it,
-        stopping after `count` executions or at `endTime`."""
+        stopping after `count` executions (at least 1) or at `endTime`."""
+        if self._first is None:
+            return iter(())
+        return islice(self.executions_from(self._first), self.count)
+
+    def executions_from(self, instant: datetime) -> Iterator[datetime]:
+        """Executions at or after `instant`, ascending and lazily, honouring endTime but not
+        count: `next_after` in one walk, for callers that want many (a timeline)."""
+        _require_aware(instant, "instant")
         first = self._first
         if first is None:
             return
-        yield first
-        left, end = self.count, self.end_time
-        if self._steps is None or left == 1:
+        if instant <= first:
+            yield first
+        if self._steps is None:
             return
-        for instant in self._steps.after(first, False):
-            if end is not None and instant > end:
+        for later in self._steps.after(max(instant, first), instant > first):
+            if not self._within_end(later):
                 return
-            yield instant
-            if left is not None:
-                left -= 1
-                if left == 1:
-                    return
+            yield later
 
     def _within_end(self, instant: datetime) -> bool:
         return self.end_time is None or instant <= self.end_time

@@ -77,6 +77,11 @@ def list_collections(
     return [_from_entity(e) for e in entities]
 
 
+def all_collections(store: TableStore) -> list[CollectionRecord]:
+    """Every collection of every subscription (the dashboard's overview; one small row each)."""
+    return [_from_entity(e) for e in store.table(TABLE).list_entities()]
+
+
 def put_collection(
     store: TableStore,
     record: CollectionRecord,

@@ -9,32 +9,14 @@ the summary; `.ci/run` installs Chromium, so CI always runs them.
 
 from __future__ import annotations
 
-import shutil
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="BROWSER TEST NOT RUN: Chromium is not installed "
-    "(`apt-get install -y chromium`; .ci/run installs it)",
-)
-playwright = pytest.importorskip(
-    "playwright.sync_api",
-    reason="BROWSER TEST NOT RUN: the `playwright` package is missing (requirements-dev.txt)",
-)
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, needs_chromium, playwright
 
-#: Headless as root, and no calls home (background networking tries to reach Google).
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+pytestmark = needs_chromium
 RENDER_TIMEOUT_MS = 30_000
 
 

@@ -109,3 +109,8 @@ def test_the_banner_commands_work_offline(settings):
             stop.set()
             worker.join(timeout=60)
     assert entries and entries[0]["properties"]["status"] == "Completed"
+
+
+def test_the_banner_prints_the_dashboard_url():
+    text = banner(7072, "k", "0.0.0.0")
+    assert "Dashboard: http://127.0.0.1:7072/api/ui/" in text

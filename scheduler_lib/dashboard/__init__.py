@@ -1,0 +1,34 @@
+"""The web dashboard at /api/ui/: see and operate every job in a browser.
+
+Server-rendered pages (Jinja2) with a little JavaScript from static files; every read and
+write goes through the REST API's own services (`api.collection_service`, `api.job_service`,
+the preview), so there is one set of rules and one set of errors. Signing in exchanges an
+API key for a signed session cookie (`session`); mutating requests are CSRF-checked
+(`csrf`); every page carries a strict Content-Security-Policy (`web`).
+
+Modules: `session` and `csrf` (who may do what), `web` (templates, headers, paths),
+`handlers` (errors to pages), `signin`, `pages`, `actions`, `editor` (routes), `views`,
+`overview` (what the pages show), `svg` (charts), `words` (schedules in plain words),
+`forms` (the job form to JSON and back).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from fastapi import FastAPI
+from starlette.staticfiles import StaticFiles
+
+from scheduler_lib.dashboard import actions, editor, pages, signin
+from scheduler_lib.dashboard.web import UI
+
+__all__ = ["UI", "mount_dashboard"]
+
+
+def mount_dashboard(app: FastAPI) -> None:
+    """Add the dashboard's routes and static files to the API app (which must hold an
+    `ApiContext` in `app.state.context`, as `api.create_app` builds)."""
+    for module in (signin, pages, actions, editor):
+        app.include_router(module.router)
+    static = resources.files("scheduler_lib.dashboard").joinpath("static")
+    app.mount(UI + "/static", StaticFiles(directory=str(static)), name="dashboard-static")

@@ -1,0 +1,175 @@
+"""Create and edit a job: the form, the raw JSON editor, saving, and the live preview.
+
+Both editors post to one route that ends in `job_service.put_job` (the REST API's PUT), so
+a job saved here is validated, quota-checked and scheduled exactly as one PUT over the API.
+Errors come back inline: the ARM error's `target` picks the form field (`forms.field_of`),
+and the JSON editor shows target and message above the text. The preview answers as the
+user types, through the API's preview (`preview_routes.preview_response`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from scheduler_lib.api import job_service
+from scheduler_lib.api.collection_service import get_collection
+from scheduler_lib.api.errors import arm_error, http_status
+from scheduler_lib.api.job_service import JobName
+from scheduler_lib.api.preview_routes import preview_response
+from scheduler_lib.dashboard import csrf, forms
+from scheduler_lib.dashboard.handlers import endpoint, mutating, page, read_form
+from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name
+from scheduler_lib.dashboard.web import (
+    UI,
+    context,
+    job_url,
+    json_answer,
+    redirect,
+    render,
+    require_session,
+)
+from scheduler_lib.dashboard.words import describe
+from scheduler_lib.errors import SchedulerError, ValidationError
+from scheduler_lib.model.jobs import job_to_wire
+from scheduler_lib.model.timing import normalize_recurrence
+
+router = APIRouter(include_in_schema=False)
+_EXAMPLE = {"method": "GET", "frequency": "Hour", "interval": "1", "state": "Enabled"}
+
+
+@router.get(COLLECTION + "/new")
+@page
+async def new_job(request: Request) -> Response:
+    session = require_session(request)
+    ctx = context(request)
+    name = collection_name(request)
+    record = await run_in_threadpool(get_collection, ctx, name)
+    values = _editor_values(record, dict(_EXAMPLE), None, "")
+    return render(request, "editor.html", values, session=session)
+
+
+@router.get(JOB + "/edit")
+@page
+async def edit_job(request: Request) -> Response:
+    session = require_session(request)
+    ctx = context(request)
+    name = job_name(request)
+    record = await run_in_threadpool(job_service.get_job, ctx, name)
+    collection = await run_in_threadpool(get_collection, ctx, collection_name(request))
+    properties = job_to_wire(record, now=ctx.clock(), version=ctx.version)["properties"]
+    fields = forms.from_properties(record.name, properties)
+    values = _editor_values(collection, fields, record, forms.json_text(properties))
+    return render(request, "editor.html", values, session=session)
+
+
+def _editor_values(collection: Any, fields: dict[str, str], job: Any, text: str,
+                   errors: list[dict[str, Any]] | None = None, mode: str = "form",
+                   ) -> dict[str, Any]:  # fmt: skip
+    shown = errors or []
+    if not text:
+        text = forms.json_text(_safe_properties(fields))
+    return {
+        "collection": collection, "fields": fields, "job": job, "json": text, "mode": mode,
+        "errors": shown, "etag": job.etag if job is not None else "",
+        "field_errors": {forms.field_of(e.get("target")): e["message"] for e in shown},
+    }  # fmt: skip
+
+
+def _safe_properties(fields: dict[str, str]) -> dict[str, Any]:
+    try:
+        return forms.to_properties(fields)
+    except ValidationError:
+        return {}
+
+
+def _properties(form: dict[str, str], base: dict[str, Any] | None) -> dict[str, Any]:
+    """The job properties the user submitted, from whichever editor was in use."""
+    if form.get("mode") == "json":
+        try:
+            document = json.loads(form.get("json", ""))
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                "json", f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+            ) from None
+        if isinstance(document, dict) and "properties" in document:
+            return document["properties"] if isinstance(document["properties"], dict) else {}
+        raise ValidationError("properties", 'is required: {"properties": {...}}')
+    return forms.to_properties(form, base)
+
+
+@router.post(COLLECTION + "/save")
+@page
+async def save(request: Request) -> Response:
+    session, form = await mutating(request)
+    ctx = context(request)
+    where = collection_name(request)
+    editing = form.get("original", "").strip()
+    name = JobName(
+        where.subscription_id,
+        where.resource_group,
+        where.collection,
+        editing or form.get("name", "").strip(),
+    )
+    now = ctx.clock()
+
+    def work() -> Any:
+        base = None
+        if editing and form.get("mode") != "json":
+            base = job_to_wire(job_service.get_job(ctx, name), now=now, version=ctx.version)[
+                "properties"
+            ]
+        body = {"properties": _properties(form, base)}
+        if not name.job:
+            raise ValidationError("name", "is required")
+        return job_service.put_job(ctx, name, body, form.get("etag") or None, now)
+
+    try:
+        await run_in_threadpool(work)
+    except SchedulerError as exc:  # shown in the editor, with what the user typed
+        collection = await run_in_threadpool(get_collection, ctx, where)
+        job = await run_in_threadpool(job_service.get_job, ctx, name) if editing else None
+        fields = {k: form.get(k, "") for k in forms.FIELDS}
+        error = arm_error(exc)
+        values = _editor_values(
+            collection, fields, job, form.get("json", ""), [error], form.get("mode", "form")
+        )
+        status = http_status(exc)
+        return render(request, "editor.html", values, session=session, status=status)
+    url = job_url(name.subscription_id, name.resource_group, name.collection, name.job)
+    return redirect(url, notice=f"Job {name.job} was saved.")
+
+
+@router.post(UI + "/preview")
+@endpoint
+async def preview(request: Request) -> Response:
+    """The next 10 runs of what the editor holds, its errors, and its schedule in words."""
+    session = require_session(request)
+    form = await read_form(request)
+    csrf.check(request, session, request.headers.get(csrf.HEADER))
+    now = context(request).clock()
+    try:
+        properties = _properties(form, None)
+    except ValidationError as exc:
+        errors = [arm_error(exc)]
+        return json_answer({"executions": [], "errors": errors, "words": "", "json": ""})
+
+    def work() -> dict[str, Any]:
+        result = preview_response({"properties": properties, "count": 10}, clock_now=now)
+        result["words"] = ""
+        result["json"] = forms.json_text(properties)
+        if not result["errors"]:
+            timing_only: dict[str, Any] = {
+                k: properties[k] for k in ("startTime", "recurrence") if k in properties
+            }
+            if "recurrence" in timing_only:
+                timing_only["recurrence"] = normalize_recurrence(timing_only["recurrence"], "r")
+            result["words"] = describe(timing_only)
+        return result
+
+    return json_answer(await run_in_threadpool(work))

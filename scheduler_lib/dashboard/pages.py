@@ -1,0 +1,199 @@
+"""The pages that show: overview, a collection's jobs, one job, the timeline."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from scheduler_lib.api.collection_service import CollectionName, get_collection
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.job_service import JobName, get_job
+from scheduler_lib.dashboard import views
+from scheduler_lib.dashboard.handlers import page
+from scheduler_lib.dashboard.overview import read_overview
+from scheduler_lib.dashboard.svg import histogram
+from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
+from scheduler_lib.dashboard.words import describe
+from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
+from scheduler_lib.model.jobs import job_to_wire
+from scheduler_lib.store import HISTORY_KEEP, list_history
+from scheduler_lib.store import jobs as job_store
+
+router = APIRouter(include_in_schema=False)
+PAGE = 100
+COLLECTION = UI + "/c/{sub}/{rg}/{coll}"
+JOB = COLLECTION + "/jobs/{job}"
+#: Timeline windows: span, bucket, most runs counted per job.
+SPANS = {
+    "24h": (timedelta(hours=24), timedelta(minutes=1)),
+    "7d": (timedelta(days=7), timedelta(hours=1)),
+}
+TIMELINE_CAP = 2000
+
+
+def collection_name(request: Request) -> CollectionName:
+    p = request.path_params
+    return CollectionName(p["sub"], p["rg"], p["coll"])
+
+
+def job_name(request: Request) -> JobName:
+    p = request.path_params
+    return JobName(p["sub"], p["rg"], p["coll"], p["job"])
+
+
+@router.get(UI)
+async def root() -> Response:
+    return redirect(UI + "/", status=307)
+
+
+@router.get(UI + "/")
+@page
+async def overview(request: Request) -> Response:
+    session = require_session(request)
+    ctx = context(request)
+    now = ctx.clock()
+    data = await run_in_threadpool(read_overview, ctx, now=now)
+    return render(request, "overview.html", {"data": data, "now": views.when(now)}, session=session)
+
+
+def all_jobs(ctx: ApiContext, name: CollectionName, state: str | None) -> list[JobRecord]:
+    """Every job of a collection (in `state`), a page of 1,000 at a time; a collection holds
+    at most its quota."""
+    found: list[JobRecord] = []
+    token = None
+    while True:
+        where = (name.subscription_id, name.resource_group, name.collection)
+        jobs, token = job_store.list_jobs(
+            ctx.store, *where, state=state, page_size=1000, continuation=token
+        )
+        found += jobs
+        if token is None:
+            return found
+
+
+def _matching(
+    ctx: ApiContext, name: CollectionName, state: str | None, search: str, position: str | None
+) -> tuple[list[JobRecord], str | None]:
+    """One page of jobs (a store continuation token), or with a search, the page at offset
+    `position` of the jobs whose name contains it (read through, the collection is bounded
+    by its quota)."""
+
+    if not search:
+        where = (name.subscription_id, name.resource_group, name.collection)
+        return job_store.list_jobs(
+            ctx.store, *where, state=state, page_size=PAGE, continuation=position
+        )
+    found = [j for j in all_jobs(ctx, name, state) if search.lower() in j.name.lower()]
+    offset = int(position) if position and position.isdigit() else 0
+    more = str(offset + PAGE) if offset + PAGE < len(found) else None
+    return found[offset : offset + PAGE], more
+
+
+@router.get(COLLECTION)
+@page
+async def collection(request: Request) -> Response:
+    session = require_session(request)
+    ctx = context(request)
+    name = collection_name(request)
+    query = request.query_params
+    state = query.get("state") if query.get("state") in JOB_STATES else None
+    search = query.get("q", "").strip()
+
+    def work() -> tuple[CollectionRecord, list[views.JobRow], str | None]:
+        record = get_collection(ctx, name)
+        jobs, more = _matching(ctx, name, state, search, query.get("page"))
+        return record, views.job_rows(ctx, jobs, now=ctx.clock()), more
+
+    record, rows, more = await run_in_threadpool(work)
+    values = {
+        "collection": record,
+        "rows": rows,
+        "more": more,
+        "state": state or "",
+        "q": search,
+        "states": JOB_STATES,
+        "page": query.get("page", ""),
+    }
+    return render(request, "collection.html", values, session=session)
+
+
+@router.get(COLLECTION + "/timeline")
+@page
+async def timeline(request: Request) -> Response:
+    session = require_session(request)
+    ctx = context(request)
+    name = collection_name(request)
+    span_name = request.query_params.get("span", "24h")
+    span, bucket = SPANS.get(span_name, SPANS["24h"])
+    now = ctx.clock()
+
+    def work() -> tuple[CollectionRecord, list[JobRecord], list[tuple[datetime, int]], bool]:
+        record = get_collection(ctx, name)
+        jobs = all_jobs(ctx, name, "Enabled")
+        buckets, capped = views.upcoming_buckets(
+            jobs, now=now, span=span, bucket=bucket, cap=TIMELINE_CAP
+        )
+        return record, jobs, buckets, capped
+
+    record, jobs, buckets, capped = await run_in_threadpool(work)
+    busiest = sorted((b for b in buckets if b[1]), key=lambda b: -b[1])[:5]
+    values = {
+        "collection": record,
+        "chart": histogram(buckets, unit=_unit(bucket)),
+        "busiest": [(views.when(at), count) for at, count in busiest],
+        "span": span_name if span_name in SPANS else "24h",
+        "jobs": len(jobs),
+        "total": sum(c for _, c in buckets),
+        "capped": capped,
+        "cap": TIMELINE_CAP,
+        "unit": _unit(bucket),
+    }
+    return render(request, "timeline.html", values, session=session)
+
+
+def _unit(bucket: timedelta) -> str:
+    return "minute" if bucket == timedelta(minutes=1) else "hour"
+
+
+@router.get(JOB)
+@page
+async def job(request: Request) -> Response:
+    session = require_session(request)
+    ctx = context(request)
+    name = job_name(request)
+    query = request.query_params
+    status = query.get("status") if query.get("status") in HISTORY_STATUSES else None
+    action = query.get("action") if query.get("action") in ("MainAction", "ErrorAction") else None
+    now = ctx.clock()
+
+    def work() -> tuple[JobRecord, list[views.HistoryRow]]:
+        record = get_job(ctx, name)
+        # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
+        # the table the newest page of it.
+        entries, _ = list_history(
+            ctx.store, record.history_key, status=status, page_size=HISTORY_KEEP
+        )
+        if action:
+            entries = [e for e in entries if e.action_name == action]
+        return record, views.history_rows(record, entries)
+
+    record, rows = await run_in_threadpool(work)
+    wire = job_to_wire(record, now=now, version=ctx.version)  # the API's own redaction
+    values = {
+        "job": record,
+        "wire": wire,
+        "definition": views.json_pretty(wire["properties"]),
+        "words": describe(record.definition),
+        "rows": rows[: views.HISTORY_PAGE],
+        "total": len(rows),
+        "chart": views.chart(rows),
+        "next_runs": [views.when(t) for t in views.next_runs(record, now=now)],
+        "status": status or "",
+        "action": action or "",
+        "statuses": HISTORY_STATUSES,
+    }
+    return render(request, "job.html", values, session=session)

@@ -1,0 +1,68 @@
+"""Sign-in and sign-out: a key pasted into a form becomes a session cookie.
+
+The key travels once, in a POST body over the page's own origin; it is never put in a URL,
+a log line or a page (a wrong key is answered with the form, empty). The cookie is HttpOnly
+(scripts cannot read it), SameSite=Strict (no other site can make the browser send it),
+Secure whenever the browser reaches us over https, and limited to the dashboard's path.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter
+from starlette.requests import Request
+from starlette.responses import Response
+
+from scheduler_lib.dashboard import csrf
+from scheduler_lib.dashboard.handlers import mutating, page, read_form
+from scheduler_lib.dashboard.session import COOKIE, MAX_AGE, is_https, matching_key, new_cookie
+from scheduler_lib.dashboard.web import UI, context, current_session, redirect, render
+
+router = APIRouter(include_in_schema=False)
+EASY_AUTH_LOGOUT = "/.auth/logout"
+log = logging.getLogger(__name__)
+
+
+@router.get(UI + "/signin")
+@page
+async def signin_page(request: Request) -> Response:
+    if current_session(request) is not None:
+        return redirect(UI + "/")
+    ctx = context(request)
+    values = {"error": "", "easy_auth": ctx.settings.dashboard_easy_auth}
+    return render(request, "signin.html", values)
+
+
+@router.post(UI + "/signin")
+@page
+async def signin(request: Request) -> Response:
+    csrf.check_origin(request)  # no session yet; the origin check stops login CSRF
+    ctx = context(request)
+    form = await read_form(request)
+    key = matching_key(form.get("key", "").strip(), ctx.settings.api_keys)
+    if key is None:
+        log.info("dashboard sign-in refused (wrong key)")
+        values = {"error": "That is not one of this scheduler's API keys.", "easy_auth": False}
+        return render(request, "signin.html", values, status=401)
+    response = redirect(UI + "/")
+    response.set_cookie(
+        COOKIE,
+        new_cookie(key, clock=ctx.clock),
+        max_age=int(MAX_AGE.total_seconds()),
+        path=UI,
+        httponly=True,
+        samesite="strict",
+        secure=is_https(request),
+    )
+    return response
+
+
+@router.post(UI + "/signout")
+@page
+async def signout(request: Request) -> Response:
+    session, _ = await mutating(request)
+    # Signed in by App Service authentication: only its own endpoint signs the user out.
+    response = redirect(EASY_AUTH_LOGOUT if session.easy_auth else UI + "/signin")
+    response.delete_cookie(COOKIE, path=UI, httponly=True, samesite="strict")
+    return response

@@ -1,0 +1,136 @@
+"""Charts as inline SVG, drawn on the server.
+
+Why not a JavaScript charting library: the page must work offline and under a CSP that
+allows no inline script, a chart of at most 1,000 points is a few kilobytes of SVG, it is
+readable by a test (and a screen reader: every point has a `<title>`) as plain elements,
+and there is nothing to vendor, update or load. Every value written into the markup is
+escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+
+from markupsafe import Markup
+
+WIDTH, HEIGHT, PAD = 900, 260, 44
+_COLOURS = {"Completed": "#2e7d32", "Failed": "#c62828", "Postponed": "#ef6c00"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One execution: when it was expected, how late it started and how long it ran (s)."""
+
+    at: datetime
+    lateness: float
+    duration: float
+    status: str
+    label: str
+
+
+def _scale(value: float, low: float, high: float, size: float) -> float:
+    return 0.0 if high <= low else (value - low) / (high - low) * size
+
+
+def execution_chart(points: Sequence[Point]) -> Markup:
+    """Lateness (dots, by outcome) and duration (line) per execution over time."""
+    if not points:
+        return Markup('<p class="empty">No executions yet: nothing to chart.</p>')
+    ordered = sorted(points, key=lambda p: p.at)
+    t0, t1 = ordered[0].at.timestamp(), ordered[-1].at.timestamp()
+    top = max(max(p.lateness for p in ordered), max(p.duration for p in ordered), 1.0)
+    low = min(0.0, min(p.lateness for p in ordered))
+    inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
+
+    def xy(point: Point, value: float) -> tuple[float, float]:
+        x = PAD + (_scale(point.at.timestamp(), t0, t1, inner_w) if t1 > t0 else inner_w / 2)
+        return round(x, 1), round(HEIGHT - PAD - _scale(value, low, top, inner_h), 1)
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="Lateness and duration of {len(ordered)} executions">',
+        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" '
+        f'y2="{HEIGHT - PAD}"/>',
+        f'<line class="axis" x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{HEIGHT - PAD}"/>',
+        f'<text class="tick" x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{top:.3g}s</text>',
+        f'<text class="tick" x="{PAD - 6}" y="{HEIGHT - PAD}" text-anchor="end">{low:.3g}s</text>',
+        f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(ordered[0].at))}</text>',
+        f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" text-anchor="end">'
+        f"{escape(_short(ordered[-1].at))}</text>",
+    ]
+    line = " ".join("{},{}".format(*xy(p, p.duration)) for p in ordered)
+    parts.append(f'<polyline class="duration" points="{line}"/>')
+    for p in ordered:
+        x, y = xy(p, p.lateness)
+        colour = _COLOURS.get(p.status, "#555")
+        parts.append(
+            f'<circle class="lateness {escape(p.status.lower())}" cx="{x}" cy="{y}" r="4" '
+            f'fill="{colour}"><title>{escape(p.label)}: {p.lateness:.2f}s late, '
+            f"ran {p.duration:.2f}s ({escape(p.status)})</title></circle>"
+        )
+    parts.append(
+        f'<g class="legend"><circle cx="{WIDTH - 250}" cy="16" r="4" fill="#2e7d32"/>'
+        f'<text x="{WIDTH - 240}" y="20">lateness (dot, by outcome)</text>'
+        f'<line class="duration" x1="{WIDTH - 90}" y1="16" x2="{WIDTH - 70}" y2="16"/>'
+        f'<text x="{WIDTH - 64}" y="20">duration</text></g></svg>'
+    )
+    return Markup("".join(parts))
+
+
+def sparkline(statuses: Sequence[str]) -> Markup:
+    """Recent outcomes, oldest left: one bar each, coloured by outcome."""
+    if not statuses:
+        return Markup('<span class="muted">no runs</span>')
+    bars = []
+    for index, status in enumerate(statuses):
+        colour = _COLOURS.get(status, "#555")
+        height = 14 if status == "Completed" else 20
+        bars.append(
+            f'<rect class="{escape(status.lower())}" x="{index * 6}" y="{20 - height}" '
+            f'width="4" height="{height}" fill="{colour}"><title>{escape(status)}</title></rect>'
+        )
+    width = len(statuses) * 6
+    label = f"{statuses.count('Failed')} failed of the last {len(statuses)}"
+    return Markup(
+        f'<svg class="sparkline" viewBox="0 0 {width} 20" width="{width}" height="20" '
+        f'role="img" aria-label="{escape(label)}">{"".join(bars)}</svg>'
+    )
+
+
+def histogram(buckets: Sequence[tuple[datetime, int]], *, unit: str) -> Markup:
+    """Upcoming runs per bucket (`unit`: minute or hour); the busiest bucket is marked, so
+    a herd of jobs at the same second stands out as one tall bar."""
+    if not buckets or not any(count for _, count in buckets):
+        return Markup('<p class="empty">No runs in this window.</p>')
+    peak = max(count for _, count in buckets)
+    inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
+    step = inner_w / len(buckets)
+    parts = [
+        f'<svg class="timeline" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="Upcoming runs per {unit}; busiest {unit}: {peak} runs">',
+        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" '
+        f'y2="{HEIGHT - PAD}"/>',
+        f'<text class="tick" x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{peak}</text>',
+        f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(buckets[0][0]))}</text>',
+        f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" text-anchor="end">'
+        f"{escape(_short(buckets[-1][0]))}</text>",
+    ]
+    for index, (start, count) in enumerate(buckets):
+        if not count:
+            continue
+        height = max(_scale(count, 0, peak, inner_h), 1.5)
+        kind = "bar peak" if count == peak else "bar"
+        parts.append(
+            f'<rect class="{kind}" x="{PAD + index * step:.1f}" y="{HEIGHT - PAD - height:.1f}" '
+            f'width="{max(step - 0.5, 1):.1f}" height="{height:.1f}">'
+            f"<title>{escape(_short(start))} UTC: {count} runs</title></rect>"
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def _short(at: datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M")

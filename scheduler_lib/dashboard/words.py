@@ -1,0 +1,109 @@
+"""A schedule in plain words: "every weekday at 09:00 Europe/Berlin".
+
+Read from the stored (canonical) `startTime` and `recurrence`, so it describes what the
+engine will run, not what was typed. The zone is shown by its IANA name (a Windows name like
+"W. Europe Standard Time" is translated by the engine's own zone lookup).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler_lib.schedule import resolve_zone
+
+_UNITS = {
+    "Minute": "minute",
+    "Hour": "hour",
+    "Day": "day",
+    "Week": "week",
+    "Month": "month",
+    "Year": "year",
+}
+_UNITS["Year"] = "year"
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+_ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last"}
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def _every(frequency: str, interval: int) -> str:
+    unit = _UNITS.get(frequency, frequency.lower())
+    return f"every {unit}" if interval == 1 else f"every {interval} {unit}s"
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _days(schedule: dict[str, Any]) -> str | None:
+    days = schedule.get("weekDays")
+    if days:
+        if sorted(days, key=_weekday_index) == list(WEEKDAYS):
+            return "weekday"
+        if len(days) == 7:
+            return "day"
+        return _join(list(days))
+    return None
+
+
+def _weekday_index(day: str) -> int:
+    order = (*WEEKDAYS, "Saturday", "Sunday")
+    return order.index(day) if day in order else 7
+
+
+def _times(schedule: dict[str, Any]) -> str | None:
+    """The times of day; a field the schedule leaves out comes from the start (README)."""
+    hours, minutes = schedule.get("hours"), schedule.get("minutes")
+    if hours and minutes:
+        times = [f"{h:02d}:{m:02d}" for h in hours for m in minutes]
+        return "at " + _join(times[:6]) + (" …" if len(times) > 6 else "")
+    if hours:
+        return "at " + _join([f"{h:02d}:mm" for h in hours]) + " (mm: the start's minute)"
+    if minutes:
+        return "at minute " + _join([str(m) for m in minutes])
+    return None
+
+
+def describe(definition: dict[str, Any]) -> str:
+    """The job's timing in words (a job without recurrence runs once)."""
+    recurrence = definition.get("recurrence")
+    start = definition.get("startTime")
+    if not recurrence:
+        return f"once, at {start}" if start else "once, when created"
+    schedule = recurrence.get("schedule") or {}
+    frequency = recurrence.get("frequency", "")
+    parts = [_every(frequency, int(recurrence.get("interval", 1)))]
+    days = _days(schedule)
+    if days:
+        parts = [f"every {days}"] if recurrence.get("interval", 1) == 1 else [*parts, f"on {days}"]
+    if schedule.get("monthDays"):
+        parts.append("on day " + _join([_day(d) for d in schedule["monthDays"]]))
+    for occurrence in schedule.get("monthlyOccurrences") or []:
+        which = _ORDINALS.get(occurrence.get("occurrence"), "every")
+        parts.append(f"on the {which} {occurrence.get('day')}")
+    if schedule.get("months"):
+        parts.append("in " + _join([_MONTHS[m - 1] for m in schedule["months"]]))
+    times = _times(schedule)
+    if times:
+        parts.append(times)
+    parts.append(zone_name(recurrence.get("timeZone")))
+    if recurrence.get("count"):
+        parts.append(f"({recurrence['count']} times)")
+    if recurrence.get("endTime"):
+        parts.append(f"until {recurrence['endTime']}")
+    return " ".join(parts)
+
+
+def _day(day: int) -> str:
+    return "last" if day == -1 else str(day)
+
+
+def zone_name(name: str | None) -> str:
+    if not name:
+        return "UTC"
+    try:
+        return resolve_zone(name).name
+    except LookupError:
+        return name
