@@ -151,15 +151,8 @@ def _client_certificate_context(
 
 
 def _identifying_headers(context: ExecutionContext) -> dict[str, str]:
-    """What Azure Scheduler told targets about the call, so they can de-duplicate retries and
-    at-least-once repeats (same execution tag) and tell attempts apart (client request id)."""
-    return {
-        "x-ms-scheduler-jobid": context.job_id,
-        "x-ms-scheduler-jobcollectionid": context.job_collection_id,
-        "x-ms-scheduler-expected-execution-time": context.expected_execution_time_iso,
-        "x-ms-execution-tag": context.execution_tag,
-        "x-ms-client-request-id": str(uuid.uuid4()),
-    }
+    """`context.identifiers()`, and a client request id to tell attempts apart."""
+    return {**context.identifiers(), "x-ms-client-request-id": str(uuid.uuid4())}
 
 
 def _authenticate(

@@ -187,6 +187,8 @@ def _handle(
         expected_execution_time=message.occurrence,
         execution_tag=message.execution_tag,
         retry_count=message.attempt,
+        occurrence_number=message.occurrence_number,
+        placeholders=bool(record.definition.get("placeholders")),
     )
     started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))

@@ -8,7 +8,7 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import jitter, pause
+from scheduler_lib.model import jitter, pause, placeholders
 from scheduler_lib.model.versions import Catalog, ExtensionProperty, ExtensionStatus, Location
 
 CATALOG = Catalog(
@@ -38,6 +38,14 @@ CATALOG = Catalog(
                 "(an occurrence faults when its main action fails after its retries; a success "
                 "ends the streak). Said in history, status.consecutiveFailures and pauseNote.",
             },
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "placeholders",
+            placeholders.validate,
+            placeholders.SCHEMA,
+            cross_check=placeholders.check,
+            default=True,
         ),
     ),
     statuses=(

@@ -86,7 +86,8 @@ class ExtensionProperty:
     """One property an API version adds to an object of the 2016-03-01 JSON.
 
     `schema` is its JSON schema in the version's OpenAPI document; `error_action`: whether
-    an action location's property applies to `action.errorAction` too."""
+    an action location's property applies to `action.errorAction` too; `default`: the
+    value a request of a version that has it stores when it leaves it out (None: nothing)."""
 
     location: Location
     name: str
@@ -95,6 +96,7 @@ class ExtensionProperty:
     since: ApiVersion = LATEST_VERSION
     cross_check: CrossCheck | None = None
     error_action: bool = True
+    default: Any = None
 
 
 @dataclass(frozen=True)
