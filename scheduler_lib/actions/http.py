@@ -44,6 +44,7 @@ from scheduler_lib.actions import (
 )
 from scheduler_lib.actions.client_certificate import client_ssl_context, load_pfx
 from scheduler_lib.actions.egress import EgressDenied, policy_for
+from scheduler_lib.actions.identity import app_token
 from scheduler_lib.actions.oauth import (
     DEFAULT_TOKEN_CACHE,
     TokenCache,
@@ -180,6 +181,10 @@ def _authenticate(
     elif kind == "ActiveDirectoryOAuth":
         token = acquire_token(session, settings.oauth_authority, authentication,
                               cache=token_cache, timeout=timeout)
+        redactor.add(token)
+        headers["Authorization"] = f"Bearer {token}"
+    elif kind == "ManagedServiceIdentity":  # api-version 2026-12-01
+        token = app_token(require(authentication, "audience", path), settings, cache=token_cache)
         redactor.add(token)
         headers["Authorization"] = f"Bearer {token}"
     elif kind == "ClientCertificate":

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import extensions, targets, wire
+from scheduler_lib.model import extensions, managed_identity, targets, wire
 from scheduler_lib.model.durations import read_iso_duration
 from scheduler_lib.model.headers import request_headers
 from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
@@ -155,7 +155,8 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
         "Basic": ("username", "password"),
         "ActiveDirectoryOAuth": ("tenant", "audience", "clientId", "secret"),
         "ClientCertificate": ("pfx", "password", *CERT_DERIVED),
-    }.get(kind, ())  # an extension type's fields are its extension properties
+        managed_identity.TYPE: managed_identity.FIELDS,  # only 2026-12-01 offers the type
+    }.get(kind, ())  # an extension type's other fields are its extension properties
     source = wire.keys(source, path, ("type", *fields, *scope.names(Location.AUTHENTICATION)))
     if kind == "NotSpecified":
         return None
@@ -166,6 +167,8 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
         if source.get(name) is not None:
             auth[name] = wire.string(source[name], wire.join(path, name), empty=name == "password")
     auth.update(scope.read(Location.AUTHENTICATION, source, path))
+    if kind == managed_identity.TYPE:
+        managed_identity.check(auth, path)
     return auth
 
 

@@ -8,8 +8,14 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import jitter, pause, placeholders
-from scheduler_lib.model.versions import Catalog, ExtensionProperty, ExtensionStatus, Location
+from scheduler_lib.model import jitter, managed_identity, pause, placeholders
+from scheduler_lib.model.versions import (
+    Catalog,
+    ExtensionChoice,
+    ExtensionProperty,
+    ExtensionStatus,
+    Location,
+)
 
 CATALOG = Catalog(
     properties=(
@@ -46,6 +52,13 @@ CATALOG = Catalog(
             placeholders.SCHEMA,
             cross_check=placeholders.check,
             default=True,
+        ),
+    ),
+    choices=(
+        # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for
+        # an audience (the type's only field), without a client secret.
+        ExtensionChoice(
+            Location.AUTHENTICATION, "type", managed_identity.TYPE, "ActiveDirectoryOAuth"
         ),
     ),
     statuses=(
