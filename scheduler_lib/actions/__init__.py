@@ -21,7 +21,7 @@ import importlib
 import inspect
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -77,6 +77,12 @@ class ExecutionContext:
     occurrence_number: int = 0
     #: Whether the job substitutes `@{...}` placeholders (`model.placeholders`).
     placeholders: bool = False
+    #: The job collection's active signing secrets (`actions.signing`); never shown.
+    signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    #: When the attempt is sent (the executor's clock): the signature's timestamp.
+    sent_at: datetime | None = None
+    #: The action of the occurrence this attempt belongs to (MainAction or ErrorAction).
+    action_name: str = "MainAction"
 
     def __post_init__(self) -> None:
         if self.expected_execution_time.utcoffset() is None:
@@ -92,6 +98,12 @@ class ExecutionContext:
             "x-ms-scheduler-expected-execution-time": self.expected_execution_time_iso,
             "x-ms-execution-tag": self.execution_tag,
         }
+
+    @property
+    def webhook_id(self) -> str:
+        """One id per action of an occurrence, the same across its retries."""
+        suffix = "" if self.action_name == "MainAction" else f"-{self.action_name}"
+        return f"msg_{self.execution_tag}{suffix}"
 
     def placeholder_values(self) -> dict[str, str]:
         """The values of `@{...}` placeholders; `attempt` is 1 for the first try."""

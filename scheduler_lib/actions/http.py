@@ -53,6 +53,7 @@ from scheduler_lib.actions.oauth import (
 )
 from scheduler_lib.actions.pinned import pinned_session, read_capped
 from scheduler_lib.actions.redaction import MASK, Redactor
+from scheduler_lib.actions.signing import signature_headers
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 
@@ -82,6 +83,12 @@ def execute(
     headers.update(request.get("headers") or {})
     headers.update(_identifying_headers(context))
     body = request.get("body")
+    data = body.encode() if body is not None else None
+    if context.signing_secrets:  # after the user's headers: theirs never replace these
+        sent = int((context.sent_at or context.expected_execution_time).timestamp())
+        headers.update(
+            signature_headers(context.signing_secrets, context.webhook_id, sent, data or b"")
+        )
 
     authentication = request.get("authentication")
     policy = policy_for(settings)
@@ -104,7 +111,7 @@ def execute(
                 method,
                 uri,
                 headers=headers,
-                data=body.encode() if body is not None else None,
+                data=data,
                 timeout=timeout,
                 allow_redirects=False,
                 stream=True,

@@ -8,7 +8,7 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import jitter, managed_identity, pause, placeholders
+from scheduler_lib.model import jitter, managed_identity, pause, placeholders, signing
 from scheduler_lib.model.versions import (
     Catalog,
     ExtensionChoice,
@@ -53,6 +53,7 @@ CATALOG = Catalog(
             cross_check=placeholders.check,
             default=True,
         ),
+        ExtensionProperty(Location.COLLECTION, signing.PROPERTY, signing.validate, signing.SCHEMA),
     ),
     choices=(
         # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for
