@@ -221,3 +221,16 @@ def test_the_readme_receiver_accepts_signed_requests_and_refuses_others(
         thread.join()
     assert signed.history.status == "Completed" and "'204'" in signed.history.message
     assert wrong.history.status == "Failed" and "'401'" in wrong.history.message
+
+
+def test_a_2016_put_of_the_collection_removes_its_secrets(
+    system: System, target: HttpTarget
+) -> None:
+    secrets_of(system, [{"name": "k", "value": new_secret()}])
+    system.put(COLLECTION, {"location": "westeurope", "properties": {}})  # 2016-03-01
+
+    fire(system, target.url)
+
+    assert target.requests[0].header("webhook-signature") is None
+    shown = system.client.get(COLLECTION, params=NEW).json()["properties"]
+    assert "signingSecrets" not in shown
