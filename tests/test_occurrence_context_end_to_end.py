@@ -168,3 +168,35 @@ def test_service_bus_messages_carry_the_identifiers_http_gets_as_headers(
         shared = {k for k in props if k.startswith("x-ms-")}
         assert shared == {k.lower() for k in headers if k.lower().startswith("x-ms-")} - {
             "x-ms-client-request-id"}
+
+
+def test_a_storage_queue_message_in_azure_schedulers_envelope(system: System) -> None:
+    import xml.etree.ElementTree as ET
+
+    name = f"{system.settings.storage_prefix}-envelope"
+    inbox = new_queue(system.settings, name)
+    queue_message = {
+        "storageAccount": AZURITE_ACCOUNT, "queueName": name, "sasToken": sas_token(name),
+        "message": "a < b, try @{attempt}", "envelope": True,
+    }  # fmt: skip
+    refused = put(system, "Wrapped", {"action": {
+        "type": "StorageQueue", "queueMessage": queue_message}}, "2016-03-01")  # fmt: skip
+    assert refused.status_code == 400
+    assert refused.json()["error"]["target"] == "properties.action.queueMessage.envelope"
+    response = put(system, "Wrapped", {"action": {
+        "type": "StorageQueue", "queueMessage": queue_message}}, "2026-12-01")  # fmt: skip
+    assert response.status_code == 201, response.text
+    assert response.json()["properties"]["action"]["queueMessage"]["envelope"] is True
+
+    [report] = system.tick_and_execute()
+
+    [content] = [m.content for m in inbox.receive_messages()]
+    assert content.startswith('<?xml version="1.0" encoding="utf-16"?><StorageQueueMessage ')
+    root = ET.fromstring(content.encode("utf-16"))
+    fields = {child.tag: child.text for child in root}
+    assert fields["Message"] == "a < b, try 1"
+    assert fields["ExecutionTag"] == report.execution_tag
+    assert fields["ExpectedExecutionTime"] == "2026-03-04T09:00:00Z"
+    assert fields["SchedulerJobId"].endswith("/jobs/Wrapped")
+    assert fields["SchedulerJobCollectionId"].endswith("/jobCollections/Nightly")
+    assert len(fields["ClientRequestId"]) == 36

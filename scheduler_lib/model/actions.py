@@ -77,7 +77,7 @@ def normalize_action(
         request = {k: v for k, v in wire.obj(source[payload], where).items() if k != "retryPolicy"}
         action[payload] = _request(request, where, scope, https_only=kind == "Https")
     elif payload == "queueMessage":
-        action[payload] = _queue_message(source[payload], where)
+        action[payload] = _queue_message(source[payload], where, scope)
     else:
         action[payload] = _service_bus(source[payload], where, topic=kind == "ServiceBusTopic")
     if not error_action or policy is not None:
@@ -172,8 +172,9 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
     return auth
 
 
-def _queue_message(value: Any, path: str) -> dict[str, Any]:
-    source = wire.keys(value, path, ("storageAccount", "queueName", "sasToken", "message"))
+def _queue_message(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any]:
+    known = ("storageAccount", "queueName", "sasToken", "message")
+    source = wire.keys(value, path, known + scope.names(Location.QUEUE_MESSAGE))
     message: dict[str, Any] = {}
     for name in ("storageAccount", "queueName", "sasToken"):
         if source.get(name) is not None:
@@ -187,7 +188,7 @@ def _queue_message(value: Any, path: str) -> dict[str, Any]:
         message["message"] = wire.string(
             source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
         )
-    return message
+    return {**message, **scope.read(Location.QUEUE_MESSAGE, source, path)}
 
 
 def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:

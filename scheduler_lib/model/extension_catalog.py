@@ -53,6 +53,9 @@ CATALOG = Catalog(
             cross_check=placeholders.check,
             default=True,
         ),
+        ExtensionProperty(
+            Location.QUEUE_MESSAGE, "envelope", placeholders.validate, placeholders.ENVELOPE_SCHEMA
+        ),
         ExtensionProperty(Location.COLLECTION, signing.PROPERTY, signing.validate, signing.SCHEMA),
     ),
     choices=(

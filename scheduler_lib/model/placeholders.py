@@ -39,6 +39,16 @@ SCHEMA = {
 }
 
 
+#: `queueMessage.envelope` (same extension): the message goes inside Azure Scheduler's XML
+#: `StorageQueueMessage` envelope with the occurrence's identifiers (`actions.storage_queue`).
+ENVELOPE_SCHEMA = {
+    "type": "boolean",
+    "description": "Send the message inside Azure Scheduler's StorageQueueMessage XML "
+    "envelope (ExecutionTag, ClientRequestId, ExpectedExecutionTime, SchedulerJobId, "
+    "SchedulerJobCollectionId, Message), as the x-ms-* headers of HTTP actions.",
+}
+
+
 def validate(value: Any, path: str) -> bool:
     return wire.boolean(value, path)
 

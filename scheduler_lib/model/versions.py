@@ -67,6 +67,8 @@ class Location(StrEnum):
     #: `action.request.authentication`; its `type` takes `ExtensionChoice`s too.
     AUTHENTICATION = "action.request.authentication"
     RETRY_POLICY = "action.retryPolicy"
+    #: A StorageQueue action's `queueMessage`.
+    QUEUE_MESSAGE = "action.queueMessage"
     RECURRENCE = "recurrence"
     #: Read-only properties under `status`, computed from the job record (`ExtensionStatus`).
     JOB_STATUS = "status"
