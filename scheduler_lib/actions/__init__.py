@@ -21,13 +21,14 @@ import importlib
 import inspect
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_lib.actions.redaction import Redactor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import placeholders
 
 log = logging.getLogger("scheduler.actions")
 
@@ -72,10 +73,47 @@ class ExecutionContext:
     expected_execution_time: datetime
     execution_tag: str
     retry_count: int = 0
+    #: 1-based number of a scheduled occurrence; 0 for a manual run.
+    occurrence_number: int = 0
+    #: Whether the job substitutes `@{...}` placeholders (`model.placeholders`).
+    placeholders: bool = False
+    #: The job collection's active signing secrets (`actions.signing`); never shown.
+    signing_secrets: tuple[str, ...] = field(default=(), repr=False)
+    #: When the attempt is sent (the executor's clock): the signature's timestamp.
+    sent_at: datetime | None = None
+    #: The action of the occurrence this attempt belongs to (MainAction or ErrorAction).
+    action_name: str = "MainAction"
 
     def __post_init__(self) -> None:
         if self.expected_execution_time.utcoffset() is None:
             raise ValueError("expected_execution_time must be timezone-aware")
+
+    def identifiers(self) -> dict[str, str]:
+        """What Azure Scheduler told targets about the call (as HTTP headers; Service Bus
+        messages carry them as application properties), so they can de-duplicate retries
+        and at-least-once repeats (same execution tag)."""
+        return {
+            "x-ms-scheduler-jobid": self.job_id,
+            "x-ms-scheduler-jobcollectionid": self.job_collection_id,
+            "x-ms-scheduler-expected-execution-time": self.expected_execution_time_iso,
+            "x-ms-execution-tag": self.execution_tag,
+        }
+
+    @property
+    def webhook_id(self) -> str:
+        """One id per action of an occurrence, the same across its retries."""
+        suffix = "" if self.action_name == "MainAction" else f"-{self.action_name}"
+        return f"msg_{self.execution_tag}{suffix}"
+
+    def placeholder_values(self) -> dict[str, str]:
+        """The values of `@{...}` placeholders; `attempt` is 1 for the first try."""
+        return {
+            "scheduledTime": self.expected_execution_time_iso,
+            "executionTag": self.execution_tag,
+            "attempt": str(self.retry_count + 1),
+            "jobId": self.job_id,
+            "occurrence": str(self.occurrence_number),
+        }
 
     @property
     def expected_execution_time_iso(self) -> str:
@@ -114,6 +152,8 @@ def run_action(
     if unknown:
         raise TypeError(f"unknown adapters: {sorted(unknown)}; known: {sorted(ADAPTERS)}")
     redactor = Redactor.from_action(action)
+    if context.placeholders:
+        action = placeholders.apply(action, context.placeholder_values())
     action_type = action.get("type")
     if action_type not in _EXECUTORS:
         return ActionOutcome(False, f"action.type: unsupported action type {action_type!r}")

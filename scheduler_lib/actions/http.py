@@ -44,6 +44,7 @@ from scheduler_lib.actions import (
 )
 from scheduler_lib.actions.client_certificate import client_ssl_context, load_pfx
 from scheduler_lib.actions.egress import EgressDenied, policy_for
+from scheduler_lib.actions.identity import app_token
 from scheduler_lib.actions.oauth import (
     DEFAULT_TOKEN_CACHE,
     TokenCache,
@@ -52,6 +53,7 @@ from scheduler_lib.actions.oauth import (
 )
 from scheduler_lib.actions.pinned import pinned_session, read_capped
 from scheduler_lib.actions.redaction import MASK, Redactor
+from scheduler_lib.actions.signing import signature_headers
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 
@@ -81,6 +83,12 @@ def execute(
     headers.update(request.get("headers") or {})
     headers.update(_identifying_headers(context))
     body = request.get("body")
+    data = body.encode() if body is not None else None
+    if context.signing_secrets:  # after the user's headers: theirs never replace these
+        sent = int((context.sent_at or context.expected_execution_time).timestamp())
+        headers.update(
+            signature_headers(context.signing_secrets, context.webhook_id, sent, data or b"")
+        )
 
     authentication = request.get("authentication")
     policy = policy_for(settings)
@@ -103,7 +111,7 @@ def execute(
                 method,
                 uri,
                 headers=headers,
-                data=body.encode() if body is not None else None,
+                data=data,
                 timeout=timeout,
                 allow_redirects=False,
                 stream=True,
@@ -151,15 +159,8 @@ def _client_certificate_context(
 
 
 def _identifying_headers(context: ExecutionContext) -> dict[str, str]:
-    """What Azure Scheduler told targets about the call, so they can de-duplicate retries and
-    at-least-once repeats (same execution tag) and tell attempts apart (client request id)."""
-    return {
-        "x-ms-scheduler-jobid": context.job_id,
-        "x-ms-scheduler-jobcollectionid": context.job_collection_id,
-        "x-ms-scheduler-expected-execution-time": context.expected_execution_time_iso,
-        "x-ms-execution-tag": context.execution_tag,
-        "x-ms-client-request-id": str(uuid.uuid4()),
-    }
+    """`context.identifiers()`, and a client request id to tell attempts apart."""
+    return {**context.identifiers(), "x-ms-client-request-id": str(uuid.uuid4())}
 
 
 def _authenticate(
@@ -187,6 +188,10 @@ def _authenticate(
     elif kind == "ActiveDirectoryOAuth":
         token = acquire_token(session, settings.oauth_authority, authentication,
                               cache=token_cache, timeout=timeout)
+        redactor.add(token)
+        headers["Authorization"] = f"Bearer {token}"
+    elif kind == "ManagedServiceIdentity":  # api-version 2026-12-01
+        token = app_token(require(authentication, "audience", path), settings, cache=token_cache)
         redactor.add(token)
         headers["Authorization"] = f"Bearer {token}"
     elif kind == "ClientCertificate":

@@ -116,7 +116,9 @@ def execute(
     target = ServiceBusTarget(
         namespace, kind, entity, _credential(body, path, settings), egress=policy_for(settings)
     )
-    message = build_message(body, path, default_message_id=context.execution_tag)
+    message = build_message(
+        body, path, default_message_id=context.execution_tag, identifiers=context.identifiers()
+    )
     where = f"{kind} '{entity}' in namespace '{namespace}'"
     try:
         with sender_factory(target) as sender:
@@ -141,14 +143,20 @@ def execute(
 
 
 def build_message(
-    body: Mapping[str, Any], path: str, *, default_message_id: str | None = None
+    body: Mapping[str, Any],
+    path: str,
+    *,
+    default_message_id: str | None = None,
+    identifiers: Mapping[str, str] | None = None,
 ) -> ServiceBusMessage:
     """The ServiceBusMessage for a ServiceBusMessage definition (`path` names it in errors).
 
     Without a `messageId` of its own, the message carries `default_message_id` (the
     executor passes the execution tag: one per occurrence, the same across its retries), so
     an entity with duplicate detection drops a resend of an occurrence the broker already
-    took, e.g. after a send that timed out but went through."""
+    took, e.g. after a send that timed out but went through. `identifiers` (the `x-ms-*`
+    names and values HTTP targets get as headers) are added to the custom properties, and
+    win over a custom property of the same name, as the headers do."""
     props = body.get("brokeredMessageProperties") or {}
     props_path = f"{path}.brokeredMessageProperties"
     kwargs: dict[str, Any] = {
@@ -164,10 +172,13 @@ def build_message(
         kwargs["scheduled_enqueue_time_utc"] = _utc(
             props["scheduledEnqueueTimeUtc"], f"{props_path}.scheduledEnqueueTimeUtc"
         )
-    custom = body.get("customMessageProperties")
+    custom: dict[str | bytes, Any] = {**(body.get("customMessageProperties") or {})}
+    custom.update(identifiers or {})
     try:
         return ServiceBusMessage(
-            body.get("message") or "", application_properties=dict(custom or {}) or None, **kwargs
+            body.get("message") or "",
+            application_properties=custom or None,
+            **kwargs,
         )
     except (TypeError, ValueError) as exc:  # e.g. a partitionKey that differs from sessionId
         raise ValidationError(props_path, str(exc)) from None

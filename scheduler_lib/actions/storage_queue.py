@@ -17,8 +17,10 @@ can point it elsewhere.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from typing import Any
+from xml.sax.saxutils import escape
 
 from azure.core.exceptions import AzureError, HttpResponseError
 from azure.core.pipeline.transport import RequestsTransport
@@ -48,6 +50,8 @@ def execute(
     sas_token = queue_message.get("sasToken") or None
     check_action(action, settings)
     text = queue_message.get("message") or ""
+    if queue_message.get("envelope"):  # api-version 2026-12-01
+        text = envelope(text, context)
     where = f"queue '{queue_name}' in storage account '{account}'"
     statuses: list[int] = []
     session = pinned_session(policy_for(settings))
@@ -86,6 +90,27 @@ def execute(
         session.close()
     status = statuses[-1] if statuses else None
     return ActionOutcome(True, f"StorageQueue Action - Message sent to {where}: '{status}'", status)
+
+
+def envelope(message: str, context: ExecutionContext) -> str:
+    """`message` inside Azure Scheduler's `StorageQueueMessage` XML envelope, which tells a
+    queue consumer what the `x-ms-*` headers tell an HTTP target (the region Azure also
+    sent is left out: this scheduler has none). The declaration says utf-16 as Azure's,
+    written by .NET's XmlSerializer, did; the queue holds the text."""
+    fields = (
+        ("ExecutionTag", context.execution_tag),
+        ("ClientRequestId", str(uuid.uuid4())),
+        ("ExpectedExecutionTime", context.expected_execution_time_iso),
+        ("SchedulerJobId", context.job_id),
+        ("SchedulerJobCollectionId", context.job_collection_id),
+        ("Message", message),
+    )
+    inner = "".join(f"<{name}>{escape(value)}</{name}>" for name, value in fields)
+    return (
+        '<?xml version="1.0" encoding="utf-16"?>'
+        '<StorageQueueMessage xmlns:xsd="http://www.w3.org/2001/XMLSchema" '
+        f'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">{inner}</StorageQueueMessage>'
+    )
 
 
 def _client(

@@ -15,6 +15,7 @@ from scheduler_lib.api.docs import operation
 from scheduler_lib.api.paging import page_body
 from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
 from scheduler_lib.model.collections import collection_to_wire
+from scheduler_lib.model.signing import reveal
 
 router = APIRouter(tags=["Job collections"])
 
@@ -57,10 +58,10 @@ async def get(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     description="201 when created, 200 when replaced. `If-Match` makes it conditional.",
 ))
 async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
-    (record, created), _ = await run_write(request, ctx, partial(service.put_collection, ctx, name))
-    return json_response(
-        collection_to_wire(record, ctx.version), 201 if created else 200, etag=record.etag
-    )
+    write = partial(service.put_collection, ctx, name)
+    (record, created, generated), _ = await run_write(request, ctx, write)
+    body = reveal(collection_to_wire(record, ctx.version), generated)
+    return json_response(body, 201 if created else 200, etag=record.etag)
 
 
 @router.patch(paths.COLLECTION, **operation(
@@ -68,8 +69,10 @@ async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> 
     (200, 400, 404, 409, 412), _DEFINITION, body=True,
 ))
 async def patch(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
-    record, _ = await run_write(request, ctx, partial(service.patch_collection, ctx, name))
-    return json_response(collection_to_wire(record, ctx.version), etag=record.etag)
+    write = partial(service.patch_collection, ctx, name)
+    (record, generated), _ = await run_write(request, ctx, write)
+    body = reveal(collection_to_wire(record, ctx.version), generated)
+    return json_response(body, etag=record.etag)
 
 
 @router.delete(paths.COLLECTION, **operation(

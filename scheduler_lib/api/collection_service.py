@@ -18,7 +18,7 @@ from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
-from scheduler_lib.model import arm, collections, quotas
+from scheduler_lib.model import arm, collections, quotas, signing
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
 
@@ -53,18 +53,20 @@ def put_collection(
     body: Any,
     client_etag: str | None,
     now: datetime,
-) -> tuple[CollectionRecord, bool]:
-    """Create or replace a collection; (record, created)."""
+) -> tuple[CollectionRecord, bool, dict[str, str]]:
+    """Create or replace a collection; (record, created, signing secrets it generated)."""
     name.check()
     location, tags, properties = collections.normalize_body(body, ctx.version)
-    complete = collections.complete(properties)
+    collections.complete(properties)  # its quota checks before the collection is read
 
-    def attempt() -> tuple[CollectionRecord, bool]:
+    def attempt() -> tuple[CollectionRecord, bool, dict[str, str]]:
         existing = current(lambda: get_collection(ctx, name))
         if existing is None and client_etag is not None:
             raise PreconditionFailedError(
                 f"Job collection '{name.collection}' does not exist (If-Match was given)."
             )
+        stored = existing.properties if existing else None
+        complete = collections.complete(signing.carry_over(stored, properties, now))
         record = CollectionRecord(
             subscription_id=existing.subscription_id if existing else name.subscription_id,
             resource_group=existing.resource_group if existing else name.resource_group,
@@ -73,7 +75,8 @@ def put_collection(
             tags=tags or {},
             properties=complete,
         )
-        return _write(ctx, existing, record, client_etag, now=now), existing is None
+        saved = _write(ctx, existing, record, client_etag, now=now)
+        return saved, existing is None, signing.generated(properties, saved.properties)
 
     return retrying(attempt)
 
@@ -84,21 +87,24 @@ def patch_collection(
     body: Any,
     client_etag: str | None,
     now: datetime,
-) -> CollectionRecord:
-    """Change the given parts of a collection (quota merged field by field)."""
+) -> tuple[CollectionRecord, dict[str, str]]:
+    """Change the given parts of a collection (quota merged field by field); (record,
+    signing secrets it generated)."""
     name.check()
     location, tags, properties = collections.normalize_body(body, ctx.version)
 
-    def attempt() -> CollectionRecord:
+    def attempt() -> tuple[CollectionRecord, dict[str, str]]:
         existing = get_collection(ctx, name)
-        merged = collections.complete(collections.merge(existing.properties, properties))
+        given = signing.carry_over(existing.properties, properties, now)
+        merged = collections.complete(collections.merge(existing.properties, given))
         record = replace(
             existing,
             location=location if location is not None else existing.location,
             tags=tags if tags is not None else existing.tags,
             properties=merged,
         )
-        return _write(ctx, existing, record, client_etag, now=now)
+        saved = _write(ctx, existing, record, client_etag, now=now)
+        return saved, signing.generated(properties, saved.properties)
 
     return retrying(attempt)
 

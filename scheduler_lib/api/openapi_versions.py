@@ -28,6 +28,7 @@ _SCHEMAS: dict[Location, tuple[str, ...]] = {
     Location.REQUEST: ("HttpRequest",),
     Location.AUTHENTICATION: ("HttpAuthentication",),
     Location.RETRY_POLICY: ("RetryPolicy",),
+    Location.QUEUE_MESSAGE: ("StorageQueueMessage",),
     Location.RECURRENCE: ("JobRecurrence",),
     Location.JOB_STATUS: ("JobStatus",),
     Location.COLLECTION: ("JobCollectionProperties",),

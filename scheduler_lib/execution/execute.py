@@ -53,14 +53,15 @@ from typing import Any
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.errors import ValidationError
+from scheduler_lib.errors import NotFoundError, ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.execution.retry import Delivery, RetryPolicy
-from scheduler_lib.store import HistoryEntry, TableStore, add_history
+from scheduler_lib.model import signing
+from scheduler_lib.store import HistoryEntry, TableStore, add_history, get_collection
 from scheduler_lib.timeutil import Clock
 
 log = logging.getLogger("scheduler.execute")
@@ -181,12 +182,18 @@ def _handle(
         if entry is not None:  # it ran; only the job's update was lost
             return after.conclude(entry, report, "Recorded", "its action already ran", resumed=True)
 
+    sent_at = clock()
     context = ExecutionContext(
         job_id=job_arm_id(record),
         job_collection_id=collection_arm_id(record),
         expected_execution_time=message.occurrence,
         execution_tag=message.execution_tag,
         retry_count=message.attempt,
+        occurrence_number=message.occurrence_number,
+        placeholders=bool(record.definition.get("placeholders")),
+        signing_secrets=_signing_secrets(store, record, action),
+        sent_at=sent_at,
+        action_name=message.action,
     )
     started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))
@@ -205,6 +212,22 @@ def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any
     if message.action == ERROR_ACTION:
         return action.get("errorAction") or None
     return action
+
+
+def _signing_secrets(
+    store: TableStore, record: JobRecord, action: Mapping[str, Any]
+) -> tuple[str, ...]:
+    """The job's own collection's signing secrets, for an HTTP action (read here, at each
+    attempt, so a rotation applies at once and no secret is ever copied into a job)."""
+    if action.get("type") not in ("Http", "Https"):
+        return ()
+    try:
+        collection = get_collection(
+            store, record.subscription_id, record.resource_group, record.collection_name
+        )
+    except NotFoundError:
+        return ()  # deleted meanwhile: the claim saw it; the next message is dropped
+    return signing.values(collection.properties)
 
 
 def _history_entry(

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import extensions, targets, wire
+from scheduler_lib.model import extensions, managed_identity, targets, wire
 from scheduler_lib.model.durations import read_iso_duration
 from scheduler_lib.model.headers import request_headers
 from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
@@ -77,7 +77,7 @@ def normalize_action(
         request = {k: v for k, v in wire.obj(source[payload], where).items() if k != "retryPolicy"}
         action[payload] = _request(request, where, scope, https_only=kind == "Https")
     elif payload == "queueMessage":
-        action[payload] = _queue_message(source[payload], where)
+        action[payload] = _queue_message(source[payload], where, scope)
     else:
         action[payload] = _service_bus(source[payload], where, topic=kind == "ServiceBusTopic")
     if not error_action or policy is not None:
@@ -155,7 +155,8 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
         "Basic": ("username", "password"),
         "ActiveDirectoryOAuth": ("tenant", "audience", "clientId", "secret"),
         "ClientCertificate": ("pfx", "password", *CERT_DERIVED),
-    }.get(kind, ())  # an extension type's fields are its extension properties
+        managed_identity.TYPE: managed_identity.FIELDS,  # only 2026-12-01 offers the type
+    }.get(kind, ())  # an extension type's other fields are its extension properties
     source = wire.keys(source, path, ("type", *fields, *scope.names(Location.AUTHENTICATION)))
     if kind == "NotSpecified":
         return None
@@ -166,11 +167,14 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
         if source.get(name) is not None:
             auth[name] = wire.string(source[name], wire.join(path, name), empty=name == "password")
     auth.update(scope.read(Location.AUTHENTICATION, source, path))
+    if kind == managed_identity.TYPE:
+        managed_identity.check(auth, path)
     return auth
 
 
-def _queue_message(value: Any, path: str) -> dict[str, Any]:
-    source = wire.keys(value, path, ("storageAccount", "queueName", "sasToken", "message"))
+def _queue_message(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any]:
+    known = ("storageAccount", "queueName", "sasToken", "message")
+    source = wire.keys(value, path, known + scope.names(Location.QUEUE_MESSAGE))
     message: dict[str, Any] = {}
     for name in ("storageAccount", "queueName", "sasToken"):
         if source.get(name) is not None:
@@ -184,7 +188,7 @@ def _queue_message(value: Any, path: str) -> dict[str, Any]:
         message["message"] = wire.string(
             source["message"], wire.join(path, "message"), max_length=MAX_BODY, empty=True
         )
-    return message
+    return {**message, **scope.read(Location.QUEUE_MESSAGE, source, path)}
 
 
 def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, extensions, quotas, wire
+from scheduler_lib.model import arm, extensions, quotas, signing, wire
 from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
 
 BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
@@ -134,5 +134,6 @@ def collection_to_wire(
     if record.location:
         body["location"] = record.location
     body["tags"] = dict(record.tags)
-    body["properties"] = extensions.collection_older_form(record.properties, version)
+    properties = signing.redact(record.properties)  # write-only
+    body["properties"] = extensions.collection_older_form(properties, version)
     return body

@@ -8,8 +8,14 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import jitter, pause
-from scheduler_lib.model.versions import Catalog, ExtensionProperty, ExtensionStatus, Location
+from scheduler_lib.model import jitter, managed_identity, pause, placeholders, signing
+from scheduler_lib.model.versions import (
+    Catalog,
+    ExtensionChoice,
+    ExtensionProperty,
+    ExtensionStatus,
+    Location,
+)
 
 CATALOG = Catalog(
     properties=(
@@ -38,6 +44,25 @@ CATALOG = Catalog(
                 "(an occurrence faults when its main action fails after its retries; a success "
                 "ends the streak). Said in history, status.consecutiveFailures and pauseNote.",
             },
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "placeholders",
+            placeholders.validate,
+            placeholders.SCHEMA,
+            cross_check=placeholders.check,
+            default=True,
+        ),
+        ExtensionProperty(
+            Location.QUEUE_MESSAGE, "envelope", placeholders.validate, placeholders.ENVELOPE_SCHEMA
+        ),
+        ExtensionProperty(Location.COLLECTION, signing.PROPERTY, signing.validate, signing.SCHEMA),
+    ),
+    choices=(
+        # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for
+        # an audience (the type's only field), without a client secret.
+        ExtensionChoice(
+            Location.AUTHENTICATION, "type", managed_identity.TYPE, "ActiveDirectoryOAuth"
         ),
     ),
     statuses=(

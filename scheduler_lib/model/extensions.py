@@ -59,11 +59,14 @@ def read(
     error_action: bool = False,
 ) -> dict[str, Any]:
     """The validated stored values of the extension properties given (non-null) in
-    `source`, an object whose keys `wire.keys` already made canonical."""
+    `source`, an object whose keys `wire.keys` already made canonical (a property's
+    `default` when it is left out)."""
     result: dict[str, Any] = {}
     for prop in properties_at(location, version, error_action=error_action):
         if source.get(prop.name) is not None:
             result[prop.name] = prop.validate(source[prop.name], wire.join(path, prop.name))
+        elif prop.default is not None:
+            result[prop.name] = prop.default
     return result
 
 

@@ -67,6 +67,8 @@ class Location(StrEnum):
     #: `action.request.authentication`; its `type` takes `ExtensionChoice`s too.
     AUTHENTICATION = "action.request.authentication"
     RETRY_POLICY = "action.retryPolicy"
+    #: A StorageQueue action's `queueMessage`.
+    QUEUE_MESSAGE = "action.queueMessage"
     RECURRENCE = "recurrence"
     #: Read-only properties under `status`, computed from the job record (`ExtensionStatus`).
     JOB_STATUS = "status"
@@ -86,7 +88,8 @@ class ExtensionProperty:
     """One property an API version adds to an object of the 2016-03-01 JSON.
 
     `schema` is its JSON schema in the version's OpenAPI document; `error_action`: whether
-    an action location's property applies to `action.errorAction` too."""
+    an action location's property applies to `action.errorAction` too; `default`: the
+    value a request of a version that has it stores when it leaves it out (None: nothing)."""
 
     location: Location
     name: str
@@ -95,6 +98,7 @@ class ExtensionProperty:
     since: ApiVersion = LATEST_VERSION
     cross_check: CrossCheck | None = None
     error_action: bool = True
+    default: Any = None
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,7 @@ def test_queue_message_with_every_brokered_property() -> None:
     message = sent.message
     assert isinstance(message, ServiceBusMessage)
     assert str(message) == "Some message"
-    assert message.application_properties == {"appname": "FromScheduler"}
+    assert message.application_properties == {"appname": "FromScheduler", **CONTEXT.identifiers()}
     assert (message.content_type, message.correlation_id, message.subject) == (
         "application/json", "corr-1", "nightly",
     )
@@ -193,7 +193,8 @@ def test_topic_message_goes_to_the_topic_sender() -> None:
     [sent] = recorder.sent
     assert (sent.target.entity_kind, sent.sender.entity_name) == ("topic", "events")
     assert str(sent.message) == "topic body"
-    assert sent.message.application_properties == {"kind": "tick", "n": "1"}
+    identifiers = CONTEXT.identifiers()
+    assert sent.message.application_properties == {"kind": "tick", "n": "1", **identifiers}
 
 
 @pytest.mark.parametrize("transport", ["NetMessaging", "AMQP", "NotSpecified", None])

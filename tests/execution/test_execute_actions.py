@@ -86,5 +86,7 @@ def test_a_service_bus_queue_action_reaches_the_sender_boundary(driver: Driver) 
     )  # fmt: skip
     [message] = sender.sent
     assert str(message) == "hello bus"
-    assert message.application_properties == {"source": "scheduler"}
+    properties = message.application_properties
+    assert properties["source"] == "scheduler"  # and the identifiers HTTP gets as headers:
+    assert properties["x-ms-execution-tag"] == report.execution_tag == message.message_id
     assert key not in report.history.message
