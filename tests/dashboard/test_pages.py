@@ -13,7 +13,7 @@ import pytest
 from scheduler_lib.dashboard.web import CSP
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.store import HistoryEntry, add_history, get_job
-from tests.api.conftest import SUB, api_client, collection_path, job_path
+from tests.api.conftest import EXTENSIONS_VERSION, SUB, api_client, collection_path, job_path
 from tests.dashboard.conftest import UI, csrf_token
 
 BASE = f"{UI}/c/{SUB}/rg1/coll"
@@ -210,3 +210,28 @@ def test_every_page_sends_the_strict_csp(signed_in, api, server) -> None:
         assert "<script>" not in response.text and " on" + "click=" not in response.text
     assert signed_in.get(BASE + "/jobs/nope").status_code == 404
     assert httpx.get(server.base_url + UI + "/signin").headers["content-security-policy"] == CSP
+
+
+def test_no_page_shows_a_collections_signing_secret(signed_in, api, server) -> None:
+    """A collection's signing secrets (api-version 2026-12-01) are write-only: no page of
+    the dashboard, which reads the collection at that version, shows their value."""
+    secret = "whsec_" + "c2lnbmluZy1zZWNyZXQtZm9yLXRoZS1kYXNoYm9hcmQ="
+    with api_client(server, version=EXTENSIONS_VERSION) as api_ext:
+        response = api_ext.patch(
+            collection_path(),
+            json={"properties": {"signingSecrets": [{"name": "primary", "value": secret}]}},
+        )
+        assert response.status_code == 200, response.text
+    _job(api, "signed", **WEEKDAY_0900)
+    coll = BASE.removeprefix(UI)
+    for path in ("/", coll, coll + "/timeline", coll + "/jobs/signed", coll + "/jobs/signed/edit"):
+        page = signed_in.get(UI + path)
+        assert page.status_code == 200, path
+        assert secret not in page.text and secret.removeprefix("whsec_") not in page.text, path
+    disabled = signed_in.post(
+        BASE + "/disable", data={"csrf": csrf_token(signed_in.get(UI + "/"))}
+    )
+    assert disabled.status_code == 303, disabled.text
+    with api_client(server, version=EXTENSIONS_VERSION) as api_ext:
+        kept = api_ext.get(collection_path()).json()["properties"]["signingSecrets"]
+    assert [s["name"] for s in kept] == ["primary"]  # disabling in the dashboard keeps them
