@@ -45,6 +45,7 @@ poison-queue function records that in the job's history (`poisoned`).
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -118,6 +119,8 @@ class Executor:
     clock: Clock
     sleep: Callable[[float], None]
     action_adapters: Mapping[str, Any] = field(default_factory=dict)
+    #: Uniform draws in [0, 1) for an Exponential retry's full jitter (tests seed their own).
+    draw: Callable[[], float] = random.random
 
     def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Process one execution message (see the module docstring)."""
@@ -175,7 +178,9 @@ def _handle(
         over = claims.finish(store, record, message, message_id, gone, now=now)
         return report("Dropped", "the job has no errorAction any more", job_state=_state(over))
     policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
-    after = execute_finish.Finish(store, queue, record, message, message_id, policy, clock)
+    after = execute_finish.Finish(
+        store, queue, record, message, message_id, policy, clock, executor.draw
+    )
     if verdict is lifecycle.Verdict.RERUN:
         entry = execute_finish.recorded_attempt(store, record, message)
         if entry is not None:  # it ran; only the job's update was lost

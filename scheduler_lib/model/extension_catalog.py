@@ -8,8 +8,14 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import jitter, pause
-from scheduler_lib.model.versions import Catalog, ExtensionProperty, ExtensionStatus, Location
+from scheduler_lib.model import backoff, jitter, pause
+from scheduler_lib.model.versions import (
+    Catalog,
+    ExtensionChoice,
+    ExtensionProperty,
+    ExtensionStatus,
+    Location,
+)
 
 CATALOG = Catalog(
     properties=(
@@ -39,6 +45,31 @@ CATALOG = Catalog(
                 "ends the streak). Said in history, status.consecutiveFailures and pauseNote.",
             },
         ),
+        ExtensionProperty(
+            Location.RETRY_POLICY,
+            "maxRetryInterval",
+            backoff.duration,
+            backoff.MAX_INTERVAL_SCHEMA,
+            cross_check=backoff.check_max_interval,
+        ),
+        ExtensionProperty(
+            Location.RETRY_POLICY,
+            "maxRetryDuration",
+            backoff.duration,
+            backoff.MAX_DURATION_SCHEMA,
+            cross_check=backoff.check_max_duration,
+        ),
+        ExtensionProperty(
+            Location.RETRY_POLICY,
+            "retryOn",
+            backoff.retry_on,
+            backoff.RETRY_ON_SCHEMA,
+            cross_check=backoff.check_retry_on,
+        ),
+    ),
+    choices=(
+        # Shown to 2016-03-01 as Fixed with the same first interval and count.
+        ExtensionChoice(Location.RETRY_POLICY, "retryType", backoff.EXPONENTIAL, "Fixed"),
     ),
     statuses=(
         ExtensionStatus(
