@@ -55,7 +55,7 @@ from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution import claims, lifecycle, overlap
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
@@ -79,7 +79,8 @@ MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
-    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
+    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed" |
+    #: "Skipped" | "Buffered" (a job's concurrencyPolicy, `overlap`)
     disposition: str
     reason: str
     job_key: str
@@ -169,6 +170,11 @@ def _handle(
             if isinstance(confirmed, claims.Skip):
                 return report(confirmed.disposition, confirmed.reason)
             record = confirmed
+
+    if verdict is lifecycle.Verdict.RUN:
+        held = overlap.hold(store, record, message, now=clock())
+        if held is not overlap.Overlap.RUN:
+            return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
 
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.execution import claims, lifecycle, pause
+from scheduler_lib.execution import claims, lifecycle, overlap, pause
 from scheduler_lib.execution.backoff import Draw, Failure
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
@@ -114,6 +114,8 @@ class Finish:
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
         if saved is not None and pause.paused_now(saved, faulted_now=faulted_now):
             add_history(store, pause.pause_entry(saved, message, now=self.clock()))
+        if saved is not None and follow_up is None:  # the occurrence ended: one may wait
+            overlap.release(store, self.queue, saved, now=self.clock())
         if saved is None:
             # Deleted while the action ran: the purge of its history may be over already; do
             # not leave this attempt's entry behind as an orphan.

@@ -39,6 +39,9 @@ class ExecutionMessage:
     #: Whole seconds the occurrence starts after `occurrence` (its job's `maxJitter`; see
     #: `schedule.jitter`); the tag and the history keep naming `occurrence`.
     jitter_seconds: int = 0
+    #: Sent when the occurrence it waited for ended (`concurrencyPolicy` BufferOne): it starts
+    #: as soon as delivered and is never judged late.
+    buffered: bool = False
 
     @classmethod
     def scheduled(
@@ -78,7 +81,7 @@ class ExecutionMessage:
         trigger polls at intervals. Retries and the errorAction follow a failure by at least
         `retryInterval` anyway, and a manual run is due when it is sent.
         """
-        if self.manual or self.action != MAIN_ACTION or self.attempt:
+        if self.manual or self.buffered or self.action != MAIN_ACTION or self.attempt:
             return None
         return self.occurrence + timedelta(seconds=self.jitter_seconds)
 
@@ -98,6 +101,8 @@ class ExecutionMessage:
         body["occurrence"] = self.occurrence.isoformat()
         if not self.jitter_seconds:
             del body["jitter_seconds"]  # the form every message had before jitter
+        if not self.buffered:
+            del body["buffered"]
         body["v"] = VERSION
         return json.dumps(body, separators=(",", ":"))
 

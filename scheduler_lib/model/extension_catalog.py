@@ -8,7 +8,7 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import backoff, jitter, pause
+from scheduler_lib.model import backoff, jitter, overlap, pause
 from scheduler_lib.model.versions import (
     Catalog,
     ExtensionChoice,
@@ -65,6 +65,12 @@ CATALOG = Catalog(
             backoff.retry_on,
             backoff.RETRY_ON_SCHEMA,
             cross_check=backoff.check_retry_on,
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "concurrencyPolicy",
+            overlap.concurrency_policy,
+            overlap.CONCURRENCY_SCHEMA,
         ),
     ),
     choices=(
