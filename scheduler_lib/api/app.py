@@ -18,7 +18,13 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from scheduler_lib.api import collection_routes, job_routes, list_routes, preview_routes
+from scheduler_lib.api import (
+    backfill_routes,
+    collection_routes,
+    job_routes,
+    list_routes,
+    preview_routes,
+)
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
@@ -69,7 +75,7 @@ def create_app(
         table_store=store or TableStore(settings, patience=INTERACTIVE),
         execution_queue=queue or ExecutionQueue(settings, patience=INTERACTIVE),
     )
-    for module in (collection_routes, job_routes, list_routes, preview_routes):
+    for module in (collection_routes, job_routes, list_routes, preview_routes, backfill_routes):
         app.include_router(module.router)
     _add_health(app)
     _add_versioned_documents(app)

@@ -229,6 +229,8 @@ def _history_entry(
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
     status = HistoryStatus.COMPLETED if outcome.succeeded else HistoryStatus.FAILED
+    if message.catch_up:  # a late run on purpose says so (docs/extensions.md)
+        text = f"[{message.catch_up}] " + text
     return execute_late.attempt_entry(record, message, status, text, started=started, ended=ended)
 
 

@@ -21,6 +21,10 @@ ERROR_ACTION = "ErrorAction"
 VERSION = 1
 
 
+CATCH_UP = "CatchUp"
+BACKFILL = "Backfill"
+
+
 @dataclass(frozen=True)
 class ExecutionMessage:
     """One attempt of one action of one occurrence of one job."""
@@ -42,6 +46,10 @@ class ExecutionMessage:
     #: Sent when the occurrence it waited for ended (`concurrencyPolicy` BufferOne): it starts
     #: as soon as delivered and is never judged late.
     buffered: bool = False
+    #: A late run on purpose (`CATCH_UP` after downtime, a job's missedRunPolicy; `BACKFILL`,
+    #: `POST .../backfill`): sent as a manual run with the occurrence's own tag, and marked
+    #: so in its history entries.
+    catch_up: str = ""
 
     @classmethod
     def scheduled(
@@ -85,6 +93,11 @@ class ExecutionMessage:
             return None
         return self.occurrence + timedelta(seconds=self.jitter_seconds)
 
+    def late_run(self, kind: str) -> ExecutionMessage:
+        """This scheduled occurrence run late on purpose (`CATCH_UP`, `BACKFILL`): as a
+        manual run (never judged late, never changing the job's state), with its own tag."""
+        return replace(self, occurrence_number=0, manual=True, catch_up=kind)
+
     def belongs_to(self, incarnation: str) -> bool:
         """Whether this message was sent for that incarnation of its job (a message from an
         older sender, without one, belongs to any)."""
@@ -103,6 +116,8 @@ class ExecutionMessage:
             del body["jitter_seconds"]  # the form every message had before jitter
         if not self.buffered:
             del body["buffered"]
+        if not self.catch_up:
+            del body["catch_up"]
         body["v"] = VERSION
         return json.dumps(body, separators=(",", ":"))
 

@@ -8,7 +8,7 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import backoff, jitter, overlap, pause
+from scheduler_lib.model import backoff, jitter, missed, overlap, pause
 from scheduler_lib.model.versions import (
     Catalog,
     ExtensionChoice,
@@ -71,6 +71,16 @@ CATALOG = Catalog(
             "concurrencyPolicy",
             overlap.concurrency_policy,
             overlap.CONCURRENCY_SCHEMA,
+        ),
+        ExtensionProperty(
+            Location.JOB, "missedRunPolicy", missed.missed_run_policy, missed.POLICY_SCHEMA
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "catchUpWindow",
+            missed.catch_up_window,
+            missed.WINDOW_SCHEMA,
+            cross_check=missed.check_window,
         ),
     ),
     choices=(
