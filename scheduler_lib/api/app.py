@@ -150,7 +150,8 @@ def _document_route(app: FastAPI, version: ApiVersion) -> Any:
 
     async def document() -> JSONResponse:
         if not built:
-            built.append(versioned_document(app.openapi(), version))
+            app.openapi()  # builds the routes' document once (`_openapi`)
+            built.append(versioned_document(app.state.every_route_document, version))
         return JSONResponse(built[0])
 
     document.__name__ = "openapi_" + version.value.replace("-", "_")
@@ -166,5 +167,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components.setdefault("schemas", {}).update(schemas())
         components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
         document["security"] = [{"bearer": []}]
-        app.openapi_schema = without_framework_errors(document)
+        # Every route's document; FastAPI serves it as 2016-03-01 sees it (without the
+        # routes of newer versions), the newer documents derive from the whole.
+        app.state.every_route_document = without_framework_errors(document)
+        app.openapi_schema = versioned_document(app.state.every_route_document, DEFAULT_VERSION)
     return app.openapi_schema

@@ -15,6 +15,7 @@ from scheduler_lib.api import job_service as service
 from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import operation
+from scheduler_lib.api.openapi_versions import since
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.dispatch import backfill as queue_backfill
 from scheduler_lib.model.missed import MAX_RUNS, backfill_range
@@ -24,7 +25,8 @@ from scheduler_lib.timeutil import iso_z
 router = APIRouter(tags=["Jobs"])
 
 
-@router.post(paths.JOB + "/backfill", status_code=202, **operation(
+@router.post(paths.JOB + "/backfill", status_code=202, openapi_extra=since(LATEST_VERSION),
+             **operation(
     "Jobs_Backfill", "Run the occurrences of a past range now (api-version 2026-12-01)",
     (202, 400, 404),
     description=f'Body `{{"from": date-time, "to": date-time}}` (a past range, at most '

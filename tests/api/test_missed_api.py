@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import httpx
 import pytest
 
 from scheduler_lib.domain import job_key
@@ -100,3 +101,16 @@ def test_a_one_off_job_has_nothing_to_backfill_and_a_missing_job_is_404(client_e
     error = arm_error(_backfill(client_ext, body), 400)
     assert error["target"] == "properties.recurrence"
     arm_error(_backfill(client_ext, body, job="nope"), 404)
+
+
+def test_backfill_is_documented_by_the_new_version_alone(server):
+    old = httpx.get(server.api_url + "/openapi.json").json()
+    new = httpx.get(server.api_url + "/openapi-2026-12-01.json").json()
+
+    def operations(document):
+        return {op["operationId"] for path in document["paths"].values() for op in path.values()}
+
+    assert "Jobs_Backfill" in operations(new) and "Jobs_Backfill" not in operations(old)
+    assert operations(new) - operations(old) == {"Jobs_Backfill"}
+    assert "Skipped" in new["components"]["schemas"]["JobExecutionStatus"]["enum"]
+    assert "Skipped" not in old["components"]["schemas"]["JobExecutionStatus"]["enum"]
