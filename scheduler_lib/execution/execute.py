@@ -171,10 +171,10 @@ def _handle(
                 return report(confirmed.disposition, confirmed.reason)
             record = confirmed
 
-    if verdict is lifecycle.Verdict.RUN:
-        held = overlap.hold(store, record, message, now=clock())
-        if held is not overlap.Overlap.RUN:
-            return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
+    # A Rerun decides again: what ran before it is still running only if it skipped then.
+    held = overlap.hold(store, record, message, now=clock())
+    if held is not overlap.Overlap.RUN:
+        return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
 
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.execution import claims
 from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.jobs import put_job
@@ -159,3 +160,23 @@ def test_a_manual_run_neither_counts_nor_waits(
     target.reply(200, "quick", path="/slow", times=1)
     assert driver.run(occurrence(job.key, 2)).disposition == "Ran"
     held.release()
+
+
+def test_a_redelivered_skip_writes_one_entry_and_does_not_run(
+    driver: Driver, target: HttpTarget
+) -> None:
+    target.reply(500, "down", times=1)
+    job = job_with(driver, target.url, "Forbid")
+    failed = driver.run(occurrence(job.key, 1))  # its retry is pending: it still runs
+    assert failed.follow_up is not None
+
+    driver.clock.now = T0 + MINUTE
+    second = occurrence(job.key, 2)
+    # A worker claimed the second and died before closing its skip (its claim open): the
+    # queue redelivers it under the same message id.
+    claimed = claims.claim(driver.store, second, "msg-2", now=driver.clock())
+    assert not isinstance(claimed, claims.Skip)
+    assert driver.run(second, message_id="msg-2").disposition == "Skipped"
+    assert driver.run(second, message_id="msg-2").disposition == "Duplicate"
+    skipped = [h for h in driver.history(job.key) if h.status == "Skipped"]
+    assert len(skipped) == 1 and len(target.requests) == 1
