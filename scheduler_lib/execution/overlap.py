@@ -28,11 +28,11 @@ from enum import Enum
 
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.late import not_run_entry
+from scheduler_lib.execution.late import close_not_run, not_run_entry
 from scheduler_lib.execution.messages import MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.model.overlap import ConcurrencyPolicy
-from scheduler_lib.store import TableStore, add_due, add_history, list_history
+from scheduler_lib.store import TableStore, add_history, list_history
 from scheduler_lib.timeutil import iso_z
 
 
@@ -104,12 +104,7 @@ def skip(
     if not (newest and newest[0].expected_execution_time == message.occurrence):
         text = f"Skipped the occurrence due at {iso_z(message.occurrence)}: {reason}."
         add_history(store, not_run_entry(record, message, HistoryStatus.SKIPPED, text, now=now))
-    saved = claims.apply(
-        store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
-    )
-    if saved is not None and saved.next_execution_time is not None:
-        add_due(store, saved.key, saved.next_execution_time, incarnation=saved.incarnation)
-    return saved
+    return close_not_run(store, record, message, now=now)
 
 
 def release(
