@@ -21,7 +21,7 @@ import importlib
 import inspect
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -130,6 +130,8 @@ class ActionOutcome:
     succeeded: bool
     message: str
     status_code: int | None = None
+    #: The target's `Retry-After` header, as sent (an Exponential retry policy honours it).
+    retry_after: str | None = None
 
 
 def require(obj: Mapping[str, Any], key: str, path: str) -> Any:
@@ -173,4 +175,4 @@ def run_action(
         # and no errorAction; as a failed attempt it follows the retry policy like any other.
         log.warning("action raised %s", type(exc).__name__, extra={"tag": context.execution_tag})
         outcome = ActionOutcome(False, f"{label} Action - unexpected {type(exc).__name__}: {exc}")
-    return ActionOutcome(outcome.succeeded, redactor(outcome.message), outcome.status_code)
+    return replace(outcome, message=redactor(outcome.message))

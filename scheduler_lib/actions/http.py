@@ -139,7 +139,7 @@ def execute(
         f"Http Action - Response from host '{host}': '{code}' "
         f"Response Headers: {shown} Body: {text}"
     )
-    return ActionOutcome(200 <= code < 300, message, code)
+    return ActionOutcome(200 <= code < 300, message, code, response.headers.get("Retry-After"))
 
 
 def _refused(host: str, exc: EgressDenied) -> str:

@@ -18,7 +18,13 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from scheduler_lib.api import collection_routes, job_routes, list_routes, preview_routes
+from scheduler_lib.api import (
+    backfill_routes,
+    collection_routes,
+    job_routes,
+    list_routes,
+    preview_routes,
+)
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
@@ -69,7 +75,7 @@ def create_app(
         table_store=store or TableStore(settings, patience=INTERACTIVE),
         execution_queue=queue or ExecutionQueue(settings, patience=INTERACTIVE),
     )
-    for module in (collection_routes, job_routes, list_routes, preview_routes):
+    for module in (collection_routes, job_routes, list_routes, preview_routes, backfill_routes):
         app.include_router(module.router)
     _add_health(app)
     _add_versioned_documents(app)
@@ -150,7 +156,8 @@ def _document_route(app: FastAPI, version: ApiVersion) -> Any:
 
     async def document() -> JSONResponse:
         if not built:
-            built.append(versioned_document(app.openapi(), version))
+            app.openapi()  # builds the routes' document once (`_openapi`)
+            built.append(versioned_document(app.state.every_route_document, version))
         return JSONResponse(built[0])
 
     document.__name__ = "openapi_" + version.value.replace("-", "_")
@@ -166,5 +173,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components.setdefault("schemas", {}).update(schemas())
         components["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
         document["security"] = [{"bearer": []}]
-        app.openapi_schema = without_framework_errors(document)
+        # Every route's document; FastAPI serves it as 2016-03-01 sees it (without the
+        # routes of newer versions), the newer documents derive from the whole.
+        app.state.every_route_document = without_framework_errors(document)
+        app.openapi_schema = versioned_document(app.state.every_route_document, DEFAULT_VERSION)
     return app.openapi_schema

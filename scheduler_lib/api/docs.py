@@ -22,6 +22,7 @@ API_VERSION_QUERY = Annotated[
 _DESCRIPTIONS = {
     200: "OK",
     201: "Created",
+    202: "Accepted: queued for the executor",
     400: "Bad input; `error.target` names the field",
     401: "Missing or wrong `Authorization: Bearer <key>`",
     404: "No such job collection or job",

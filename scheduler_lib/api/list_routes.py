@@ -96,7 +96,8 @@ async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPa
 @router.get(paths.JOB + "/history", **operation(
     "Jobs_ListJobHistory", "List a job's history, newest first", (200, 404),
     "JobHistoryListResult",
-    description="`$filter`: `status eq Failed` (Completed, Failed, Postponed; quoted or not).",
+    description="`$filter`: `status eq Failed` (Completed, Failed, Postponed, Skipped; quoted "
+    "or not).",
 ))
 async def list_job_history(request: Request, query: Paged, ctx: Ctx, name: JobPath) -> Response:
     options = query.options("status", HISTORY_STATUSES)

@@ -1,9 +1,10 @@
 """One OpenAPI document per API version: the 2016-03-01 one as it always was, and beside it
 the 2026-12-01 one, whose schemas carry the extension properties of the catalog.
 
-The newer document is derived from the older one (same routes, same official
-definitions), so it can never describe a route the older one lacks; it adds each catalog
-entry to the schema of the object the entry's `Location` names.
+Both derive from one document of every route: a route of a newer version alone (its
+`openapi_extra` is `since(version)`, e.g. `POST .../backfill`) is left out of the older
+documents; the newer one adds each catalog entry to the schema of the object the entry's
+`Location` names.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ _SCHEMAS: dict[Location, tuple[str, ...]] = {
 def versioned_document(base: dict[str, Any], version: ApiVersion) -> dict[str, Any]:
     """The OpenAPI document of `version`, from the 2016-03-01 document `base`."""
     if version == DEFAULT_VERSION:
-        return base
-    document = copy.deepcopy(base)
+        return _without_newer_routes(base, version)
+    document = _without_newer_routes(copy.deepcopy(base), version)
     info = document["info"]
     info["version"] = version.value
     info["description"] = (
@@ -58,8 +59,39 @@ def versioned_document(base: dict[str, Any], version: ApiVersion) -> dict[str, A
             for name in _schemas_of(choice.location, with_error_action=True):
                 field = schemas[name]["properties"][choice.field]
                 field["enum"] = [*field["enum"], choice.value]
+    # History entries of a job's concurrencyPolicy (both versions answer them).
+    statuses = schemas["JobExecutionStatus"]["enum"]
+    schemas["JobExecutionStatus"]["enum"] = [*statuses, "Skipped"]
     _describe_version_parameter(document, version)
     return document
+
+
+#: An operation's key naming the version that introduced it (a route of a newer version
+#: alone, e.g. `POST .../backfill`): left out of the documents of older versions.
+SINCE = "x-scheduler-since"
+
+
+def since(version: ApiVersion) -> dict[str, Any]:
+    """`openapi_extra` of a route that only `version` (and later) has."""
+    return {SINCE: version.value}
+
+
+def _without_newer_routes(document: dict[str, Any], version: ApiVersion) -> dict[str, Any]:
+    """`document` without the operations `version` lacks (a shallow copy when some go)."""
+    paths = document.get("paths", {})
+    kept: dict[str, Any] = {}
+    for path, operations in paths.items():
+        mine = {
+            method: operation
+            for method, operation in operations.items()
+            if not isinstance(operation, dict)
+            or version.has(ApiVersion(operation.get(SINCE, DEFAULT_VERSION.value)))
+        }
+        if mine:
+            kept[path] = mine
+    if kept == paths:
+        return document
+    return {**document, "paths": kept}
 
 
 def _schemas_of(location: Location, *, with_error_action: bool) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ message and the queue it writes; `execution` never imports `dispatch`.
 """
 
 from scheduler_lib.dispatch.anti_entropy import RepairReport, due_for_check, repair_jobs
+from scheduler_lib.dispatch.catch_up import backfill
 from scheduler_lib.dispatch.now import dispatch_if_due
 from scheduler_lib.dispatch.tick import Dispatcher, TickReport
 
@@ -15,6 +16,7 @@ __all__ = [
     "Dispatcher",
     "RepairReport",
     "TickReport",
+    "backfill",
     "dispatch_if_due",
     "due_for_check",
     "repair_jobs",

@@ -23,6 +23,7 @@ from datetime import datetime
 
 import isodate
 
+from scheduler_lib.dispatch import catch_up
 from scheduler_lib.dispatch.context import (
     Counts,
     TickContext,
@@ -53,7 +54,8 @@ def postpone(
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
     schedule = ctx.schedules.of(job)
     nxt = schedule.next_after(ctx.now)
-    marker = Postponement(row.due, _message(ctx, schedule, row.due, nxt))
+    late = catch_up.missed_runs(job, schedule, row.due, now=ctx.now)  # its missedRunPolicy
+    marker = Postponement(row.due, _message(ctx, schedule, row.due, nxt) + catch_up.note(late))
 
     def advance(current: JobRecord) -> JobRecord:
         return replace(
@@ -66,6 +68,7 @@ def postpone(
     saved, won = advance_job(ctx, job, row, counts, advance)
     if won and saved is not None:
         _record(ctx, saved, row.due, marker.message)
+        catch_up.send_missed(ctx.queue, saved, late, now=ctx.now)
         ctx.remove_row(row)
         counts.postponed += 1
         counts.completed += nxt is None

@@ -22,7 +22,7 @@ _CLAIM_KEYS = {
     "action", "attempt", "messageId", "number", "manual", "done", "final", "faulted", "at",
     "claimedAt", "abandoned", "postponed",
 }  # fmt: skip
-_STATE_KEYS = {"claims", "lastFinished", "endedAt"}
+_STATE_KEYS = {"claims", "lastFinished", "endedAt", "buffered"}
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,9 @@ class ExecutorState:
     #: When the executor finished the job (Completed or Faulted): housekeeping deletes it
     #: 60 days later.
     ended_at: datetime | None = None
+    #: The execution message of an occurrence waiting for the running one to end (a job's
+    #: `concurrencyPolicy` BufferOne; `execution/overlap.py`), at most one.
+    buffered: str | None = None
     #: Stored keys this version does not know: kept so a write never loses them.
     other: Mapping[str, Any] = field(default_factory=dict)
 
@@ -128,6 +131,7 @@ class ExecutorState:
                 else None
             ),
             ended_at=datetime.fromisoformat(ended) if isinstance(ended, str) and ended else None,
+            buffered=stored.get("buffered") or None,
             other={k: v for k, v in stored.items() if k not in _STATE_KEYS},
         )
 
@@ -143,4 +147,6 @@ class ExecutorState:
             }
         if self.ended_at is not None:
             stored["endedAt"] = self.ended_at.isoformat()
+        if self.buffered is not None:
+            stored["buffered"] = self.buffered
         return stored

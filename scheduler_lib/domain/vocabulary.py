@@ -28,6 +28,9 @@ class HistoryStatus(StrEnum):
     COMPLETED = "Completed"
     FAILED = "Failed"
     POSTPONED = "Postponed"  # written by the dispatcher when a quota postpones an occurrence
+    #: 2026-12-01's concurrencyPolicy: an occurrence not run because the previous one still
+    #: ran (2016-03-01 answers show it too: the SDK keeps an unknown status as its string).
+    SKIPPED = "Skipped"
 
 
 #: Every job state, as the wire spells it (validation, `$filter=state eq ...`).

@@ -10,12 +10,14 @@ and the Storage queue between the dispatcher and the executor.
 
 from scheduler_lib.execution.execute import ExecutionReport, Executor
 from scheduler_lib.execution.lifecycle import executor_state
-from scheduler_lib.execution.messages import MAIN_ACTION, ExecutionMessage
+from scheduler_lib.execution.messages import BACKFILL, CATCH_UP, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution.pause import failure_streak
 from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
 from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 
 __all__ = [
+    "BACKFILL",
+    "CATCH_UP",
     "MAIN_ACTION",
     "ExecutionMessage",
     "ExecutionQueue",

@@ -45,6 +45,7 @@ poison-queue function records that in the job's history (`poisoned`).
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -54,7 +55,7 @@ from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.errors import NotFoundError, ValidationError
-from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution import claims, lifecycle, overlap
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
@@ -79,7 +80,8 @@ MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
-    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed"
+    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed" |
+    #: "Skipped" | "Buffered" (a job's concurrencyPolicy, `overlap`)
     disposition: str
     reason: str
     job_key: str
@@ -119,6 +121,8 @@ class Executor:
     clock: Clock
     sleep: Callable[[float], None]
     action_adapters: Mapping[str, Any] = field(default_factory=dict)
+    #: Uniform draws in [0, 1) for an Exponential retry's full jitter (tests seed their own).
+    draw: Callable[[], float] = random.random
 
     def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Process one execution message (see the module docstring)."""
@@ -168,6 +172,11 @@ def _handle(
                 return report(confirmed.disposition, confirmed.reason)
             record = confirmed
 
+    # A Rerun decides again: what ran before it is still running only if it skipped then.
+    held = overlap.hold(store, record, message, now=clock())
+    if held is not overlap.Overlap.RUN:
+        return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
+
     action = _action_of(record, message)
     if action is None:  # the errorAction was removed after the main action faulted
         # The occurrence is over (faulted); the job may be complete.
@@ -176,7 +185,9 @@ def _handle(
         over = claims.finish(store, record, message, message_id, gone, now=now)
         return report("Dropped", "the job has no errorAction any more", job_state=_state(over))
     policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
-    after = execute_finish.Finish(store, queue, record, message, message_id, policy, clock)
+    after = execute_finish.Finish(
+        store, queue, record, message, message_id, policy, clock, executor.draw
+    )
     if verdict is lifecycle.Verdict.RERUN:
         entry = execute_finish.recorded_attempt(store, record, message)
         if entry is not None:  # it ran; only the job's update was lost
@@ -241,6 +252,8 @@ def _history_entry(
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
     status = HistoryStatus.COMPLETED if outcome.succeeded else HistoryStatus.FAILED
+    if message.catch_up:  # a late run on purpose says so (docs/extensions.md)
+        text = f"[{message.catch_up}] " + text
     return execute_late.attempt_entry(record, message, status, text, started=started, ended=ended)
 
 

@@ -12,13 +12,16 @@ entry, and the executor concludes the attempt from it ("Recorded") instead.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.execution import claims, lifecycle, pause
+from scheduler_lib.execution import claims, lifecycle, overlap, pause
+from scheduler_lib.execution.backoff import Draw, Failure
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.execution.retry import RetryPolicy, deliver
@@ -73,6 +76,7 @@ class Finish:
     message_id: str
     policy: RetryPolicy
     clock: Clock
+    draw: Draw = random.random  # the executor's random source (an Exponential delay)
 
     def conclude(
         self,
@@ -88,10 +92,17 @@ class Finish:
         attempt ran in an earlier delivery (its follow-up's delay counts from now)."""
         store, record, message, policy = self.store, self.record, self.message, self.policy
         succeeded, ended = entry.status == HistoryStatus.COMPLETED, entry.end_time
-        follow_up, faulted_now = next_message(record, message, policy, succeeded=succeeded)
+        retry_at = None
+        if not succeeded:
+            failure = Failure.of(outcome, entry.message)
+            retry_at = policy.next_retry(
+                message.attempt, failure, failed_at=ended, occurrence=message.occurrence,
+                draw=self.draw,
+            )  # fmt: skip
+        follow_up, faulted_now = next_message(record, message, retry_at, succeeded=succeeded)
         follow_up_at = delivery = None
         if follow_up is not None:
-            follow_up_at = policy.retry_at(ended) if follow_up.attempt else ended
+            follow_up_at = retry_at if retry_at is not None else ended
             delivery = deliver(
                 follow_up,
                 visible_at=follow_up_at,
@@ -103,6 +114,8 @@ class Finish:
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
         if saved is not None and pause.paused_now(saved, faulted_now=faulted_now):
             add_history(store, pause.pause_entry(saved, message, entry, now=self.clock()))
+        if saved is not None and follow_up is None:  # the occurrence ended: one may wait
+            overlap.release(store, self.queue, saved, now=self.clock())
         if saved is None:
             # Deleted while the action ran: the purge of its history may be over already; do
             # not leave this attempt's entry behind as an orphan.
@@ -114,12 +127,13 @@ class Finish:
 
 
 def next_message(
-    record: JobRecord, message: ExecutionMessage, policy: RetryPolicy, *, succeeded: bool
+    record: JobRecord, message: ExecutionMessage, retry_at: datetime | None, *, succeeded: bool
 ) -> tuple[ExecutionMessage | None, bool]:
-    """The next message of this occurrence (None: it is over) and whether it just faulted."""
+    """The next message of this occurrence (None: it is over) and whether it just faulted;
+    `retry_at`: when the policy retries the failed attempt (None: it does not)."""
     if succeeded:
         return None, False
-    if policy.allows_retry(message.attempt):
+    if retry_at is not None:
         return message.next_attempt(), False
     if message.action == ERROR_ACTION:
         return None, False

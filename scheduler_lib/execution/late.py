@@ -64,6 +64,14 @@ def postpone_late(
             "occurrence postponed: started too late",
             extra={"job": record.key, "occurrence": iso_z(message.occurrence)},
         )
+    return close_not_run(store, record, message, now=now)
+
+
+def close_not_run(
+    store: TableStore, record: JobRecord, message: ExecutionMessage, *, now: datetime
+) -> JobRecord | None:
+    """Close the claim of an occurrence that did not run (postponed, or skipped by its job's
+    concurrencyPolicy): final, nothing counted; the job as written."""
     saved = claims.apply(
         store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
     )

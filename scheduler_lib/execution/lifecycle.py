@@ -79,6 +79,8 @@ def judge(record: JobRecord, message: ExecutionMessage, message_id: str) -> tupl
     if claim is None:
         return Verdict.RUN, "first delivery"
     if claim.final:
+        if message.catch_up and (claim.postponed or claim.abandoned):
+            return Verdict.RUN, "a late run of an occurrence that did not run"
         return Verdict.DUPLICATE, "the occurrence already finished"
     mine = _step(message.action, message.attempt)
     theirs = _step(claim.action, claim.attempt)

@@ -21,6 +21,10 @@ ERROR_ACTION = "ErrorAction"
 VERSION = 1
 
 
+CATCH_UP = "CatchUp"
+BACKFILL = "Backfill"
+
+
 @dataclass(frozen=True)
 class ExecutionMessage:
     """One attempt of one action of one occurrence of one job."""
@@ -39,6 +43,13 @@ class ExecutionMessage:
     #: Whole seconds the occurrence starts after `occurrence` (its job's `maxJitter`; see
     #: `schedule.jitter`); the tag and the history keep naming `occurrence`.
     jitter_seconds: int = 0
+    #: Sent when the occurrence it waited for ended (`concurrencyPolicy` BufferOne): it starts
+    #: as soon as delivered and is never judged late.
+    buffered: bool = False
+    #: A late run on purpose (`CATCH_UP` after downtime, a job's missedRunPolicy; `BACKFILL`,
+    #: `POST .../backfill`): sent as a manual run with the occurrence's own tag, and marked
+    #: so in its history entries.
+    catch_up: str = ""
 
     @classmethod
     def scheduled(
@@ -78,9 +89,14 @@ class ExecutionMessage:
         trigger polls at intervals. Retries and the errorAction follow a failure by at least
         `retryInterval` anyway, and a manual run is due when it is sent.
         """
-        if self.manual or self.action != MAIN_ACTION or self.attempt:
+        if self.manual or self.buffered or self.action != MAIN_ACTION or self.attempt:
             return None
         return self.occurrence + timedelta(seconds=self.jitter_seconds)
+
+    def late_run(self, kind: str) -> ExecutionMessage:
+        """This scheduled occurrence run late on purpose (`CATCH_UP`, `BACKFILL`): as a
+        manual run (never judged late, never changing the job's state), with its own tag."""
+        return replace(self, occurrence_number=0, manual=True, catch_up=kind)
 
     def belongs_to(self, incarnation: str) -> bool:
         """Whether this message was sent for that incarnation of its job (a message from an
@@ -98,6 +114,10 @@ class ExecutionMessage:
         body["occurrence"] = self.occurrence.isoformat()
         if not self.jitter_seconds:
             del body["jitter_seconds"]  # the form every message had before jitter
+        if not self.buffered:
+            del body["buffered"]
+        if not self.catch_up:
+            del body["catch_up"]
         body["v"] = VERSION
         return json.dumps(body, separators=(",", ":"))
 

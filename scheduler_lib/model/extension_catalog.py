@@ -8,7 +8,16 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 
 from __future__ import annotations
 
-from scheduler_lib.model import jitter, managed_identity, pause, placeholders, signing
+from scheduler_lib.model import (
+    backoff,
+    jitter,
+    managed_identity,
+    missed,
+    overlap,
+    pause,
+    placeholders,
+    signing,
+)
 from scheduler_lib.model.versions import (
     Catalog,
     ExtensionChoice,
@@ -57,6 +66,43 @@ CATALOG = Catalog(
             Location.QUEUE_MESSAGE, "envelope", placeholders.validate, placeholders.ENVELOPE_SCHEMA
         ),
         ExtensionProperty(Location.COLLECTION, signing.PROPERTY, signing.validate, signing.SCHEMA),
+        ExtensionProperty(
+            Location.RETRY_POLICY,
+            "maxRetryInterval",
+            backoff.duration,
+            backoff.MAX_INTERVAL_SCHEMA,
+            cross_check=backoff.check_max_interval,
+        ),
+        ExtensionProperty(
+            Location.RETRY_POLICY,
+            "maxRetryDuration",
+            backoff.duration,
+            backoff.MAX_DURATION_SCHEMA,
+            cross_check=backoff.check_max_duration,
+        ),
+        ExtensionProperty(
+            Location.RETRY_POLICY,
+            "retryOn",
+            backoff.retry_on,
+            backoff.RETRY_ON_SCHEMA,
+            cross_check=backoff.check_retry_on,
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "concurrencyPolicy",
+            overlap.concurrency_policy,
+            overlap.CONCURRENCY_SCHEMA,
+        ),
+        ExtensionProperty(
+            Location.JOB, "missedRunPolicy", missed.missed_run_policy, missed.POLICY_SCHEMA
+        ),
+        ExtensionProperty(
+            Location.JOB,
+            "catchUpWindow",
+            missed.catch_up_window,
+            missed.WINDOW_SCHEMA,
+            cross_check=missed.check_window,
+        ),
     ),
     choices=(
         # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for
@@ -64,6 +110,8 @@ CATALOG = Catalog(
         ExtensionChoice(
             Location.AUTHENTICATION, "type", managed_identity.TYPE, "ActiveDirectoryOAuth"
         ),
+        # Shown to 2016-03-01 as Fixed with the same first interval and count.
+        ExtensionChoice(Location.RETRY_POLICY, "retryType", backoff.EXPONENTIAL, "Fixed"),
     ),
     statuses=(
         ExtensionStatus(

@@ -104,8 +104,18 @@ def cross_check(definition: dict[str, Any], path: str, version: ApiVersion) -> N
         for container, error_action in _containers(definition, location):
             for prop in properties_at(location, version, error_action=error_action):
                 if prop.cross_check is not None and container.get(prop.name) is not None:
-                    where = wire.join(path, location.value) if location.value else path
+                    where = _where(path, location, error_action)
                     prop.cross_check(definition, container[prop.name], wire.join(where, prop.name))
+
+
+def _where(path: str, location: Location, error_action: bool) -> str:
+    """The wire path of the object at `location` (in the errorAction when `error_action`)."""
+    if not location.value:
+        return path
+    inner = location.value
+    if error_action:
+        inner = inner.replace("action", "action.errorAction", 1)
+    return wire.join(path, inner)
 
 
 def older_form(definition: dict[str, Any], version: ApiVersion) -> dict[str, Any]:

@@ -7,9 +7,10 @@ Not a test module (no `test_` prefix); the fixtures are imported by the executor
 
 from __future__ import annotations
 
+import random
 import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
@@ -109,14 +110,18 @@ class Driver:
     settings: Settings
     clock: FakeClock
     adapters: dict[str, Any] = field(default_factory=dict)
+    #: The executor's random source (an Exponential retry's jitter): seeded, so repeatable.
+    draw: Callable[[], float] = field(default_factory=lambda: random.Random(14).random)
 
     @cached_property
     def runtime(self) -> Runtime:
         """The worker's real composition root, on the test's clock (`adapters` is shared, so
-        a test may add one after the driver is built)."""
-        return Runtime(
+        a test may add one after the driver is built) and with the seeded random source."""
+        runtime = Runtime(
             self.settings, clock=self.clock, sleep=self.clock.sleep, action_adapters=self.adapters
         )
+        runtime.executor = replace(runtime.executor, draw=self.draw)
+        return runtime
 
     def run(
         self, message: ExecutionMessage, *, message_id: str | None = None, dequeue_count: int = 1

@@ -44,3 +44,16 @@ def test_manual_runs_get_fresh_tags() -> None:
 def test_malformed_messages_are_validation_errors(text: str) -> None:
     with pytest.raises(ValidationError):
         ExecutionMessage.from_json(text)
+
+
+def test_late_and_buffered_runs_round_trip_and_plain_messages_keep_their_form() -> None:
+    scheduled = ExecutionMessage.scheduled("s|r|c|j", T0, 7)
+    assert "buffered" not in scheduled.to_json() and "catch_up" not in scheduled.to_json()
+    late = scheduled.late_run("Backfill")
+    assert (late.manual, late.occurrence_number, late.catch_up) == (True, 0, "Backfill")
+    assert late.execution_tag == scheduled.execution_tag  # the occurrence's own tag
+    assert late.start_at is None  # never held for its second nor judged late
+    buffered = ExecutionMessage.from_json(scheduled.to_json().replace('"v"', '"buffered":true,"v"'))
+    assert buffered.buffered and buffered.start_at is None
+    for message in (late, buffered):
+        assert ExecutionMessage.from_json(message.to_json()) == message

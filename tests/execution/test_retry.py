@@ -49,7 +49,7 @@ def test_policy_from_action(
 @pytest.mark.parametrize(
     ("policy", "field"),
     [
-        pytest.param({"retryType": "Exponential"}, "retryType", id="unknown-type"),
+        pytest.param({"retryType": "Linear"}, "retryType", id="unknown-type"),
         pytest.param({"retryType": "Fixed", "retryInterval": "PT14S"}, "retryInterval",
                      id="interval-below-15s"),
         pytest.param({"retryType": "Fixed", "retryInterval": "P19M"}, "retryInterval",

@@ -158,3 +158,11 @@ def test_a_deployed_entity_reads_and_writes_back_byte_for_byte(
     after = table.get_entity(record.collection_key, "ping")["Bookkeeping"]
     assert after == dumps(stored)
     assert json.loads(after)["occurrences"] == stored["occurrences"]
+
+
+def test_a_waiting_occurrence_reads_as_typed_and_is_written_back() -> None:
+    stored = {"occurrences": 2, "executor": {"claims": {}, "buffered": '{"job_key":"k"}'}}
+    executor = Bookkeeping.from_stored(stored).executor
+    assert executor is not None and executor.buffered == '{"job_key":"k"}'
+    assert dumps(Bookkeeping.from_stored(stored).to_stored()) == dumps(stored)
+    assert "buffered" not in ExecutorState().to_stored()

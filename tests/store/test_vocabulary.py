@@ -26,7 +26,7 @@ def test_the_tuples_are_the_enums_values() -> None:
     assert JOB_STATES == ("Enabled", "Disabled", "Completed", "Faulted")
     assert USER_JOB_STATES == ("Enabled", "Disabled")
     assert FINISHED_JOB_STATES == ("Completed", "Faulted")
-    assert HISTORY_STATUSES == ("Completed", "Failed", "Postponed")
+    assert HISTORY_STATUSES == ("Completed", "Failed", "Postponed", "Skipped")
     assert JobState.ENABLED == "Enabled" and HistoryStatus.POSTPONED == "Postponed"
 
 
