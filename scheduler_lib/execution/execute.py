@@ -193,7 +193,8 @@ def _handle(
         if entry is not None:  # it ran; only the job's update was lost
             return after.conclude(entry, report, "Recorded", "its action already ran", resumed=True)
 
-    sent_at = clock()
+    signing_secrets = _signing_secrets(store, record, action)
+    started = clock()  # the instant the action starts is the one its request says it was sent
     context = ExecutionContext(
         job_id=job_arm_id(record),
         job_collection_id=collection_arm_id(record),
@@ -202,11 +203,10 @@ def _handle(
         retry_count=message.attempt,
         occurrence_number=message.occurrence_number,
         placeholders=bool(record.definition.get("placeholders")),
-        signing_secrets=_signing_secrets(store, record, action),
-        sent_at=sent_at,
+        signing_secrets=signing_secrets,
+        sent_at=started,
         action_name=message.action,
     )
-    started = clock()
     outcome = run_action(action, context, settings, **dict(action_adapters or {}))
     ended = clock()
     entry = add_history(store, _history_entry(record, message, outcome, started, ended))
