@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import cached_property
@@ -67,7 +66,6 @@ class Runtime:
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
         self.dispatch_queue = ExecutionQueue(settings, name=settings.dispatch_queue_name)
-        self.owner = uuid.uuid4().hex  # this worker, as a shard lease's holder
         self.dispatcher = Dispatcher(self.store, self.queue, settings, clock)
         adapters = {} if action_adapters is None else action_adapters
         self.executor = Executor(self.store, self.queue, settings, clock, sleep, adapters)
@@ -103,7 +101,8 @@ class Runtime:
         takes its shard over); a malformed message is dropped (None)."""
         self.ensure_storage()
         try:
-            result = self.dispatcher.pair(body, now=self.clock(), owner=self.owner)
+            # Each call its own lease holder: a worker runs several messages at once.
+            result = self.dispatcher.pair(body, now=self.clock())
         except ValidationError:
             log.error("dropping a malformed dispatch control message: %.200s", body)
             return None
