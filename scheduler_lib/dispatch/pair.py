@@ -28,7 +28,7 @@ from enum import Enum
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.report import TickReport
-from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, run_shard
+from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, TickCollections, run_shard
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     LeaseLostError,
@@ -75,8 +75,10 @@ def dispatch_pair(
     now: datetime,
     clock: Clock | None = None,
     workers: int = DEFAULT_WORKERS,
+    collections: TickCollections | None = None,
 ) -> PairResult:
-    """Handle `pair` at `now` as `owner` (a worker's unique id); see the module docstring."""
+    """Handle `pair` at `now` as `owner` (a unique id per call); see the module docstring.
+    `collections`: the states of collections this worker already read for the pair's tick."""
     lease, seen = acquire_shard(store, pair.shard, owner=owner, now=now, duration=LEASE)
     if lease is None:
         return PairResult(PairOutcome.BUSY, seen.cursor, busy_until=seen.lease_until or now)
@@ -95,6 +97,7 @@ def dispatch_pair(
         report = run_shard(
             store, queue, settings, pair.shard, cursor,
             now=now, clock=clock, workers=workers, between_chunks=renew,
+            collections=collections, tick=pair.now,
         )  # fmt: skip
     except BaseException:
         if held[0].owner == owner:

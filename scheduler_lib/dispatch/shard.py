@@ -21,9 +21,10 @@ waiting on storage round trips (see bench/dispatch.py for the measured effect).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 
 from scheduler_lib.config import Settings
@@ -41,6 +42,28 @@ DEFAULT_WORKERS = 8
 LOOK_AHEAD = timedelta(minutes=1)
 
 
+@dataclass
+class TickCollections:
+    """The collections' states a worker read for one tick, shared by the pairs of that tick
+    it handles (the single timer read each collection once per tick; a worker handling
+    several shards of a tick still does). A pair of another tick starts afresh."""
+
+    tick: datetime | None = None
+    states: dict[str, bool] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def of(self, tick: datetime) -> dict[str, bool]:
+        with self.lock:
+            if tick != self.tick:
+                self.tick, self.states = tick, {}
+            return dict(self.states)
+
+    def learn(self, tick: datetime, states: dict[str, bool]) -> None:
+        with self.lock:
+            if tick == self.tick:
+                self.states.update(states)
+
+
 def run_shard(
     store: TableStore,
     queue: ExecutionQueue,
@@ -52,11 +75,15 @@ def run_shard(
     clock: Clock | None = None,
     workers: int = DEFAULT_WORKERS,
     between_chunks: Callable[[], None] | None = None,
+    collections: TickCollections | None = None,
+    tick: datetime | None = None,
 ) -> TickReport:
     """Dispatch the shard's occurrences due from `cursor` (or the grace window, whichever is
     earlier) through one minute after `now`; `between_chunks` runs before each chunk (the
-    lease renewal). With the entry point's `clock`, each message's delay is measured from
-    when it is sent and the report says how long it took; without, all happens at `now`."""
+    lease renewal); `collections` holds what the worker read of the collections for `tick`
+    (the instant of the tick the pair belongs to). With the entry point's `clock`, each
+    message's delay is measured from when it is sent and the report says how long it took;
+    without, all happens at `now`."""
     start = now - settings.grace_period
     if cursor is not None and cursor < start:
         start = cursor
@@ -64,7 +91,8 @@ def run_shard(
     ctx = TickContext(store, queue, settings, now, minute_key(through), clock=clock, batched=True)
     rows = list(due_rows(store, start=start, through=through, shard=shard))
 
-    counts, collections, failed_minutes = _dispatch_rows(ctx, rows, workers, between_chunks)
+    known = (collections or TickCollections(), tick or now)
+    counts, read, failed_minutes = _dispatch_rows(ctx, rows, workers, between_chunks, known)
 
     next_cursor = minute_start(ctx.through_minute)
     if failed_minutes:
@@ -75,7 +103,7 @@ def run_shard(
         through_minute=ctx.through_minute,
         minutes_read=minutes_between(minute_key(start), ctx.through_minute),
         rows_read=len(rows),
-        collection_entities_read=collections,
+        collection_entities_read=read,
         failed=len(failed_minutes),
         cursor=next_cursor,
         duration=(clock() - now).total_seconds() if clock is not None else 0.0,
@@ -88,6 +116,7 @@ def _dispatch_rows(
     rows: list[DueRow],
     workers: int,
     between_chunks: Callable[[], None] | None,
+    known: tuple[TickCollections, datetime],
 ) -> tuple[Counts, int, list[str]]:
     """Handle the rows: each job's rows as one unit, each parked message as one, soonest
     first, `CHUNK` units at a time (`dispatch_chunk`). Returns the work done, how many
@@ -100,7 +129,10 @@ def _dispatch_rows(
             parked.append(row)
         else:
             by_job.setdefault(row.job_key, []).append(row)
-    collections = sorted({collection_key(*split_job_key(key)[:3]) for key in by_job})
+    cache, tick = known
+    states = cache.of(tick)
+    wanted = {collection_key(*split_job_key(key)[:3]) for key in by_job}
+    collections = sorted(wanted - set(states))
     units: list[Unit] = list(by_job.items())
     units += [(None, [row]) for row in parked]
     # Earliest first: in a long tick, what is due soonest must not wait behind the rest.
@@ -110,7 +142,9 @@ def _dispatch_rows(
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         run = pool.map if workers > 1 else map
         enabled = run(lambda key: _collection_enabled(ctx, key), collections)
-        ctx = replace(ctx, collections_enabled=dict(zip(collections, enabled, strict=True)))
+        states.update(zip(collections, enabled, strict=True))
+        cache.learn(tick, states)
+        ctx = replace(ctx, collections_enabled=states)
         for start in range(0, len(units), CHUNK):
             if between_chunks is not None and start:
                 between_chunks()

@@ -10,7 +10,7 @@ tests and benchmarks drive, and what a host without a dispatch queue would run.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from scheduler_lib.config import Settings
@@ -18,7 +18,7 @@ from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.coordinator import CoordinatorReport, coordinate, pairs_due
 from scheduler_lib.dispatch.pair import PairResult, dispatch_pair
 from scheduler_lib.dispatch.report import TickReport, combine, minute_start
-from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, LOOK_AHEAD
+from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, LOOK_AHEAD, TickCollections
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
@@ -42,6 +42,8 @@ class Dispatcher:
     settings: Settings
     clock: Clock | None = None
     workers: int = DEFAULT_WORKERS
+    #: What this worker read of the collections for the tick it handles pairs of.
+    collections: TickCollections = field(default_factory=TickCollections)
 
     def tick(self, *, now: datetime) -> TickReport:
         """A whole tick at `now` in this process (see `run_tick`)."""
@@ -58,6 +60,7 @@ class Dispatcher:
         return dispatch_pair(
             self.store, self.queue, self.settings, ControlMessage.from_json(message),
             owner=owner or uuid.uuid4().hex, now=now, clock=self.clock, workers=self.workers,
+            collections=self.collections,
         )  # fmt: skip
 
 
@@ -75,13 +78,15 @@ def run_tick(
     another worker holds is left to it."""
     now = now.astimezone(UTC)
     migrate_unsharded(store)
-    owner = uuid.uuid4().hex
-    results = [
-        dispatch_pair(
-            store, queue, settings, pair, owner=owner, now=now, clock=clock, workers=workers
-        )
-        for pair in pairs_due(settings, now)
-    ]
+    owner, collections = uuid.uuid4().hex, TickCollections()
+
+    def handle(pair: ControlMessage) -> PairResult:
+        return dispatch_pair(
+            store, queue, settings, pair,
+            owner=owner, now=now, clock=clock, workers=workers, collections=collections,
+        )  # fmt: skip
+
+    results = [handle(pair) for pair in pairs_due(settings, now)]
     report = combine_results(now, results, clock)
     save_dispatcher_state(store, DispatcherState(report.cursor, now, report.summary()))
     return report
