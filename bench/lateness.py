@@ -91,7 +91,12 @@ def run(count: int, root: Path, dispatch_workers: int) -> dict[str, float]:
             start = minute + timedelta(seconds=60 * i / count)
             action = {"type": "Http", "request": {"method": "POST", "uri": target.url}}
             body = {"properties": {"startTime": iso(start), "action": action}}
-            api.put(f"/c{i // PER_COLLECTION}/jobs/j{i:05d}", json=body).raise_for_status()
+            for attempt in range(5):  # storage busy under the load: the API answers 503
+                answer = api.put(f"/c{i // PER_COLLECTION}/jobs/j{i:05d}", json=body)
+                if answer.status_code != 503:
+                    break
+                time.sleep(1 + attempt)
+            answer.raise_for_status()
 
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(create, range(count)))
@@ -128,18 +133,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument("--label", default="this tree")
     args = parser.parse_args(argv)
-    rows = []
-    for count in (int(n) for n in args.counts.split(",")):
-        print(f"[{datetime.now(UTC):%H:%M:%S}] {count} in one minute", file=sys.stderr)
-        rows.append(run(count, args.root.resolve(), args.dispatch_workers))
     print(f"host: {args.label} ({args.root}), dispatch workers {args.dispatch_workers}")
     print()
     print("| jobs in one minute | received | p50 s | p99 s | max s | missing | doubled | early |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    for count in (int(n) for n in args.counts.split(",")):
+        print(f"[{datetime.now(UTC):%H:%M:%S}] {count} in one minute", file=sys.stderr)
+        r = run(count, args.root.resolve(), args.dispatch_workers)
         print(
             f"| {r['count']:,} | {r['received']:,} | {r['p50']:.2f} | {r['p99']:.2f} "
-            f"| {r['max']:.2f} | {r['missing']} | {r['doubled']} | {r['early']} |"
+            f"| {r['max']:.2f} | {r['missing']} | {r['doubled']} | {r['early']} |",
+            flush=True,
         )
 
 
