@@ -138,13 +138,18 @@ def test_a_worker_killed_mid_pair_loses_nothing(store: TableStore, settings: Set
     _each_sent_once(store, victims, killed, successor)
 
 
-def test_a_coordinator_tick_run_twice_sends_each_occurrence_once(settings: Settings) -> None:
+def _runtime(settings: Settings, n: int) -> tuple[Runtime, RecordingQueue, list[JobRecord]]:
+    """The real runtime at T0, its dispatcher sending to a recording queue, `n` jobs due."""
     runtime = Runtime(settings, clock=lambda: T0)
     runtime.ensure_storage()
     make_collection(runtime.store)
-    jobs = _jobs(runtime.store, 20)
     queue = _queue(settings)
     runtime.dispatcher = replace(runtime.dispatcher, queue=queue)
+    return runtime, queue, _jobs(runtime.store, n)
+
+
+def test_a_coordinator_tick_run_twice_sends_each_occurrence_once(settings: Settings) -> None:
+    runtime, queue, jobs = _runtime(settings, 20)
 
     first = runtime.coordinate()
     second = runtime.coordinate()
@@ -160,12 +165,7 @@ def test_a_coordinator_tick_run_twice_sends_each_occurrence_once(settings: Setti
 
 
 def test_runtime_tick_drains_its_control_messages_deterministically(settings: Settings) -> None:
-    runtime = Runtime(settings, clock=lambda: T0)
-    runtime.ensure_storage()
-    make_collection(runtime.store)
-    jobs = _jobs(runtime.store, 12)
-    queue = _queue(settings)
-    runtime.dispatcher = replace(runtime.dispatcher, queue=queue)
+    runtime, queue, jobs = _runtime(settings, 12)
 
     report = runtime.tick()
 
