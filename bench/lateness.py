@@ -40,7 +40,7 @@ from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
 KEY = "bench-key"
 BASE = "/subscriptions/bench/resourceGroups/bench/providers/Microsoft.Scheduler/jobCollections"
 PER_COLLECTION = 1000  # P20Premium's job quota
-CREATE_RATE = 40  # jobs/s the API is assumed to take at least, to place the minute ahead
+CREATE_RATE = 25  # jobs/s the API is assumed to take at least, to place the minute ahead
 
 
 def iso(value: datetime) -> str:
