@@ -1,7 +1,9 @@
 """The Functions app: wires the triggers to the scheduler's runtime. No logic here.
 
 - HTTP: the Azure Scheduler-compatible API (FastAPI, served through AsgiFunctionApp).
-- Timer, every minute at second 0: one dispatcher tick.
+- Timer, every minute at second 0: the dispatcher's coordinator (one control message per
+  due (minute, shard) pair of the due index).
+- Queue, on the dispatch queue: one (minute, shard) pair dispatched under the shard's lease.
 - Queue, on the execution queue: one execution message (poisoned by the host after
   host.json's maxDequeueCount failed attempts).
 - Queue, on its poison queue: a poisoned message, recorded in its job's history and status.
@@ -26,7 +28,14 @@ app = func.AsgiFunctionApp(app=runtime.api, http_auth_level=func.AuthLevel.ANONY
 
 @app.timer_trigger(arg_name="timer", schedule="0 * * * * *", use_monitor=True)
 def dispatcher(timer: func.TimerRequest) -> None:
-    runtime.tick()
+    runtime.coordinate()
+
+
+@app.queue_trigger(
+    arg_name="msg", queue_name="%SCHEDULER_DISPATCH_QUEUE%", connection="AzureWebJobsStorage"
+)
+def dispatch_pair(msg: func.QueueMessage) -> None:
+    runtime.dispatch(msg.get_body().decode("utf-8"))
 
 
 @app.queue_trigger(

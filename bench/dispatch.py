@@ -55,7 +55,7 @@ from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
-from scheduler_lib.store.due_index import minute_key
+from scheduler_lib.store.due_index import minute_key, partition_key, shard_of
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import iso_z as iso
 from scheduler_lib.timeutil import utc_now
@@ -97,7 +97,12 @@ def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str
         # jobs._to_entity is private: the store has no batch insert (asked the lead for one).
         entity = job_store._to_entity(record)
         by_partition.setdefault((job_store.TABLE, entity["PartitionKey"]), []).append(entity)
-        index_row = {"PartitionKey": minute_key(due), "RowKey": record.key, "Due": due}
+        shard = shard_of(record.key, store.settings.dispatch_shards)
+        index_row = {
+            "PartitionKey": partition_key(shard, minute_key(due)),
+            "RowKey": record.key,
+            "Due": due,
+        }
         by_partition.setdefault((DUE_TABLE, index_row["PartitionKey"]), []).append(index_row)
     for (table, _), entities in by_partition.items():
         client = store.table(table)

@@ -24,6 +24,7 @@ class _Server(ThreadingHTTPServer):
 
 def _serve(conn: Connection) -> None:
     lateness: list[float] = []
+    tags: list[str] = []
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -33,6 +34,7 @@ def _serve(conn: Connection) -> None:
             expected = self.headers.get("x-ms-scheduler-expected-execution-time", "")
             with lock:
                 lateness.append((arrived - datetime.fromisoformat(expected)).total_seconds())
+                tags.append(self.headers.get("x-ms-execution-tag", ""))
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -45,14 +47,21 @@ def _serve(conn: Connection) -> None:
     conn.send(server.server_address[1])
     while (command := conn.recv()) != "stop":
         with lock:
-            conn.send(len(lateness) if command == "count" else list(lateness))
+            if command == "count":
+                conn.send(len(lateness))
+            elif command == "tags":
+                conn.send(list(tags))
+            else:
+                conn.send(list(lateness))
             if command == "take":
                 lateness.clear()
+                tags.clear()
     server.shutdown()
 
 
 class Target:
-    """`Target()` starts it; then `url`, `count()`, `take()` (lateness in s), `stop()`."""
+    """`Target()` starts it; then `url`, `count()`, `tags()` (each request's execution tag),
+    `take()` (lateness in s, and forget them), `stop()`."""
 
     def __init__(self) -> None:
         context = multiprocessing.get_context("spawn")
@@ -63,6 +72,10 @@ class Target:
 
     def count(self) -> int:
         self._conn.send("count")
+        return self._conn.recv()
+
+    def tags(self) -> list[str]:
+        self._conn.send("tags")
         return self._conn.recv()
 
     def take(self) -> list[float]:

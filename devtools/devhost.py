@@ -4,7 +4,10 @@ The Azure Functions Core Tools cannot run everywhere (not on this project's CI),
 host runs the same `Runtime` methods the functions call:
 
 - the API under uvicorn at http://127.0.0.1:PORT/api (the HTTP trigger),
-- a dispatcher tick at second 0 of every minute (the timer trigger `0 * * * * *`),
+- the dispatcher's coordinator at second 0 of every minute (the timer trigger
+  `0 * * * * *`), and `SCHEDULER_DISPATCH_WORKERS` dispatch workers, each taking one
+  (minute, shard) control message at a time off the dispatch queue as the dispatch
+  function does (so shards are dispatched in parallel under their leases, as in Azure),
 - a worker that consumes the execution queue as the queue trigger does: messages are
   hidden while they run, deleted on success, made visible again on failure, and moved to
   the poison queue after `MAX_DEQUEUE_COUNT` dequeues;
@@ -30,7 +33,7 @@ from datetime import datetime, timedelta
 import uvicorn
 
 from scheduler_lib.config import Settings
-from scheduler_lib.execution import ReceivedMessage
+from scheduler_lib.execution import ExecutionQueue, ReceivedMessage
 from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
@@ -44,6 +47,8 @@ RETRY_VISIBILITY = 10  # seconds before a failed message is tried again
 #: occurrence holds its slot for the 1-2 s between its early delivery and its second.
 CONCURRENCY = 16 + 12
 POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
+#: A dispatch worker polls more often: a control message is at the start of a minute's work.
+DISPATCH_POLL_INTERVAL = 0.1
 
 
 def next_minute(now: datetime) -> datetime:
@@ -52,14 +57,30 @@ def next_minute(now: datetime) -> datetime:
 
 
 def dispatcher_loop(runtime: Runtime, stop: threading.Event) -> None:
-    """Tick now, then at every minute boundary, until `stop` is set."""
+    """Coordinate now, then at every minute boundary, until `stop` is set."""
     while not stop.is_set():
         try:
-            runtime.tick()
+            runtime.coordinate()
         except Exception:
-            log.exception("dispatcher tick failed; the next tick resumes from the cursor")
+            log.exception("dispatcher tick failed; the next tick resumes from the cursors")
         now = runtime.clock()
         stop.wait((next_minute(now) - now).total_seconds())
+
+
+def dispatch_worker_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Handle control messages one at a time until `stop` is set (the dispatch function:
+    deleted when handled, made visible again on failure, poisoned after MAX_DEQUEUE_COUNT)."""
+    queue = runtime.dispatch_queue
+    while not stop.is_set():
+        try:
+            messages = queue.receive(max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT)
+        except Exception:
+            log.exception("receiving from the dispatch queue failed")
+            messages = []
+        for message in messages:
+            _settle(queue, message, lambda m: runtime.dispatch(m.body))
+        if not messages:
+            stop.wait(DISPATCH_POLL_INTERVAL)
 
 
 def housekeeping_loop(runtime: Runtime, stop: threading.Event) -> None:
@@ -117,9 +138,20 @@ def _run_and_release(
 
 def process_message(runtime: Runtime, message: ReceivedMessage) -> None:
     """Run one message; delete it, release it for another try, or poison it."""
-    queue = runtime.queue
+    _settle(
+        runtime.queue,
+        message,
+        lambda m: runtime.execute(m.body, message_id=m.id, dequeue_count=m.dequeue_count),
+    )
+
+
+def _settle(
+    queue: ExecutionQueue, message: ReceivedMessage, run: Callable[[ReceivedMessage], object]
+) -> None:
+    """What the queue trigger does around a function: `run` the message, then delete it,
+    release it for another try, or poison it."""
     try:
-        runtime.execute(message.body, message_id=message.id, dequeue_count=message.dequeue_count)
+        run(message)
     except Exception:
         if message.dequeue_count >= MAX_DEQUEUE_COUNT:
             log.exception("message %s failed %d times: poisoned", message.id, MAX_DEQUEUE_COUNT)
@@ -173,6 +205,10 @@ def serve(
     threads = [
         threading.Thread(target=dispatcher_loop, args=(runtime, stop), name="dispatcher"),
         threading.Thread(target=worker_loop, args=(runtime, stop), name="worker"),
+        *(
+            threading.Thread(target=dispatch_worker_loop, args=(runtime, stop), name=f"dispatch{i}")
+            for i in range(settings.dispatch_workers)
+        ),
         threading.Thread(target=poison_loop, args=(runtime, stop), name="poison"),
         threading.Thread(target=housekeeping_loop, args=(runtime, stop), name="housekeeping"),
     ]

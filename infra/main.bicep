@@ -73,6 +73,11 @@ param deployServiceBus bool = false
 @description('ISO 8601 duration a missed occurrence may still run late (SCHEDULER_GRACE_PERIOD).')
 param gracePeriod string = 'PT5M'
 
+@description('Shards of the due index (SCHEDULER_DISPATCH_SHARDS, 1-64): how many (minute, shard) pairs the dispatch function handles in parallel each minute. See docs/capacity.md.')
+@minValue(1)
+@maxValue(64)
+param dispatchShards int = 8
+
 @description('Comma-separated CIDRs and host names of private targets (reached through VNet integration) that actions may call (SCHEDULER_EGRESS_ALLOW). Empty: public addresses only; metadata and link-local addresses are refused whatever this says.')
 param egressAllow string = ''
 
@@ -140,9 +145,14 @@ var tableNames = [
   'SchedulerState'
 ]
 var executionQueueName = 'scheduler-executions'
+// The coordinator (timer) sends one control message per due (minute, shard) pair here; the
+// dispatch function handles each.
+var dispatchQueueName = 'scheduler-dispatch'
 var queueNames = [
   executionQueueName
   '${executionQueueName}-poison'
+  dispatchQueueName
+  '${dispatchQueueName}-poison'
 ]
 
 resource rg 'Microsoft.Resources/resourceGroups@2021-04-01' = {
@@ -303,6 +313,8 @@ module api './app/api.bicep' = {
     appSettings: {
       SCHEDULER_API_KEYS: '@Microsoft.KeyVault(SecretUri=${keyVault.outputs.apiKeysSecretUri})'
       SCHEDULER_EXECUTION_QUEUE: executionQueueName
+      SCHEDULER_DISPATCH_QUEUE: dispatchQueueName
+      SCHEDULER_DISPATCH_SHARDS: string(dispatchShards)
       SCHEDULER_GRACE_PERIOD: gracePeriod
       SCHEDULER_STORAGE_QUEUE_ENDPOINT: 'https://{account}.queue.${environment().suffixes.storage}'
       SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX: serviceBusEndpointSuffix

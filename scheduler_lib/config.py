@@ -41,6 +41,12 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_API_KEYS": "comma-separated API keys accepted as `Authorization: Bearer`",
     "SCHEDULER_STORAGE_PREFIX": "prefix of every table and queue name (lowercase letters/digits)",
     "SCHEDULER_EXECUTION_QUEUE": "name of the execution queue the executor function listens on",
+    "SCHEDULER_DISPATCH_QUEUE": "name of the dispatch queue: one control message per due "
+    "(minute, shard) pair, handled by the dispatch function",
+    "SCHEDULER_DISPATCH_SHARDS": "shards of the due index (1-64, default 8): pairs dispatched "
+    "in parallel",
+    "SCHEDULER_DISPATCH_WORKERS": "dispatch workers the local host runs (default 2; in Azure "
+    "the Functions host scales the dispatch function)",
     "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
@@ -74,6 +80,12 @@ _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 #: Logical table names; the stored name is `prefix + name` (tables allow letters and digits).
 TABLES = ("JobCollections", "Jobs", "JobDueIndex", "JobHistory", "SchedulerState")
 EXECUTION_QUEUE = "scheduler-executions"
+DISPATCH_QUEUE = "scheduler-dispatch"
+#: Due-index shards: enough that one minute of 10,000 occurrences puts ~1,250 in a partition
+#: (Azure Table's target: ~2,000 entities/s per partition); each costs a few round trips a
+#: minute even when idle.
+DEFAULT_DISPATCH_SHARDS = 8
+MAX_DISPATCH_SHARDS = 64  # two digits in the PartitionKey
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,9 @@ class Settings:
     api_keys: tuple[str, ...] = ()
     storage_prefix: str = ""
     execution_queue_name: str = ""
+    dispatch_queue_name: str = ""
+    dispatch_shards: int = DEFAULT_DISPATCH_SHARDS
+    dispatch_workers: int = 2
     grace_period: timedelta = timedelta(minutes=5)
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
@@ -118,6 +133,15 @@ class Settings:
                 else EXECUTION_QUEUE
             )
             object.__setattr__(self, "execution_queue_name", name)
+        if not self.dispatch_queue_name:
+            prefix = f"{self.storage_prefix}-" if self.storage_prefix else ""
+            object.__setattr__(self, "dispatch_queue_name", prefix + DISPATCH_QUEUE)
+        if not 1 <= self.dispatch_shards <= MAX_DISPATCH_SHARDS:
+            raise ValidationError(
+                "SCHEDULER_DISPATCH_SHARDS", f"must be 1 to {MAX_DISPATCH_SHARDS}"
+            )
+        if self.dispatch_workers < 1:
+            raise ValidationError("SCHEDULER_DISPATCH_WORKERS", "must be at least 1")
 
     def table_name(self, logical: str) -> str:
         """The stored name of one of `TABLES`."""
@@ -215,6 +239,9 @@ class Settings:
             api_keys=keys,
             storage_prefix=env.get("SCHEDULER_STORAGE_PREFIX", ""),
             execution_queue_name=env.get("SCHEDULER_EXECUTION_QUEUE", ""),
+            dispatch_queue_name=env.get("SCHEDULER_DISPATCH_QUEUE", ""),
+            dispatch_shards=_int(env, "SCHEDULER_DISPATCH_SHARDS", DEFAULT_DISPATCH_SHARDS),
+            dispatch_workers=_int(env, "SCHEDULER_DISPATCH_WORKERS", 2),
             grace_period=grace_period,
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"
@@ -245,6 +272,17 @@ def _egress_allow(value: str | None, conn: str | None, account: str | None) -> t
     storage = Settings(storage_connection_string=conn, storage_account_name=account)
     local = account is None and storage.own_storage_account == AZURITE_ACCOUNT
     return LOCAL_EGRESS_ALLOW if local else ()
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole-number app setting (`default` when unset), refused by name when malformed."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise ValidationError(name, f"not a whole number: {raw!r}") from exc
 
 
 def _list(value: str | None) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ call exactly these methods, so what runs locally is what runs in Azure.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -19,7 +20,17 @@ from fastapi import FastAPI
 from scheduler_lib.actions.egress import policy_for
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch import Dispatcher, TickReport, due_for_check, repair_jobs
+from scheduler_lib.dispatch import (
+    CoordinatorReport,
+    Dispatcher,
+    PairOutcome,
+    PairResult,
+    TickReport,
+    combine_results,
+    due_for_check,
+    repair_jobs,
+)
+from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import (
     ExecutionQueue,
     ExecutionReport,
@@ -54,6 +65,7 @@ class Runtime:
         self.clock = clock
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
+        self.dispatch_queue = ExecutionQueue(settings, name=settings.dispatch_queue_name)
         self.dispatcher = Dispatcher(self.store, self.queue, settings, clock)
         adapters = {} if action_adapters is None else action_adapters
         self.executor = Executor(self.store, self.queue, settings, clock, sleep, adapters)
@@ -62,6 +74,7 @@ class Runtime:
         """Create tables and queues once per worker (idempotent, so racing workers are fine)."""
         self.store.ready()
         self.queue.ready()
+        self.dispatch_queue.ready()
 
     @cached_property
     def api(self) -> FastAPI:
@@ -74,10 +87,48 @@ class Runtime:
             queue=ExecutionQueue(self.settings, patience=INTERACTIVE),
         )
 
-    def tick(self) -> TickReport:
-        """One dispatcher tick at the current time (the timer trigger), then its upkeep."""
+    def coordinate(self) -> CoordinatorReport:
+        """The timer trigger: send one control message per due (minute, shard) pair to the
+        dispatch queue, then the tick's upkeep."""
         self.ensure_storage()
-        report = self.dispatcher.tick(now=self.clock())
+        report = self.dispatcher.coordinate(self.dispatch_queue, now=self.clock())
+        self.upkeep(report.now)
+        return report
+
+    def dispatch(self, body: str) -> PairResult | None:
+        """The dispatch queue trigger: handle one (minute, shard) pair. A pair whose shard
+        another worker holds is sent again for when that lease ends (if the holder died, this
+        takes its shard over); a malformed message is dropped (None)."""
+        self.ensure_storage()
+        try:
+            # Each call its own lease holder: a worker runs several messages at once.
+            result = self.dispatcher.pair(body, now=self.clock())
+        except ValidationError:
+            log.error("dropping a malformed dispatch control message: %.200s", body)
+            return None
+        if result.outcome is PairOutcome.BUSY:
+            wait = ((result.busy_until or self.clock()) - self.clock()).total_seconds()
+            self.dispatch_queue.send_body(body, delay_seconds=max(1, math.ceil(wait)))
+        return result
+
+    def drain_dispatch(self) -> list[PairResult]:
+        """Handle every control message visible now, here, one after the other (what
+        `tick` and tests use instead of the dispatch function)."""
+        results: list[PairResult] = []
+        while received := self.dispatch_queue.receive(max_messages=32, visibility_timeout=300):
+            for message in received:
+                result = self.dispatch(message.body)
+                self.dispatch_queue.delete(message)
+                if result is not None:
+                    results.append(result)
+        return results
+
+    def tick(self) -> TickReport:
+        """A whole dispatcher tick at the current time in this process: the coordinator's
+        control messages, then each pair they name (`drain_dispatch`), then the upkeep."""
+        self.ensure_storage()
+        coordinated = self.dispatcher.coordinate(self.dispatch_queue, now=self.clock())
+        report = combine_results(coordinated.now, self.drain_dispatch(), self.clock)
         self.upkeep(report.now)
         log.info(
             "dispatcher tick: %d due rows, %d sent, %d postponed, %d stale, %.2fs",

@@ -62,7 +62,7 @@ def _functions(module: ModuleType) -> dict[str, object]:
 def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> None:
     functions = _functions(function_app)
     assert set(functions) == {
-        "http_app_func", "dispatcher", "executor", "poisoned", "housekeeping",
+        "http_app_func", "dispatcher", "dispatch_pair", "executor", "poisoned", "housekeeping",
     }  # fmt: skip
     triggers = {
         name: json.loads(function.get_function_json())["bindings"][0]
@@ -75,6 +75,9 @@ def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> 
     assert triggers["dispatcher"]["schedule"] == "0 * * * * *"
     assert triggers["housekeeping"]["type"] == "timerTrigger"
     assert triggers["housekeeping"]["schedule"] == "0 17 3 * * *"  # daily, 03:17 UTC
+    assert triggers["dispatch_pair"]["type"] == "queueTrigger"
+    assert triggers["dispatch_pair"]["queueName"] == "%SCHEDULER_DISPATCH_QUEUE%"
+    assert triggers["dispatch_pair"]["connection"] == "AzureWebJobsStorage"
     assert triggers["executor"]["type"] == "queueTrigger"
     assert triggers["executor"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%"
     assert triggers["executor"]["connection"] == "AzureWebJobsStorage"
@@ -113,6 +116,15 @@ def test_http_function_serves_the_api(function_app: ModuleType) -> None:
 def test_timer_queue_and_housekeeping_functions_run(function_app: ModuleType) -> None:
     functions = _functions(function_app)
     functions["dispatcher"].get_user_function()(TimerRequest())
+    # The timer only hands out (minute, shard) pairs; the dispatch function handles each.
+    control = function_app.runtime.dispatch_queue
+    pairs = control.receive(max_messages=32)
+    assert len(pairs) == function_app.settings.dispatch_shards
+    for pair in pairs:
+        message = QueueMessage(id=pair.id, body=pair.body.encode(), dequeue_count=1)
+        functions["dispatch_pair"].get_user_function()(message)
+        control.delete(pair)
+    assert function_app.runtime.drain_dispatch() == []
     functions["housekeeping"].get_user_function()(TimerRequest())
     # A malformed message must fail loudly so the host retries and finally poisons it.
     bad = QueueMessage(id="m1", body=b"not a message", dequeue_count=1)
@@ -140,7 +152,9 @@ def test_unresolved_api_keys_close_the_api_but_not_the_scheduler(
 ) -> None:
     module = function_app_without_keys
     functions = _functions(module)
-    assert set(functions) == {"http_app_func", "dispatcher", "executor", "poisoned", "housekeeping"}
+    assert set(functions) == {
+        "http_app_func", "dispatcher", "dispatch_pair", "executor", "poisoned", "housekeeping",
+    }  # fmt: skip
     for url in (f"{BASE}/jobCollections/coll1", "http://localhost/api/health"):
         answer = _http(module, "GET", url)
         assert answer.status_code == 503, answer.get_body()

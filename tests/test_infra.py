@@ -37,6 +37,8 @@ BICEP_FILES = sorted(INFRA.rglob("*.bicep"))
 NOT_SET_IN_AZURE = {
     "AzureWebJobsStorage": "shared-key access is disabled on the storage account: the app reaches "
     "it with its managed identity through the AzureWebJobsStorage__* settings instead",
+    "SCHEDULER_DISPATCH_WORKERS": "the local host's dispatch workers: in Azure the Functions "
+    "host scales the dispatch function over instances",
     "SCHEDULER_STORAGE_PREFIX": "defaults to empty: in Azure the storage account belongs to the "
     "scheduler alone, so tables and queues keep their plain names",
 }
@@ -320,11 +322,25 @@ def test_execution_queue_setting_names_the_created_queue() -> None:
     assert value == config.EXECUTION_QUEUE == queues[0]
 
 
+def test_dispatch_queue_setting_names_the_created_queue() -> None:
+    _, queues = storage_module_args()
+    value = resolve(*app_settings()["SCHEDULER_DISPATCH_QUEUE"])
+    assert value == config.DISPATCH_QUEUE == config.Settings().dispatch_queue_name
+    assert value in queues and f"{value}-poison" in queues
+
+
 def test_every_table_and_queue_the_code_uses_is_created() -> None:
     tables, queues = storage_module_args()
     azure = config.Settings(storage_prefix="")
     assert sorted(tables) == sorted(azure.table_name(t) for t in config.TABLES)
-    assert sorted(queues) == sorted([azure.execution_queue_name, azure.poison_queue_name])
+    assert sorted(queues) == sorted(
+        [
+            azure.execution_queue_name,
+            azure.poison_queue_name,
+            azure.dispatch_queue_name,
+            f"{azure.dispatch_queue_name}-poison",
+        ]
+    )
     assert all(re.fullmatch(r"[A-Za-z][A-Za-z0-9]{2,62}", t) for t in tables)
     assert all(re.fullmatch(r"[a-z0-9](?!.*--)[a-z0-9-]{1,61}[a-z0-9]", q) for q in queues)
 
@@ -426,6 +442,7 @@ def test_local_settings_example() -> None:
     assert values["FUNCTIONS_WORKER_RUNTIME"] == "python"
     assert values["AzureWebJobsStorage"] == "UseDevelopmentStorage=true"
     assert values["SCHEDULER_EXECUTION_QUEUE"] == config.EXECUTION_QUEUE
+    assert values["SCHEDULER_DISPATCH_QUEUE"] == config.DISPATCH_QUEUE  # the trigger's %name%
     assert values["SCHEDULER_API_KEYS"]
     assert set(values) - {"FUNCTIONS_WORKER_RUNTIME"} <= set(config.APP_SETTINGS)
     config.Settings.from_env(values)  # every value is one the code accepts

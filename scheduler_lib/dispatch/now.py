@@ -20,7 +20,7 @@ from datetime import datetime
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.context import Counts, TickContext
 from scheduler_lib.dispatch.job import handle_rows
-from scheduler_lib.dispatch.tick import LOOK_AHEAD
+from scheduler_lib.dispatch.shard import LOOK_AHEAD
 from scheduler_lib.domain import CollectionRecord, JobRecord, JobState
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import DueRow, TableStore, minute_key

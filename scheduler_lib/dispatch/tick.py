@@ -1,111 +1,67 @@
-"""The dispatcher: one tick (the timer function calls `run_tick` every minute).
+"""The dispatcher's entry points: the coordinator's tick, one pair, or a whole tick at once.
 
-A tick reads only the due-index partitions of the minutes that are due, from
-min(cursor, now - grace period) through one minute ahead, so its cost follows what is due,
-not how many jobs exist: one range scan, one point read per due job, one read per
-collection those jobs live in. Jobs are handled a chunk at a time (`dispatch_chunk`, which
-batches the due-index writes) by `dispatch_read_job` (send, advance, move the row) or
-`dispatch_postpone` (missed by downtime); parked messages (retries longer than a queue's
-visibility limit) are sent as they are.
-
-Re-reading the grace window on every tick is what catches rows written after the previous
-tick read their minute (the API creating a job due this minute); handled rows are removed,
-so that re-read costs only what is left. The cursor (the last minute fully handled) only
-matters after downtime, when it lies before the grace window: the tick then reads back to
-it and postpones what was missed. A job whose handling fails keeps the cursor before its
-minute, so the next tick sees its row again; other jobs are not held up by it.
-
-Jobs are independent, so they are handled by a small thread pool: a tick is mostly waiting
-on storage round trips (see bench/dispatch.py for the measured effect).
+In Azure the timer function runs the coordinator (`coordinator.coordinate`: one control
+message per due (minute, shard) pair) and the dispatch function handles each message
+(`pair.dispatch_pair`), on as many instances as the Functions host gives it. `run_tick` does
+a whole tick in the calling process through the same per-pair code, shard after shard: what
+tests and benchmarks drive, and what a host without a dispatch queue would run.
 """
 
 from __future__ import annotations
 
-import logging
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime, timedelta
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from scheduler_lib.config import Settings
-from scheduler_lib.dispatch.chunk import CHUNK, Unit, dispatch_chunk
-from scheduler_lib.dispatch.context import Counts, TickContext
-from scheduler_lib.domain import collection_key, split_job_key
-from scheduler_lib.errors import NotFoundError
+from scheduler_lib.dispatch.control import ControlMessage
+from scheduler_lib.dispatch.coordinator import CoordinatorReport, coordinate, pairs_due
+from scheduler_lib.dispatch.pair import PairResult, dispatch_pair
+from scheduler_lib.dispatch.report import TickReport, combine, minute_start
+from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, LOOK_AHEAD, TickCollections
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
-    MINUTE_FORMAT,
     DispatcherState,
-    DueRow,
     TableStore,
-    due_rows,
-    get_collection,
-    get_dispatcher_state,
+    migrate_unsharded,
     minute_key,
     save_dispatcher_state,
 )
-from scheduler_lib.timeutil import Clock, iso_z
+from scheduler_lib.timeutil import Clock
 
-logger = logging.getLogger(__name__)
-
-#: Threads handling jobs in parallel. Storage round trips dominate, not CPU.
-DEFAULT_WORKERS = 8
-LOOK_AHEAD = timedelta(minutes=1)
-
-
-@dataclass(frozen=True)
-class TickReport:
-    """What one tick read and did. `entities_read` is the tick's storage cost."""
-
-    now: datetime
-    first_minute: str
-    through_minute: str
-    minutes_read: int
-    rows_read: int
-    job_entities_read: int
-    collection_entities_read: int
-    history_entities_read: int
-    messages_sent: int
-    parked_sent: int
-    postponed: int
-    stale_dropped: int
-    completed: int
-    failed: int
-    cursor: datetime
-    duration: float  # seconds
-
-    @property
-    def entities_read(self) -> int:
-        return (
-            self.rows_read
-            + self.job_entities_read
-            + self.collection_entities_read
-            + self.history_entities_read
-        )
-
-    def summary(self) -> dict[str, object]:
-        """JSON-ready form, stored as the last tick for the health endpoint."""
-        body: dict[str, object] = asdict(self)
-        body["now"], body["cursor"] = iso_z(self.now), iso_z(self.cursor)
-        body["entities_read"] = self.entities_read
-        return body
+__all__ = ["DEFAULT_WORKERS", "LOOK_AHEAD", "Dispatcher", "TickReport", "run_tick"]
 
 
 @dataclass(frozen=True)
 class Dispatcher:
-    """The timer trigger's work, built once per worker (`runtime.Runtime`) with the storage,
-    the queue and the settings every tick uses; the entry point hands each tick its `now`."""
+    """The dispatcher's work, built once per worker (`runtime.Runtime`) with the storage,
+    the queue and the settings every tick uses; the entry point hands each call its `now`."""
 
     store: TableStore
     queue: ExecutionQueue
     settings: Settings
     clock: Clock | None = None
     workers: int = DEFAULT_WORKERS
+    #: What this worker read of the collections for the tick it handles pairs of.
+    collections: TickCollections = field(default_factory=TickCollections)
 
     def tick(self, *, now: datetime) -> TickReport:
-        """One tick at `now` (see `run_tick`)."""
+        """A whole tick at `now` in this process (see `run_tick`)."""
         return run_tick(
             self.store, self.queue, self.settings, now=now, clock=self.clock, workers=self.workers
         )
+
+    def coordinate(self, control_queue: ExecutionQueue, *, now: datetime) -> CoordinatorReport:
+        """The timer function's part: send the due pairs to `control_queue`."""
+        return coordinate(self.store, control_queue, self.settings, now=now)
+
+    def pair(self, message: str, *, now: datetime, owner: str = "") -> PairResult:
+        """The dispatch function's part: one control message's pair."""
+        return dispatch_pair(
+            self.store, self.queue, self.settings, ControlMessage.from_json(message),
+            owner=owner or uuid.uuid4().hex, now=now, clock=self.clock, workers=self.workers,
+            collections=self.collections,
+        )  # fmt: skip
 
 
 def run_tick(
@@ -117,88 +73,28 @@ def run_tick(
     clock: Clock | None = None,
     workers: int = DEFAULT_WORKERS,
 ) -> TickReport:
-    """Dispatch every occurrence due from the cursor through one minute after `now`. With
-    the entry point's `clock`, each message's delay is measured from when it is sent and the
-    report says how long the tick took; without, the whole tick happens at `now`."""
+    """Dispatch every occurrence due from the cursor through one minute after `now`: the
+    coordinator's work and every pair it hands out, here, one shard after the other. A pair
+    another worker holds is left to it."""
     now = now.astimezone(UTC)
-    cursor = get_dispatcher_state(store).cursor
-    start = now - settings.grace_period
-    if cursor is not None and cursor < start:
-        start = cursor
-    through = now + LOOK_AHEAD
-    ctx = TickContext(
-        store, queue, settings, now, minute_key(through), clock=clock, batched=True
-    )
-    rows = list(due_rows(store, start=start, through=through))
+    migrate_unsharded(store)
+    owner, collections = uuid.uuid4().hex, TickCollections()
 
-    counts, collections, failed_minutes = _dispatch_rows(ctx, rows, workers)
+    def handle(pair: ControlMessage) -> PairResult:
+        return dispatch_pair(
+            store, queue, settings, pair,
+            owner=owner, now=now, clock=clock, workers=workers, collections=collections,
+        )  # fmt: skip
 
-    next_cursor = _minute_start(ctx.through_minute)
-    if failed_minutes:
-        next_cursor = _minute_start(min(failed_minutes)) - timedelta(minutes=1)
-    report = TickReport(
-        now=now,
-        first_minute=minute_key(start),
-        through_minute=ctx.through_minute,
-        minutes_read=_minutes_between(minute_key(start), ctx.through_minute),
-        rows_read=len(rows),
-        collection_entities_read=collections,
-        failed=len(failed_minutes),
-        cursor=next_cursor,
-        duration=(clock() - now).total_seconds() if clock is not None else 0.0,
-        **asdict(counts),
-    )
-    save_dispatcher_state(store, DispatcherState(next_cursor, now, report.summary()))
+    results = [handle(pair) for pair in pairs_due(settings, now)]
+    report = combine_results(now, results, clock)
+    save_dispatcher_state(store, DispatcherState(report.cursor, now, report.summary()))
     return report
 
 
-def _dispatch_rows(
-    ctx: TickContext, rows: list[DueRow], workers: int
-) -> tuple[Counts, int, list[str]]:
-    """Handle the rows: each job's rows as one unit, each parked message as one, soonest
-    first, `CHUNK` units at a time (`dispatch_chunk`). Returns the work done, how many
-    collections were read, and the minute of each unit that failed (its rows stay for the
-    next tick)."""
-    by_job: dict[str, list[DueRow]] = {}
-    parked: list[DueRow] = []
-    for row in rows:
-        if row.payload is not None:
-            parked.append(row)
-        else:
-            by_job.setdefault(row.job_key, []).append(row)
-    collections = sorted({collection_key(*split_job_key(key)[:3]) for key in by_job})
-    units: list[Unit] = list(by_job.items())
-    units += [(None, [row]) for row in parked]
-    # Earliest first: in a long tick, what is due soonest must not wait behind the rest.
-    units.sort(key=lambda unit: min(r.due for r in unit[1]))
-
-    counts, failed_minutes = Counts(), list[str]()
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        run = pool.map if workers > 1 else map
-        enabled = run(lambda key: _collection_enabled(ctx, key), collections)
-        ctx = replace(ctx, collections_enabled=dict(zip(collections, enabled, strict=True)))
-        for start in range(0, len(units), CHUNK):
-            chunk_counts, chunk_failed = dispatch_chunk(
-                ctx, units[start : start + CHUNK], pool if workers > 1 else None
-            )
-            counts.add(chunk_counts)
-            failed_minutes += chunk_failed
-    return counts, len(collections), failed_minutes
-
-
-def _collection_enabled(ctx: TickContext, key: str) -> bool:
-    """A collection read once per tick; a missing one is not enabled (its rows are stale)."""
-    sub, rg, name = key.split("|", 2)
-    try:
-        return get_collection(ctx.store, sub, rg, name).enabled
-    except NotFoundError:
-        return False
-
-
-def _minute_start(minute: str) -> datetime:
-    return datetime.strptime(minute, MINUTE_FORMAT).replace(tzinfo=UTC)
-
-
-def _minutes_between(first: str, last: str) -> int:
-    """How many minute partitions the range from `first` through `last` spans."""
-    return int((_minute_start(last) - _minute_start(first)) / timedelta(minutes=1)) + 1
+def combine_results(now: datetime, results: list[PairResult], clock: Clock | None) -> TickReport:
+    """One report for a tick's pairs; its cursor is the lowest of the shards' cursors."""
+    cursors = [r.cursor for r in results if r.cursor is not None]
+    cursor = min(cursors) if cursors else minute_start(minute_key(now + LOOK_AHEAD))
+    duration = (clock() - now).total_seconds() if clock is not None else 0.0
+    return combine(now, [r.report for r in results if r.report is not None], cursor, duration)

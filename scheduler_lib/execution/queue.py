@@ -69,11 +69,19 @@ class ReceivedMessage:
 
 
 class ExecutionQueue:
-    """Send to, and (for the local host) receive from, the execution queue."""
+    """Send to, and (for the local host) receive from, the execution queue, or another of
+    the scheduler's own queues by `name` (the dispatch queue of control messages)."""
 
-    def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        patience: StoragePatience = BACKGROUND,
+        name: str | None = None,
+    ) -> None:
         self.settings = settings
         self.patience = patience
+        self.name = name or settings.execution_queue_name
         self._ready = Once()
 
     def ready(self) -> ExecutionQueue:
@@ -99,11 +107,11 @@ class ExecutionQueue:
 
     @cached_property
     def client(self) -> QueueClient:
-        return self._client(self.settings.execution_queue_name)
+        return self._client(self.name)
 
     @cached_property
     def poison(self) -> QueueClient:
-        return self._client(self.settings.poison_queue_name)
+        return self._client(f"{self.name}-poison")
 
     def ensure(self) -> None:
         """Create the queue and its poison queue if missing (idempotent)."""
@@ -129,6 +137,13 @@ class ExecutionQueue:
             message.to_json().encode(),
             visibility_timeout=seconds or None,
             time_to_live=-1,
+        )
+
+    def send_body(self, body: str, *, delay_seconds: int = 0) -> None:
+        """Send a message as it is (a control message, one sent again), visible after
+        `delay_seconds`."""
+        self.client.send_message(
+            body.encode(), visibility_timeout=max(0, delay_seconds) or None, time_to_live=-1
         )
 
     def receive(

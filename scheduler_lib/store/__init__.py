@@ -5,6 +5,15 @@ dataclasses holding wire JSON, so the domain code never sees storage entities.
 """
 
 from scheduler_lib.store.collections import get_collection
+from scheduler_lib.store.dispatch_shards import (
+    LeaseLostError,
+    ShardState,
+    acquire_shard,
+    get_shard_state,
+    release_shard,
+    renew_shard,
+    shard_states,
+)
 from scheduler_lib.store.dispatcher_state import (
     DispatcherState,
     get_dispatcher_state,
@@ -27,6 +36,7 @@ from scheduler_lib.store.due_index import (
     remove_due_rows,
     remove_incarnation_row,
 )
+from scheduler_lib.store.due_index_migration import migrate_unsharded
 from scheduler_lib.store.etag import LostRace, retry_lost_races
 from scheduler_lib.store.history import (
     HISTORY_KEEP,
@@ -55,8 +65,11 @@ __all__ = [
     "DispatcherState",
     "DueRow",
     "HistoryEntry",
+    "LeaseLostError",
     "LostRace",
+    "ShardState",
     "TableStore",
+    "acquire_shard",
     "add_due",
     "add_due_rows",
     "add_history",
@@ -68,21 +81,26 @@ __all__ = [
     "get_dispatcher_state",
     "get_job",
     "get_repair_state",
+    "get_shard_state",
     "has_due_row",
     "history_purge_pending",
     "list_history",
+    "migrate_unsharded",
     "minute_key",
     "park_message",
     "prune_history",
     "purge_histories",
     "put_job",
     "reindex_overdue",
+    "release_shard",
     "remove_due",
     "remove_due_rows",
     "remove_incarnation_row",
+    "renew_shard",
     "request_history_purge",
     "retry_lost_races",
     "save_dispatcher_state",
     "save_repair_state",
+    "shard_states",
     "storage_unavailable",
 ]

@@ -1,14 +1,20 @@
-"""The due index: which jobs have an occurrence due in which UTC minute.
+"""The due index: which jobs have an occurrence due in which UTC minute, in which shard.
 
-`JobDueIndex`: PartitionKey = the UTC minute an occurrence is due (`yyyyMMddHHmm`),
-RowKey = the job key. The dispatcher reads a PartitionKey range (from its cursor to one
-minute ahead), so a tick costs what is due, not how many jobs exist. A row is only a hint:
-the job entity's `nextExecutionTime` decides, so a stale row (job deleted, rescheduled or
-disabled) is harmless and is dropped by the dispatcher.
+`JobDueIndex`: PartitionKey = `s<shard>-<minute>` (`s03-202603040900`: the shard, two digits,
+then the UTC minute `yyyyMMddHHmm`), RowKey = the job key. A job's shard is a stable hash of
+its key modulo `Settings.dispatch_shards` (`shard_of`), so no one partition carries a whole
+minute (Azure Table's target is ~2,000 entities/s per partition) and each shard is dispatched
+on its own. The shard comes first so that one shard's minutes are one PartitionKey range: a
+dispatch worker reads its shard from its cursor to one minute ahead in one range scan, so its
+cost follows what is due, not how many jobs exist. A row is only a hint: the job entity's
+`nextExecutionTime` decides, so a stale row (job deleted, rescheduled or disabled) is
+harmless and is dropped by the dispatcher. Rows in the format before sharding (PartitionKey =
+the minute alone) are moved by `due_index_migration`.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -22,6 +28,8 @@ from scheduler_lib.store.tables import TableStore, as_datetime, etag_kwargs
 
 TABLE = "JobDueIndex"
 MINUTE_FORMAT = "%Y%m%d%H%M"
+#: Every sharded PartitionKey starts with this; one before sharding starts with a digit.
+SHARD_PREFIX = "s"
 
 
 @dataclass(frozen=True)
@@ -37,13 +45,16 @@ class DueRow:
     payload: str | None = None
     row_key: str = ""
     etag: str | None = None  # as read: a batched removal leaves a row rewritten since alone
-    #: The partition it was read from: the minute of `due`, except for a row re-indexed by
-    #: `reindex_overdue` into a minute the dispatcher still reads.
+    #: The PartitionKey it was read from: its shard and the minute of `due`, except for a row
+    #: re-indexed by `reindex_overdue` into a minute the dispatcher still reads. None: the
+    #: row a job's key and `due` name (`partition_of` computes it).
     partition: str | None = None
 
     @property
     def minute(self) -> str:
-        return self.partition or minute_key(self.due)
+        if self.partition is None:
+            return minute_key(self.due)
+        return self.partition.rsplit("-", 1)[-1]
 
 
 def minute_key(instant: datetime) -> str:
@@ -51,13 +62,38 @@ def minute_key(instant: datetime) -> str:
     return instant.astimezone(UTC).strftime(MINUTE_FORMAT)
 
 
+def shard_of(job_key: str, shards: int) -> int:
+    """The shard of a job: a hash that is the same in every process and release (crc32 of
+    the job key; Python's `hash` is salted per process). A parked message's row key (job key,
+    then `|tag`) falls in its job's shard."""
+    return zlib.crc32("|".join(job_key.split("|")[:4]).encode()) % shards
+
+
+def partition_key(shard: int, minute: str) -> str:
+    """The PartitionKey of one shard's minute."""
+    return f"{SHARD_PREFIX}{shard:02d}-{minute}"
+
+
+def _partition(store: TableStore, job_key: str, minute: str) -> str:
+    return partition_key(shard_of(job_key, store.settings.dispatch_shards), minute)
+
+
+def partition_of(store: TableStore, row: DueRow) -> str:
+    """The PartitionKey a row lives in: as read, or as its job key and minute say."""
+    return row.partition or _partition(store, row.job_key, row.minute)
+
+
 #: Entities one table transaction may hold (all in one partition).
 TRANSACTION_LIMIT = 100
 T = TypeVar("T")
 
 
-def _occurrence_row(job_key: str, due: datetime) -> dict[str, object]:
-    return {"PartitionKey": minute_key(due), "RowKey": job_key, "Due": due.astimezone(UTC)}
+def _occurrence_row(store: TableStore, job_key: str, due: datetime) -> dict[str, object]:
+    return {
+        "PartitionKey": _partition(store, job_key, minute_key(due)),
+        "RowKey": job_key,
+        "Due": due.astimezone(UTC),
+    }
 
 
 def add_due(
@@ -66,19 +102,21 @@ def add_due(
     """Record that `job_key` has an occurrence at `due` (idempotent). `incarnation` marks the
     row as the API wrote it for that incarnation of the job (see `remove_incarnation_row`);
     `at` files it under another minute than `due`'s (see `reindex_overdue`)."""
-    row = _occurrence_row(job_key, due)
+    row = _occurrence_row(store, job_key, due)
     if incarnation:
         row["Incarnation"] = incarnation
     if at is not None:
-        row["PartitionKey"] = at
+        row["PartitionKey"] = _partition(store, job_key, at)
     store.table(TABLE).upsert_entity(row, mode=UpdateMode.REPLACE)
-    return DueRow(job_key, due, row_key=job_key, partition=at)
+    return DueRow(job_key, due, row_key=job_key, partition=str(row["PartitionKey"]))
 
 
 def has_due_row(store: TableStore, job_key: str, due: datetime) -> bool:
     """Whether the row of `job_key`'s occurrence at `due` exists (one point read)."""
     try:
-        store.table(TABLE).get_entity(minute_key(due), job_key, select=["RowKey"])
+        store.table(TABLE).get_entity(
+            _partition(store, job_key, minute_key(due)), job_key, select=["RowKey"]
+        )
     except ResourceNotFoundError:
         return False
     return True
@@ -100,15 +138,16 @@ def remove_incarnation_row(
     left: the dispatcher drops it as stale, ETag-conditionally. True if it removed one."""
     if not incarnation:
         return False
+    partition = _partition(store, job_key, minute_key(due))
     try:
-        entity = store.table(TABLE).get_entity(minute_key(due), job_key)
+        entity = store.table(TABLE).get_entity(partition, job_key)
     except ResourceNotFoundError:
         return False
     if entity.get("Incarnation") != incarnation:
         return False
     with suppress(ResourceNotFoundError, ResourceModifiedError):
         store.table(TABLE).delete_entity(
-            minute_key(due), job_key, **etag_kwargs(entity.metadata.get("etag"))
+            partition, job_key, **etag_kwargs(entity.metadata.get("etag"))
         )
         return True
     return False
@@ -118,7 +157,10 @@ def add_due_rows(store: TableStore, occurrences: Iterable[tuple[str, datetime]])
     """`add_due` for many (job key, due) pairs: one transaction per minute partition and
     `TRANSACTION_LIMIT` rows instead of a round trip each (a tick moves hundreds of jobs
     whose next occurrences often share a minute: every day at 09:00)."""
-    rows = {(minute_key(due), key): _occurrence_row(key, due) for key, due in occurrences}
+    rows = {}
+    for key, due in occurrences:
+        row = _occurrence_row(store, key, due)
+        rows[(str(row["PartitionKey"]), key)] = row
     for batch in _batches(rows):
         store.table(TABLE).submit_transaction(
             [("upsert", row, {"mode": UpdateMode.REPLACE}) for row in batch]
@@ -130,7 +172,7 @@ def park_message(store: TableStore, job_key: str, tag: str, payload: str, due: d
     row_key = f"{job_key}|{tag}"
     store.table(TABLE).upsert_entity(
         {
-            "PartitionKey": minute_key(due),
+            "PartitionKey": _partition(store, job_key, minute_key(due)),
             "RowKey": row_key,
             "JobKey": job_key,
             "Due": due.astimezone(UTC),
@@ -146,7 +188,9 @@ def remove_due(store: TableStore, row_key: str, due: datetime, *, etag: str | No
     already gone is fine (another tick or the API removed it). With `etag`, only the row as
     it was read: one written again since (a job rescheduled into the same minute) stays."""
     with suppress(ResourceNotFoundError, ResourceModifiedError):
-        store.table(TABLE).delete_entity(minute_key(due), row_key, **etag_kwargs(etag))
+        store.table(TABLE).delete_entity(
+            _partition(store, row_key, minute_key(due)), row_key, **etag_kwargs(etag)
+        )
 
 
 def remove_due_rows(store: TableStore, rows: Iterable[DueRow]) -> None:
@@ -154,17 +198,18 @@ def remove_due_rows(store: TableStore, rows: Iterable[DueRow]) -> None:
     partition and `TRANSACTION_LIMIT` rows. A transaction fails whole if one row is gone or
     rewritten, so such a batch is removed row by row."""
     table = store.table(TABLE)
-    for batch in _batches({(row.minute, row.row_key): row for row in rows}):
+    keyed = {(partition_of(store, row), row.row_key): row for row in rows}
+    for batch in _batches({key: key for key in keyed}):
         operations = [
-            ("delete", {"PartitionKey": row.minute, "RowKey": row.row_key}, etag_kwargs(row.etag))
-            for row in batch
+            ("delete", {"PartitionKey": pk, "RowKey": rk}, etag_kwargs(keyed[pk, rk].etag))
+            for pk, rk in batch
         ]
         try:
             table.submit_transaction(operations)
         except (TableTransactionError, ResourceNotFoundError, ResourceModifiedError):
-            for row in batch:
+            for pk, rk in batch:
                 with suppress(ResourceNotFoundError, ResourceModifiedError):
-                    table.delete_entity(row.minute, row.row_key, **etag_kwargs(row.etag))
+                    table.delete_entity(pk, rk, **etag_kwargs(keyed[pk, rk].etag))
 
 
 def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
@@ -177,12 +222,23 @@ def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
             yield partition_items[i : i + TRANSACTION_LIMIT]
 
 
-def due_rows(store: TableStore, *, start: datetime, through: datetime) -> Iterator[DueRow]:
+def due_rows(
+    store: TableStore, *, start: datetime, through: datetime, shard: int | None = None
+) -> Iterator[DueRow]:
     """Rows of the minutes from the one containing `start` through the one containing
-    `through`, oldest minute first: one PartitionKey range scan."""
+    `through`: of one `shard`, oldest minute first (one PartitionKey range scan), or of every
+    shard (one scan each, then sorted by minute)."""
+    if shard is None:
+        every = range(store.settings.dispatch_shards)
+        rows = [r for s in every for r in due_rows(store, start=start, through=through, shard=s)]
+        yield from sorted(rows, key=lambda r: (r.minute, r.row_key))
+        return
     entities = store.table(TABLE).query_entities(
         "PartitionKey ge @lo and PartitionKey le @hi",
-        parameters={"lo": minute_key(start), "hi": minute_key(through)},
+        parameters={
+            "lo": partition_key(shard, minute_key(start)),
+            "hi": partition_key(shard, minute_key(through)),
+        },
     )
     for entity in entities:
         due = as_datetime(entity.get("Due"))

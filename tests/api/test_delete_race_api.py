@@ -17,8 +17,7 @@ from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import check_health
 from scheduler_lib.housekeeping import run_housekeeping
 from scheduler_lib.runtime import Runtime
-from scheduler_lib.store.due_index import TABLE as DUE_TABLE
-from scheduler_lib.store.due_index import due_rows, minute_key
+from scheduler_lib.store.due_index import due_rows, remove_due
 from scheduler_lib.store.history import list_history
 from scheduler_lib.store.jobs import delete_job, get_job
 from scheduler_lib.store.tables import TableStore
@@ -73,7 +72,7 @@ def _job_without_its_row(client: httpx.Client, store: TableStore, **properties) 
     make_collection(client)
     assert client.put(job_path(), json=job_body(startTime=START, **properties)).status_code == 201
     job = get_job(store, SUB, RG, "coll", "job1")
-    store.table(DUE_TABLE).delete_entity(minute_key(job.next_execution_time), job.key)
+    remove_due(store, job.key, job.next_execution_time)
     return job
 
 

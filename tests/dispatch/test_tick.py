@@ -38,7 +38,8 @@ def test_fan_out_of_1000_jobs_reads_only_what_is_due(
     store: TableStore, queue: RecordingQueue, settings: Settings
 ) -> None:
     """1000 hourly jobs due in the same minute, 200 more due an hour later, in 4 collections:
-    one tick sends 1000 messages and reads 1000 rows, 1000 jobs and 4 collections."""
+    one tick sends 1000 messages and reads 1000 rows, 1000 jobs and 4 collections (once per
+    tick and worker: here one worker handles every shard)."""
     for name in ("c2", "c3", "c4"):
         make_collection(store, name)
     due = T0 + timedelta(seconds=30)
@@ -196,10 +197,12 @@ def test_tick_saves_cursor_and_summary_for_the_health_endpoint(
     assert state.last_tick["now"] == "2026-03-04T09:00:00Z"
 
 
+@pytest.mark.shards(1)
 def test_soonest_occurrences_are_sent_first(
     store: TableStore, queue: RecordingQueue, settings: Settings
 ) -> None:
-    """In a long tick, what is due soonest must not wait behind the rest."""
+    """In a long tick, what is due soonest must not wait behind the rest (in one shard;
+    shards are handled in parallel)."""
     for name, second in (("a", 50), ("b", 10), ("c", 70), ("d", 30)):
         make_job(store, name, definition(T0 + timedelta(seconds=second)))
 
@@ -209,6 +212,7 @@ def test_soonest_occurrences_are_sent_first(
     assert [s.message.job_key[-1] for s in queue.sent] == ["b", "d", "a", "c"]
 
 
+@pytest.mark.shards(1)
 def test_due_index_rows_are_written_and_removed_in_transactions(
     store: TableStore, queue: RecordingQueue, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
