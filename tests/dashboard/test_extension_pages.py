@@ -5,6 +5,7 @@ history, chart and overview, a paused job's note, the policies in words, the Bac
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -108,9 +109,8 @@ def test_editor_preview_shows_jittered_starts_or_the_bound(signed_in, api) -> No
         job["properties"]["status"]["nextExecutionTime"].replace("T", " ").replace("Z", " UTC")
     )
     assert all(LABEL.fullmatch(label) for label in answer["labels"])
-    new = {"mode": "json", "json": '{"properties": {"maxJitter": "PT60S", "startTime": '
-           '"2026-01-01T00:00:00Z", "recurrence": {"frequency": "Day"}, "action": '
-           '{"type": "Http", "request": {"method": "GET", "uri": "http://127.0.0.1:9/"}}}}'}  # fmt: skip
+    fresh_job = {"properties": {"maxJitter": "PT60S", "action": ACTION, **DAILY_1000}}
+    new = {"mode": "json", "json": json.dumps(fresh_job)}
     fresh = signed_in.post(UI + "/preview", data=new, headers=headers).json()
     assert "up to +60 s" in fresh["jitterNote"] and "labels" not in fresh
 
