@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from scheduler_lib.api.job_schedule import schedule_of
 from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.errors import SchedulerError
-from scheduler_lib.schedule import jittered_start
+from scheduler_lib.schedule import jittered_start, max_jitter
 
 
 def when(at: datetime | None) -> str:
@@ -49,8 +49,10 @@ class Run:
 
 def upcoming(job: JobRecord, *, now: datetime) -> Iterator[Run]:
     """The job's runs from its next one on, lazily (one parse of its schedule)."""
+    jittered = bool(max_jitter(job.definition))  # most jobs have none: no hash per run
     for occurrence in _occurrences(job, now=now):
-        yield Run(occurrence, jittered_start(job.key, job.definition, occurrence))
+        start = jittered_start(job.key, job.definition, occurrence) if jittered else occurrence
+        yield Run(occurrence, start)
 
 
 def next_runs(job: JobRecord, *, now: datetime, count: int = 10) -> list[Run]:

@@ -128,7 +128,7 @@ def histogram(buckets: Sequence[tuple[datetime, int]], *, unit: str) -> Markup:
     inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
     step = inner_w / len(buckets)
     by_second = unit == "second"  # the busiest minute zoomed in: its own classes
-    css = "timeline by-second" if by_second else "timeline"
+    css = "busiest-minute" if by_second else "timeline"
     parts = [
         f'<svg class="{css}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
         f'aria-label="Upcoming runs per {unit}; busiest {unit}: {peak} runs">',

@@ -88,7 +88,7 @@ def test_timeline_spreads_a_jittered_herd_over_its_minute(signed_in, api) -> Non
         _job(api, f"herd-{index:03d}", maxJitter="PT60S", **DAILY_1000)
     page = signed_in.get(BASE + "/timeline")
     assert "2026-03-04 10:00:00 UTC 100" in _text(page)  # still one minute...
-    zoom = re.search(r'<svg class="timeline by-second".*?</svg>', page.text, re.S)
+    zoom = re.search(r'<svg class="busiest-minute".*?</svg>', page.text, re.S)
     assert zoom, "no second-by-second view of the busiest minute"
     counts = [int(n) for n in re.findall(r"UTC: (\d+) runs</title>", zoom.group(0))]
     assert sum(counts) == 100 and max(counts) <= 10 and len(counts) >= 40  # ...spread out
