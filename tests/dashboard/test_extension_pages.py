@@ -5,6 +5,7 @@ history, chart and overview, a paused job's note, the policies in words, the Bac
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import replace
@@ -220,3 +221,24 @@ def test_collection_page_lists_signing_secret_names_not_values(signed_in, api) -
     page = signed_in.get(BASE)
     assert "Signing secrets" in page.text and secret.removeprefix("whsec_") not in page.text
     assert f"2026-q4 {created}" in _text(page)
+
+
+def test_editing_an_exponential_retry_in_the_form_keeps_what_it_does_not_show(
+    signed_in, api
+) -> None:
+    retry = {"retryType": "Exponential", "retryInterval": "PT20S", "retryCount": 6,
+             "maxRetryInterval": "PT10M", "retryOn": ["5xx", "transport"]}  # fmt: skip
+    _job(api, "backoff", action={**ACTION, "retryPolicy": retry}, **DAILY_1000)
+    edit = signed_in.get(BASE + "/jobs/backoff/edit")
+    assert re.search(r"<option selected>Exponential</option>", edit.text)
+    etag = html.unescape(re.search(r'name="etag" value="([^"]*)"', edit.text).group(1))
+    form = {"csrf": csrf_token(edit), "mode": "form", "original": "backoff", "etag": etag,
+            "method": "GET", "uri": "http://127.0.0.1:9/changed", "startTime":
+            "2026-01-01T00:00:00Z", "frequency": "Day", "interval": "1", "hours": "10",
+            "minutes": "0", "retryType": "Exponential", "retryInterval": "PT40S",
+            "retryCount": "6"}  # fmt: skip
+    saved = signed_in.post(BASE + "/save", data=form)
+    assert saved.status_code == 303, saved.text
+    stored = api.get(job_path("backoff")).json()["properties"]["action"]
+    assert stored["request"]["uri"] == "http://127.0.0.1:9/changed"
+    assert stored["retryPolicy"] == {**retry, "retryInterval": "PT40S"}
