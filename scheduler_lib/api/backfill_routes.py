@@ -8,13 +8,18 @@ executor runs them as it runs any message). Bad ranges are 400s naming `from` or
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api import job_service as service
 from scheduler_lib.api import paths
+from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import operation
+from scheduler_lib.api.job_service import JobName
 from scheduler_lib.api.openapi_versions import since
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.dispatch import backfill as queue_backfill
@@ -37,14 +42,19 @@ async def backfill(request: Request, ctx: Ctx, name: JobPath) -> Response:
     require(ctx.version, LATEST_VERSION, "a backfill")
     body = await read_json(request)
     now = ctx.clock()
+    backfill_range(body, now=now)  # a bad range is a 400 before the job is read
+    queued = await run_in_threadpool(backfill_job, ctx, name, body, now)
+    return json_response({"value": queued}, 202)
+
+
+def backfill_job(ctx: ApiContext, name: JobName, body: Any, now: datetime) -> list[dict[str, str]]:
+    """Queue the occurrences of the job `name` in the range `body` names (`{from, to}`), as
+    `[{expectedExecutionTime, executionTag}]`: the one rule for this route and the
+    dashboard's Backfill form. ValidationError naming `from`/`to`, NotFound for no job."""
     start, end = backfill_range(body, now=now)
-
-    def queue() -> list[dict[str, str]]:
-        record = service.get_job(ctx, name)
-        sent = queue_backfill(ctx.queue, record, start, end, now=now)
-        return [
-            {"expectedExecutionTime": iso_z(m.occurrence), "executionTag": m.execution_tag}
-            for m in sent
-        ]
-
-    return json_response({"value": await run_in_threadpool(queue)}, 202)
+    record = service.get_job(ctx, name)
+    sent = queue_backfill(ctx.queue, record, start, end, now=now)
+    return [
+        {"expectedExecutionTime": iso_z(m.occurrence), "executionTag": m.execution_tag}
+        for m in sent
+    ]

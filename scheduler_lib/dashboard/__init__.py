@@ -8,8 +8,8 @@ API key for a signed session cookie (`session`); mutating requests are CSRF-chec
 
 Modules: `session` and `csrf` (who may do what), `web` (templates, headers, paths),
 `handlers` (errors to pages), `signin`, `pages`, `actions`, `editor` (routes), `views`,
-`overview` (what the pages show), `svg` (charts), `words` (schedules in plain words),
-`forms` (the job form to JSON and back).
+`overview`, `runs` (what the pages show; `runs`: upcoming runs at their jittered start),
+`svg` (charts), `words` (schedules in plain words), `forms` (the job form to JSON and back).
 """
 
 from __future__ import annotations

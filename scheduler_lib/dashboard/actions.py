@@ -10,9 +10,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scheduler_lib.api import collection_service, job_service
+from scheduler_lib.api.backfill_routes import backfill_job
 from scheduler_lib.api.collection_service import CollectionName
 from scheduler_lib.dashboard.handlers import mutating, page
-from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name
+from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name, show_job
 from scheduler_lib.dashboard.web import UI, collection_url, context, job_url, redirect
 from scheduler_lib.errors import ConflictError, NotFoundError, ValidationError
 
@@ -101,3 +102,20 @@ async def create_collection(request: Request) -> Response:
     await run_in_threadpool(create)
     url = collection_url(name.subscription_id, name.resource_group, name.collection)
     return _back(url, f"Collection {name.collection} is ready.")
+
+
+@router.post(JOB + "/backfill")
+@page
+async def backfill(request: Request) -> Response:
+    """The job page's Backfill form: the REST route's own `backfill_job` (same range rules,
+    same queueing); the page shows what was queued, or the error at the field it names."""
+    session, form = await mutating(request)
+    ctx = context(request)
+    sent = {k: form.get(k, "").strip() for k in ("from", "to")}
+    body = {k: v for k, v in sent.items() if v}
+    try:
+        queued = await run_in_threadpool(backfill_job, ctx, job_name(request), body, ctx.clock())
+    except ValidationError as exc:
+        errors = {exc.field: str(exc)}
+        return await show_job(request, session, {**sent, "errors": errors}, status=400)
+    return await show_job(request, session, {**sent, "queued": queued})

@@ -10,6 +10,7 @@ user types, through the API's preview (`preview_routes.preview_response`).
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter
@@ -25,6 +26,7 @@ from scheduler_lib.api.preview_routes import preview_response
 from scheduler_lib.dashboard import csrf, forms
 from scheduler_lib.dashboard.handlers import endpoint, mutating, page, read_form
 from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name
+from scheduler_lib.dashboard.runs import jitter_label
 from scheduler_lib.dashboard.web import (
     UI,
     context,
@@ -36,8 +38,10 @@ from scheduler_lib.dashboard.web import (
 )
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.errors import SchedulerError, ValidationError
+from scheduler_lib.model import arm
 from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.model.timing import normalize_recurrence
+from scheduler_lib.schedule import max_jitter
 
 router = APIRouter(include_in_schema=False)
 _EXAMPLE = {"method": "GET", "frequency": "Hour", "interval": "1", "state": "Enabled"}
@@ -148,19 +152,40 @@ async def save(request: Request) -> Response:
 @router.post(UI + "/preview")
 @endpoint
 async def preview(request: Request) -> Response:
-    """The next 10 runs of what the editor holds, its errors, and its schedule in words."""
+    """The next 10 runs of what the editor holds for a new job, its errors, and its
+    schedule in words (with maxJitter: by how much each run may move)."""
+    return await _preview(request, None)
+
+
+@router.post(JOB + "/preview")
+@endpoint
+async def preview_job(request: Request) -> Response:
+    """The same for an existing job: its identity is known, so with maxJitter the preview
+    shows when each run really starts (the offsets the dispatcher will use)."""
+    return await _preview(request, job_name(request))
+
+
+async def _preview(request: Request, editing: JobName | None) -> Response:
     session = require_session(request)
     form = await read_form(request)
     csrf.check(request, session, request.headers.get(csrf.HEADER))
-    now = context(request).clock()
-    try:
-        properties = _properties(form, None)
-    except ValidationError as exc:
-        errors = [arm_error(exc)]
-        return json_answer({"executions": [], "errors": errors, "words": "", "json": ""})
+    ctx = context(request)
+    now = ctx.clock()
 
     def work() -> dict[str, Any]:
-        result = preview_response({"properties": properties, "count": 10}, clock_now=now)
+        base = None
+        body: dict[str, Any] = {"count": 10}
+        if editing is not None:
+            record = job_service.get_job(ctx, editing)
+            where = (editing.subscription_id, editing.resource_group, editing.collection)
+            body["id"] = arm.job_id(*where, editing.job)  # whose jitter offsets it shows
+            if form.get("mode") != "json":
+                base = job_to_wire(record, now=now, version=ctx.version)["properties"]
+        try:
+            properties = _properties(form, base)
+        except ValidationError as exc:
+            return {"executions": [], "errors": [arm_error(exc)], "words": "", "json": ""}
+        result = preview_response({**body, "properties": properties}, clock_now=now)
         result["words"] = ""
         result["json"] = forms.json_text(properties)
         if not result["errors"]:
@@ -170,6 +195,24 @@ async def preview(request: Request) -> Response:
             if "recurrence" in timing_only:
                 timing_only["recurrence"] = normalize_recurrence(timing_only["recurrence"], "r")
             result["words"] = describe(timing_only)
+            result.update(_jitter_labels(result, properties))
         return result
 
     return json_answer(await run_in_threadpool(work))
+
+
+def _jitter_labels(result: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:
+    """With maxJitter, each run as the job page shows it ("09:00:17 UTC (09:00 +17 s
+    jitter)"), or for a job not saved yet, by how much each may move."""
+    if "occurrences" in result:
+        pairs = zip(result["occurrences"], result["executions"], strict=True)
+        return {
+            "labels": [
+                jitter_label(datetime.fromisoformat(o), datetime.fromisoformat(e)) for o, e in pairs
+            ]
+        }
+    if "jitter" in result:
+        seconds = int(max_jitter(properties).total_seconds())
+        return {"jitterNote": f"Each run starts up to +{seconds} s later (maxJitter); the "
+                "exact offsets are known once the job is saved."}  # fmt: skip
+    return {}

@@ -89,9 +89,12 @@ def to_properties(form: Mapping[str, str], base: dict[str, Any] | None = None) -
     else:
         request.pop("body", None)
     retry = form.get("retryType", "").strip()
-    action.pop("retryPolicy", None)
+    stored = action.pop("retryPolicy", None) or {}
     if retry:
         action["retryPolicy"] = {"retryType": retry}
+        if retry == stored.get("retryType"):  # keep what the form does not show (2026-12-01's
+            shown = ("retryType", "retryInterval", "retryCount")  # maxRetryInterval, retryOn…)
+            action["retryPolicy"].update({k: v for k, v in stored.items() if k not in shown})
         if retry.lower() != "none":
             for key in ("retryInterval", "retryCount"):
                 if form.get(key, "").strip():

@@ -11,7 +11,8 @@ Sources, each the cheapest honest one:
   says "at least");
 - needing attention: `Faulted` jobs (a state-filtered read per collection), jobs failing now
   (their newest entry of the last 24 hours failed), and jobs with a failed or postponed
-  entry in that time (from the read above).
+  entry in that time (from the read above). `Skipped` entries (concurrencyPolicy) are not
+  failures: they are counted apart and do not put a job on that list.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class Overview:
     health: dict[str, Any]
     dispatched_hour: int
     failures_day: int
+    skipped_day: int
     capped: bool
     attention: list[Attention]
 
@@ -100,6 +102,7 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
         health=health,
         dispatched_hour=dispatched,
         failures_day=len(failures),
+        skipped_day=sum(1 for e in day if e.status == HistoryStatus.SKIPPED),
         capped=len(day) >= LIMIT,
         attention=list(attention.values()),
     )
@@ -107,12 +110,12 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
 
 def _dispatched(entry: dashboard_reads.RecentEntry) -> bool:
     """The first attempt of a scheduled occurrence that ran (a manual run, a retry, an
-    errorAction or a postponement was not dispatched by the dispatcher)."""
+    errorAction, a postponement or a skipped occurrence did not run as dispatched)."""
     return (
         entry.action_name == "MainAction"
         and entry.retry_count == 0
         and entry.repeat_count > 0
-        and entry.status != HistoryStatus.POSTPONED
+        and entry.status not in (HistoryStatus.POSTPONED, HistoryStatus.SKIPPED)
     )
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
+from typing import Any
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -12,13 +13,15 @@ from starlette.responses import Response
 from scheduler_lib.api.collection_service import CollectionName, get_collection
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_service import JobName, get_job
-from scheduler_lib.dashboard import views
+from scheduler_lib.dashboard import runs, views
 from scheduler_lib.dashboard.handlers import page
 from scheduler_lib.dashboard.overview import read_overview
+from scheduler_lib.dashboard.session import Session
 from scheduler_lib.dashboard.svg import histogram
 from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
-from scheduler_lib.dashboard.words import describe
+from scheduler_lib.dashboard.words import describe, policies
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
+from scheduler_lib.model.collections import collection_to_wire
 from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.store import HISTORY_KEEP, list_history
 from scheduler_lib.store import jobs as job_store
@@ -109,8 +112,10 @@ async def collection(request: Request) -> Response:
         return record, views.job_rows(ctx, jobs, now=ctx.clock()), more
 
     record, rows, more = await run_in_threadpool(work)
+    wire = collection_to_wire(record, ctx.version)  # the API's own redaction: names, no values
     values = {
         "collection": record,
+        "signing_secrets": wire["properties"].get("signingSecrets") or [],
         "rows": rows,
         "more": more,
         "state": state or "",
@@ -131,19 +136,20 @@ async def timeline(request: Request) -> Response:
     span, bucket = SPANS.get(span_name, SPANS["24h"])
     now = ctx.clock()
 
-    def work() -> tuple[CollectionRecord, list[JobRecord], list[tuple[datetime, int]], bool]:
+    def work() -> tuple[CollectionRecord, list[JobRecord], runs.Timeline]:
         record = get_collection(ctx, name)
         jobs = all_jobs(ctx, name, "Enabled")
-        buckets, capped = views.upcoming_buckets(
-            jobs, now=now, span=span, bucket=bucket, cap=TIMELINE_CAP
-        )
-        return record, jobs, buckets, capped
+        found = runs.upcoming_buckets(jobs, now=now, span=span, bucket=bucket, cap=TIMELINE_CAP)
+        return record, jobs, found
 
-    record, jobs, buckets, capped = await run_in_threadpool(work)
+    record, jobs, found = await run_in_threadpool(work)
+    buckets, capped = found.buckets, found.capped
     busiest = sorted((b for b in buckets if b[1]), key=lambda b: -b[1])[:5]
     values = {
         "collection": record,
         "chart": histogram(buckets, unit=_unit(bucket)),
+        "zoom": histogram(found.seconds, unit="second") if found.seconds else "",
+        "zoom_minute": views.when(found.seconds[0][0]) if found.seconds else "",
         "busiest": [(views.when(at), count) for at, count in busiest],
         "span": span_name if span_name in SPANS else "24h",
         "jobs": len(jobs),
@@ -162,11 +168,17 @@ def _unit(bucket: timedelta) -> str:
 @router.get(JOB)
 @page
 async def job(request: Request) -> Response:
-    session = require_session(request)
+    return await show_job(request, require_session(request))
+
+
+async def show_job(
+    request: Request, session: Session, backfill: dict[str, Any] | None = None, status: int = 200
+) -> Response:
+    """The job page; `backfill`: what the Backfill form was sent and what came of it."""
     ctx = context(request)
     name = job_name(request)
     query = request.query_params
-    status = query.get("status") if query.get("status") in HISTORY_STATUSES else None
+    wanted = query.get("status") if query.get("status") in HISTORY_STATUSES else None
     action = query.get("action") if query.get("action") in ("MainAction", "ErrorAction") else None
     now = ctx.clock()
 
@@ -175,7 +187,7 @@ async def job(request: Request) -> Response:
         # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
         # the table the newest page of it.
         entries, _ = list_history(
-            ctx.store, record.history_key, status=status, page_size=HISTORY_KEEP
+            ctx.store, record.history_key, status=wanted, page_size=HISTORY_KEEP
         )
         if action:
             entries = [e for e in entries if e.action_name == action]
@@ -188,12 +200,15 @@ async def job(request: Request) -> Response:
         "wire": wire,
         "definition": views.json_pretty(wire["properties"]),
         "words": describe(record.definition),
+        "policies": policies(record.definition),
+        "pause": views.pause_of(wire["properties"]),
         "rows": rows[: views.HISTORY_PAGE],
         "total": len(rows),
         "chart": views.chart(rows),
-        "next_runs": [views.when(t) for t in views.next_runs(record, now=now)],
-        "status": status or "",
+        "next_runs": [run.label for run in runs.next_runs(record, now=now)],
+        "status": wanted or "",
         "action": action or "",
         "statuses": HISTORY_STATUSES,
+        "backfill": backfill or {},
     }
-    return render(request, "job.html", values, session=session)
+    return render(request, "job.html", values, session=session, status=status)

@@ -17,7 +17,11 @@ from html import escape
 from markupsafe import Markup
 
 WIDTH, HEIGHT, PAD = 900, 260, 44
-_COLOURS = {"Completed": "#2e7d32", "Failed": "#c62828", "Postponed": "#ef6c00"}
+_COLOURS = {
+    "Completed": "#2e7d32", "Failed": "#c62828", "Postponed": "#ef6c00", "Skipped": "#546e7a",
+}  # fmt: skip
+#: Occurrences that did not run (not failures): a mark on the time axis, not a lateness dot.
+NOT_RUN = ("Postponed", "Skipped")
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,19 @@ def execution_chart(points: Sequence[Point]) -> Markup:
         f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" text-anchor="end">'
         f"{escape(_short(ordered[-1].at))}</text>",
     ]
-    line = " ".join("{},{}".format(*xy(p, p.duration)) for p in ordered)
+    ran = [p for p in ordered if p.status not in NOT_RUN]
+    line = " ".join("{},{}".format(*xy(p, p.duration)) for p in ran)
     parts.append(f'<polyline class="duration" points="{line}"/>')
     for p in ordered:
+        if p.status in NOT_RUN:
+            x, _ = xy(p, 0.0)
+            parts.append(
+                f'<rect class="not-run {escape(p.status.lower())}" x="{x - 3}" '
+                f'y="{HEIGHT - PAD - 3}" width="6" height="6" fill="{_COLOURS[p.status]}">'
+                f"<title>{escape(p.label)}: {escape(p.status)}, did not run (not a failure)"
+                "</title></rect>"
+            )
+            continue
         x, y = xy(p, p.lateness)
         colour = _COLOURS.get(p.status, "#555")
         parts.append(
@@ -74,6 +88,8 @@ def execution_chart(points: Sequence[Point]) -> Markup:
     parts.append(
         f'<g class="legend"><circle cx="{WIDTH - 250}" cy="16" r="4" fill="#2e7d32"/>'
         f'<text x="{WIDTH - 240}" y="20">lateness (dot, by outcome)</text>'
+        f'<rect x="{WIDTH - 400}" y="13" width="6" height="6" fill="#546e7a"/>'
+        f'<text x="{WIDTH - 390}" y="20">skipped/postponed</text>'
         f'<line class="duration" x1="{WIDTH - 90}" y1="16" x2="{WIDTH - 70}" y2="16"/>'
         f'<text x="{WIDTH - 64}" y="20">duration</text></g></svg>'
     )
@@ -87,13 +103,15 @@ def sparkline(statuses: Sequence[str]) -> Markup:
     bars = []
     for index, status in enumerate(statuses):
         colour = _COLOURS.get(status, "#555")
-        height = 14 if status == "Completed" else 20
+        height = 14 if status == "Completed" else 8 if status in NOT_RUN else 20
         bars.append(
             f'<rect class="{escape(status.lower())}" x="{index * 6}" y="{20 - height}" '
             f'width="4" height="{height}" fill="{colour}"><title>{escape(status)}</title></rect>'
         )
     width = len(statuses) * 6
     label = f"{statuses.count('Failed')} failed of the last {len(statuses)}"
+    if "Skipped" in statuses:
+        label += f", {statuses.count('Skipped')} skipped (not failures)"
     return Markup(
         f'<svg class="sparkline" viewBox="0 0 {width} 20" width="{width}" height="20" '
         f'role="img" aria-label="{escape(label)}">{"".join(bars)}</svg>'
@@ -106,10 +124,13 @@ def histogram(buckets: Sequence[tuple[datetime, int]], *, unit: str) -> Markup:
     if not buckets or not any(count for _, count in buckets):
         return Markup('<p class="empty">No runs in this window.</p>')
     peak = max(count for _, count in buckets)
+    label = (lambda at: at.strftime("%H:%M:%S")) if unit == "second" else _short
     inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
     step = inner_w / len(buckets)
+    by_second = unit == "second"  # the busiest minute zoomed in: its own classes
+    css = "busiest-minute" if by_second else "timeline"
     parts = [
-        f'<svg class="timeline" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'<svg class="{css}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
         f'aria-label="Upcoming runs per {unit}; busiest {unit}: {peak} runs">',
         f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" '
         f'y2="{HEIGHT - PAD}"/>',
@@ -122,11 +143,11 @@ def histogram(buckets: Sequence[tuple[datetime, int]], *, unit: str) -> Markup:
         if not count:
             continue
         height = max(_scale(count, 0, peak, inner_h), 1.5)
-        kind = "bar peak" if count == peak else "bar"
+        kind = ("bar seconds-peak" if by_second else "bar peak") if count == peak else "bar"
         parts.append(
             f'<rect class="{kind}" x="{PAD + index * step:.1f}" y="{HEIGHT - PAD - height:.1f}" '
             f'width="{max(step - 0.5, 1):.1f}" height="{height:.1f}">'
-            f"<title>{escape(_short(start))} UTC: {count} runs</title></rect>"
+            f"<title>{escape(label(start))} UTC: {count} runs</title></rect>"
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -4,24 +4,21 @@ same schedule engine) and sees the same errors as the REST API."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from markupsafe import Markup
 
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_schedule import schedule_of
-from scheduler_lib.dashboard import svg
+from scheduler_lib.dashboard import runs, svg
+from scheduler_lib.dashboard.runs import when
 from scheduler_lib.dashboard.words import describe
-from scheduler_lib.domain import JobRecord, JobState
-from scheduler_lib.errors import SchedulerError
-from scheduler_lib.execution import ExecutionMessage
+from scheduler_lib.domain import JobRecord
+from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage
 from scheduler_lib.model import arm
 from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.timeutil import iso_z
@@ -30,11 +27,8 @@ from scheduler_lib.timeutil import iso_z
 SPARK = 20
 HISTORY_PAGE = 100
 _STATUS = re.compile(r"Response from host '[^']*': '(\d{3})'")
+_LATE = re.compile(rf"\[({CATCH_UP}|{BACKFILL})\] ")
 _READERS = 8  # history reads of a page's jobs in parallel (each is one small query)
-
-
-def when(at: datetime | None) -> str:
-    return at.strftime("%Y-%m-%d %H:%M:%S UTC") if at else "—"
 
 
 @dataclass(frozen=True)
@@ -62,41 +56,16 @@ def job_rows(ctx: ApiContext, jobs: list[JobRecord], *, now: datetime) -> list[J
 
 def _row(job: JobRecord, entries: list[HistoryEntry], now: datetime) -> JobRow:
     last = entries[0] if entries else None
+    next_run = next(runs.upcoming(job, now=now), None)
     return JobRow(
         name=job.name,
         state=job.state,
         schedule=describe(job.definition),
-        next_run=when(job.upcoming_execution(now)) if job.state == JobState.ENABLED else "—",
+        next_run=next_run.label if next_run else "—",
         last_run=when(last.start_time) if last else "never",
         last_outcome=last.status if last else "",
         sparkline=svg.sparkline([e.status for e in reversed(entries)]),
     )
-
-
-def next_runs(job: JobRecord, *, now: datetime, count: int = 10) -> list[datetime]:
-    """The job's next `count` executions from the engine, from where the job stands (its
-    next execution, and what is left of `count`)."""
-    return list(itertools.islice(upcoming(job, now=now), count))
-
-
-def upcoming(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
-    """The job's executions from its next one on, lazily (one parse of its schedule)."""
-    first = job.upcoming_execution(now) if job.state == JobState.ENABLED else None
-    if first is None:
-        return
-    try:
-        schedule = schedule_of(job.definition, job.created_time)
-    except SchedulerError:
-        yield first
-        return
-    left = None  # the next one has not run yet: it counts as left
-    if schedule.count is not None:
-        left = max(schedule.count - job.bookkeeping.occurrences, 1)
-    for at in schedule.executions_from(first):
-        if left is not None and left <= 0:
-            return
-        yield at
-        left = None if left is None else left - 1
 
 
 @dataclass(frozen=True)
@@ -110,6 +79,18 @@ class HistoryRow:
     @property
     def started(self) -> str:
         return when(self.entry.start_time)
+
+    @property
+    def late_run(self) -> str:
+        """The mark "CatchUp" or "Backfill" of a run of a missed or past occurrence (its history
+        message starts with the executor's `[CatchUp] ` / `[Backfill] ` mark), else ""."""
+        found = _LATE.match(self.entry.message)
+        return found.group(1) if found else ""
+
+    @property
+    def reason(self) -> str:
+        """Why a Skipped or Postponed occurrence did not run: its history message."""
+        return self.entry.message if self.entry.status in svg.NOT_RUN else ""
 
 
 def history_rows(job: JobRecord, entries: list[HistoryEntry]) -> list[HistoryRow]:
@@ -138,7 +119,7 @@ def identifying_headers(job: JobRecord, entry: HistoryEntry) -> dict[str, str]:
         "x-ms-scheduler-jobcollectionid": arm.collection_id(*where),
         "x-ms-scheduler-expected-execution-time": iso_z(entry.expected_execution_time),
     }
-    if entry.repeat_count:
+    if entry.repeat_count or _LATE.match(entry.message):  # a late run keeps its tag
         tag = ExecutionMessage.scheduled(job.key, entry.expected_execution_time, 1).execution_tag
         headers["x-ms-execution-tag"] = tag
     return headers
@@ -154,30 +135,33 @@ def chart(rows: list[HistoryRow]) -> Markup:
             label=when(r.entry.start_time),
         )
         for r in rows
-        if r.entry.action_name == "MainAction" and r.entry.status != "Postponed"
+        if r.entry.action_name == "MainAction"
     ]
     return svg.execution_chart(points)
 
 
-def upcoming_buckets(
-    jobs: list[JobRecord], *, now: datetime, span: timedelta, bucket: timedelta, cap: int
-) -> tuple[list[tuple[datetime, int]], bool]:
-    """Upcoming runs of `jobs` in [now, now + span) counted per `bucket`, and whether some
-    job had more than `cap` runs in the window (then only its first `cap` are counted)."""
-    start = now.replace(second=0, microsecond=0)
-    slots = int(span / bucket)
-    counts = [0] * slots
-    capped = False
-    for job in jobs:
-        until = itertools.takewhile(lambda at: at < start + span, upcoming(job, now=now))
-        for runs, at in enumerate(until, start=1):
-            index = int((at - start) / bucket)
-            if 0 <= index < slots:
-                counts[index] += 1
-            if runs >= cap:
-                capped = True
-                break
-    return [(start + i * bucket, c) for i, c in enumerate(counts)], capped
+@dataclass(frozen=True)
+class Pause:
+    """Why a Disabled job is paused: its `pauseNote`, and whether the scheduler paused it
+    (`pauseAfterConsecutiveFailures` reached by `status.consecutiveFailures`)."""
+
+    note: str
+    failures: int
+    after: int | None
+
+    @property
+    def by_failures(self) -> bool:
+        return self.after is not None and self.failures >= self.after
+
+
+def pause_of(properties: dict[str, Any]) -> Pause:
+    """From a job's wire `properties` (api-version 2026-12-01)."""
+    status = properties.get("status") or {}
+    return Pause(
+        note=properties.get("pauseNote") or "",
+        failures=int(status.get("consecutiveFailures") or 0),
+        after=properties.get("pauseAfterConsecutiveFailures"),
+    )
 
 
 def json_pretty(value: Any) -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_lib.schedule import resolve_zone
+from scheduler_lib.model.missed import MAX_RUNS, MissedRunPolicy
+from scheduler_lib.model.overlap import ConcurrencyPolicy
+from scheduler_lib.schedule import MAX_JITTER, max_jitter, resolve_zone
 
 _UNITS = {
     "Minute": "minute",
@@ -107,3 +109,35 @@ def zone_name(name: str | None) -> str:
         return resolve_zone(name).name
     except LookupError:
         return name
+
+
+def policies(definition: dict[str, Any]) -> list[str]:
+    """What the job's 2026-12-01 extensions change about when and how it runs, one sentence
+    each (nothing for a job without them: the schedule's words say it all)."""
+    said = []
+    if definition.get(MAX_JITTER):
+        seconds = int(max_jitter(definition).total_seconds())
+        said.append(f"Each run starts up to {seconds} s after its time (maxJitter, the same "
+                    "offset for the same occurrence).")  # fmt: skip
+    policy = definition.get("concurrencyPolicy")
+    if policy == ConcurrencyPolicy.FORBID:
+        said.append("A run due while the previous one still runs is skipped (concurrencyPolicy "
+                    "Forbid): history says Skipped, not a failure.")  # fmt: skip
+    elif policy == ConcurrencyPolicy.BUFFER_ONE:
+        said.append("A run due while the previous one still runs waits for it (concurrencyPolicy "
+                    "BufferOne); at most one waits, more are skipped.")  # fmt: skip
+    missed = definition.get("missedRunPolicy")
+    window = definition.get("catchUpWindow") or "P1D"
+    if missed == MissedRunPolicy.RUN_LATEST:
+        said.append(f"After downtime, the latest missed run runs late, if missed at most "
+                    f"{window} ago (missedRunPolicy RunLatest).")  # fmt: skip
+    elif missed == MissedRunPolicy.RUN_ALL:
+        said.append(f"After downtime, the runs missed in the last {window} run late, at most "
+                    f"{MAX_RUNS} (missedRunPolicy RunAll).")  # fmt: skip
+    retry = ((definition.get("action") or {}).get("retryPolicy")) or {}
+    if retry.get("retryType") == "Exponential":
+        cap = retry.get("maxRetryInterval", "PT1H")
+        said.append(f"A failed run retries up to {retry.get('retryCount', 4)} times with "
+                    f"exponential backoff from {retry.get('retryInterval', 'PT30S')} up to {cap} "
+                    "between tries (full jitter).")  # fmt: skip
+    return said

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from tests.devtools.test_devhost import KEY, devhost  # noqa: F401  (the fixture)
@@ -252,3 +253,19 @@ def test_see_why_a_job_failed_and_fix_it(devhost, page, tmp_path) -> None:  # no
         expect(page.locator("table.history tr.entry")).to_have_count(2)
         shot("job-fixed")
     assert [r.path for r in target.requests] == ["/broken", "/fixed"]
+
+    # A job with maxJitter (api-version 2026-12-01): its next runs show the offset.
+    job = {"properties": {"maxJitter": "PT60S", "startTime": "2026-01-01T00:00:00Z",
+           "recurrence": {"frequency": "Day", "schedule": {"hours": [10], "minutes": [0]}},
+           "action": {"type": "Http", "request": {"method": "GET", "uri": target.url_for("/")}}}}
+    put = httpx.put(f"{base}/subscriptions/{SUB}/resourceGroups/ops/providers/Microsoft.Scheduler/"
+                    "jobCollections/ops/jobs/spread?api-version=2026-12-01", json=job,
+                    headers={"Authorization": f"Bearer {KEY}"}, timeout=30)  # fmt: skip
+    assert put.status_code == 201, put.text
+    starts = put.json()["properties"]["status"]["nextExecutionTime"]  # the jittered start
+    page.goto(base + f"/ui/c/{SUB}/ops/ops/jobs/spread")
+    offset = int(starts[17:19])  # daily at 10:00:00, so the seconds are the offset
+    shown = starts.replace("T", " ").replace("Z", " UTC")
+    shown += f" (10:00 +{offset} s jitter)" if offset else ""
+    expect(page.locator("ol.next-runs li").first).to_have_text(shown)
+    shot("job-with-jitter")

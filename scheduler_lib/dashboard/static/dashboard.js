@@ -69,9 +69,10 @@
   function show(answer) {
     const runs = document.getElementById("preview-runs");
     const errors = document.getElementById("preview-errors");
-    runs.replaceChildren(...(answer.executions || []).map((at) => {
+    runs.replaceChildren(...(answer.executions || []).map((at, index) => {
       const item = document.createElement("li");
-      item.textContent = at.replace("T", " ").replace("Z", " UTC");
+      // with maxJitter, the server's label says the jittered start and its offset
+      item.textContent = answer.labels ? answer.labels[index] : at.replace("T", " ").replace("Z", " UTC");
       return item;
     }));
     const problems = answer.errors || (answer.error ? [answer.error] : []);
@@ -79,6 +80,7 @@
     errors.textContent = problems.map((e) => (e.target ? e.target + ": " : "") + e.message).join("\n");
     document.getElementById("preview-words").textContent = answer.words ? "Runs " + answer.words + "." : "";
     document.getElementById("preview-end").textContent = answer.endReason || "";
+    document.getElementById("preview-jitter").textContent = answer.jitterNote || "";
   }
 
   panels.forEach((panel) => panel.addEventListener("input", schedule));
