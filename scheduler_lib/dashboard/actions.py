@@ -4,6 +4,8 @@ collection. Each is a CSRF-checked POST that calls the API's own service and red
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -12,6 +14,8 @@ from starlette.responses import Response
 from scheduler_lib.api import collection_service, job_service
 from scheduler_lib.api.backfill_routes import backfill_job
 from scheduler_lib.api.collection_service import CollectionName
+from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api.job_service import JobName
 from scheduler_lib.dashboard.handlers import mutating, page
 from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name, show_job
 from scheduler_lib.dashboard.web import UI, collection_url, context, job_url, redirect
@@ -20,46 +24,59 @@ from scheduler_lib.errors import ConflictError, NotFoundError, ValidationError
 router = APIRouter(include_in_schema=False)
 
 
-def _back(url: str, notice: str) -> Response:
-    return redirect(url, notice=notice)
+#: A job button's work: the API's own service on the named job, run off the
+#: event loop; it answers the one-line notice the page shows afterwards.
+JobWork = Callable[[ApiContext, JobName, dict[str, str]], str]
+
+
+async def _on_job(request: Request, work: JobWork, *, leaves: bool = False) -> Response:
+    """What every job button does: check the session and CSRF token, do `work`, and go
+    back to the job's page (to its collection's when the job is gone, `leaves`)."""
+    _, form = await mutating(request)
+    ctx, name = context(request), job_name(request)
+    notice = await run_in_threadpool(work, ctx, name, form)
+    where = (name.subscription_id, name.resource_group, name.collection)
+    return redirect(collection_url(*where) if leaves else job_url(*where, name.job), notice=notice)
+
+
+def _state_asked(request: Request) -> str:
+    return "Enabled" if request.url.path.endswith("/enable") else "Disabled"
 
 
 @router.post(JOB + "/enable")
 @router.post(JOB + "/disable")
 @page
 async def set_job_state(request: Request) -> Response:
-    await mutating(request)
-    ctx = context(request)
-    name = job_name(request)
-    state = "Enabled" if request.url.path.endswith("/enable") else "Disabled"
-    body = {"properties": {"state": state}}
-    await run_in_threadpool(lambda: job_service.patch_job(ctx, name, body, None, ctx.clock()))
-    url = job_url(name.subscription_id, name.resource_group, name.collection, name.job)
-    return _back(url, f"Job {name.job} is {state}.")
+    state = _state_asked(request)
+
+    def work(ctx: ApiContext, name: JobName, form: dict[str, str]) -> str:
+        body = {"properties": {"state": state}}
+        job_service.patch_job(ctx, name, body, None, ctx.clock())
+        return f"Job {name.job} is {state}."
+
+    return await _on_job(request, work)
 
 
 @router.post(JOB + "/run")
 @page
 async def run_now(request: Request) -> Response:
-    await mutating(request)
-    ctx = context(request)
-    name = job_name(request)
-    await run_in_threadpool(lambda: job_service.run_job(ctx, name, now=ctx.clock()))
-    url = job_url(name.subscription_id, name.resource_group, name.collection, name.job)
-    return _back(url, f"Job {name.job} was queued to run now.")
+    def work(ctx: ApiContext, name: JobName, form: dict[str, str]) -> str:
+        job_service.run_job(ctx, name, now=ctx.clock())
+        return f"Job {name.job} was queued to run now."
+
+    return await _on_job(request, work)
 
 
 @router.post(JOB + "/delete")
 @page
 async def delete_job(request: Request) -> Response:
-    _, form = await mutating(request)
-    ctx = context(request)
-    name = job_name(request)
-    if form.get("confirm", "").strip() != name.job:
-        raise ValidationError("confirm", f"type the job's name ({name.job}) to delete it")
-    await run_in_threadpool(lambda: job_service.delete_job(ctx, name, client_etag=None))
-    url = collection_url(name.subscription_id, name.resource_group, name.collection)
-    return _back(url, f"Job {name.job} was deleted.")
+    def work(ctx: ApiContext, name: JobName, form: dict[str, str]) -> str:
+        if form.get("confirm", "").strip() != name.job:
+            raise ValidationError("confirm", f"type the job's name ({name.job}) to delete it")
+        job_service.delete_job(ctx, name, client_etag=None)
+        return f"Job {name.job} was deleted."
+
+    return await _on_job(request, work, leaves=True)
 
 
 @router.post(COLLECTION + "/enable")
@@ -67,14 +84,12 @@ async def delete_job(request: Request) -> Response:
 @page
 async def set_collection_state(request: Request) -> Response:
     await mutating(request)
-    ctx = context(request)
-    name = collection_name(request)
-    state = "Enabled" if request.url.path.endswith("/enable") else "Disabled"
+    ctx, name, state = context(request), collection_name(request), _state_asked(request)
     await run_in_threadpool(
         lambda: collection_service.set_state(ctx, name, state, client_etag=None, now=ctx.clock())
     )
     url = collection_url(name.subscription_id, name.resource_group, name.collection)
-    return _back(url, f"Collection {name.collection} is {state}.")
+    return redirect(url, notice=f"Collection {name.collection} is {state}.")
 
 
 @router.post(UI + "/collections")
@@ -101,7 +116,7 @@ async def create_collection(request: Request) -> Response:
 
     await run_in_threadpool(create)
     url = collection_url(name.subscription_id, name.resource_group, name.collection)
-    return _back(url, f"Collection {name.collection} is ready.")
+    return redirect(url, notice=f"Collection {name.collection} is ready.")
 
 
 @router.post(JOB + "/backfill")
