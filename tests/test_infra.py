@@ -38,6 +38,8 @@ NOT_SET_IN_AZURE = {
     "it with its managed identity through the AzureWebJobsStorage__* settings instead",
     "SCHEDULER_DISPATCH_WORKERS": "the local host's dispatch workers: in Azure the Functions "
     "host scales the dispatch function over instances",
+    "SCHEDULER_EXECUTOR_CONCURRENCY": "the local host's executor slots: in Azure host.json's "
+    "batchSize + newBatchThreshold per instance, and the host adds instances",
     "SCHEDULER_STORAGE_PREFIX": "defaults to empty: in Azure the storage account belongs to the "
     "scheduler alone, so tables and queues keep their plain names",
 }
