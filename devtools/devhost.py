@@ -43,9 +43,6 @@ log = logging.getLogger("scheduler.devhost")
 MAX_DEQUEUE_COUNT = 5  # host.json queues.maxDequeueCount
 VISIBILITY_TIMEOUT = 300  # seconds a message stays hidden while it runs
 RETRY_VISIBILITY = 10  # seconds before a failed message is tried again
-#: Messages in flight at once: host.json queues.batchSize + newBatchThreshold. A scheduled
-#: occurrence holds its slot for the 1-2 s between its early delivery and its second.
-CONCURRENCY = 16 + 12
 POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
 #: A dispatch worker polls more often: a control message is at the start of a minute's work.
 DISPATCH_POLL_INTERVAL = 0.1
@@ -95,10 +92,17 @@ def housekeeping_loop(runtime: Runtime, stop: threading.Event) -> None:
             log.exception("housekeeping failed; it runs again tomorrow")
 
 
-def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int = CONCURRENCY) -> None:
+def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int | None = None) -> None:
     """Consume the execution queue until `stop` is set, as the queue trigger does: up to
-    `concurrency` messages run at once (host.json `batchSize` + `newBatchThreshold`), each on
-    its own thread, so one slow HTTP target does not hold up the others."""
+    `concurrency` messages (`SCHEDULER_EXECUTOR_CONCURRENCY`) run at once, each on its own
+    thread, so one slow HTTP target does not hold up the others.
+
+    A scheduled occurrence holds its slot from its early delivery, 1-2 s before its second,
+    to its end, so the slots bound the occurrences started per second to about a half of
+    `concurrency`: with host.json's 28 per instance (`batchSize` + `newBatchThreshold`) 2,000
+    occurrences in a minute (33/s) waited in the queue for a slot and started late. In Azure
+    the host adds instances; one local host needs the slots instead."""
+    concurrency = concurrency or runtime.settings.executor_concurrency
     slots = threading.Semaphore(concurrency)
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="executor") as pool:
         while not stop.is_set():

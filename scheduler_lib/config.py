@@ -47,6 +47,7 @@ APP_SETTINGS: dict[str, str] = {
     "in parallel",
     "SCHEDULER_DISPATCH_WORKERS": "dispatch workers the local host runs (default 2; in Azure "
     "the Functions host scales the dispatch function)",
+    "SCHEDULER_EXECUTOR_CONCURRENCY": "messages the local host executes at once (default 128)",
     "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
@@ -103,6 +104,8 @@ class Settings:
     dispatch_queue_name: str = ""
     dispatch_shards: int = DEFAULT_DISPATCH_SHARDS
     dispatch_workers: int = 2
+    #: Messages the local host runs at once (each from its early delivery to its end).
+    executor_concurrency: int = 128
     grace_period: timedelta = timedelta(minutes=5)
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
@@ -140,8 +143,9 @@ class Settings:
             raise ValidationError(
                 "SCHEDULER_DISPATCH_SHARDS", f"must be 1 to {MAX_DISPATCH_SHARDS}"
             )
-        if self.dispatch_workers < 1:
-            raise ValidationError("SCHEDULER_DISPATCH_WORKERS", "must be at least 1")
+        if self.dispatch_workers < 1 or self.executor_concurrency < 1:
+            name = "DISPATCH_WORKERS" if self.dispatch_workers < 1 else "EXECUTOR_CONCURRENCY"
+            raise ValidationError(f"SCHEDULER_{name}", "must be at least 1")
 
     def table_name(self, logical: str) -> str:
         """The stored name of one of `TABLES`."""
@@ -242,6 +246,7 @@ class Settings:
             dispatch_queue_name=env.get("SCHEDULER_DISPATCH_QUEUE", ""),
             dispatch_shards=_int(env, "SCHEDULER_DISPATCH_SHARDS", DEFAULT_DISPATCH_SHARDS),
             dispatch_workers=_int(env, "SCHEDULER_DISPATCH_WORKERS", 2),
+            executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 128),
             grace_period=grace_period,
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"

@@ -5,6 +5,12 @@ A connection string (Azurite, or an account key) when `Settings` has one; otherw
 account's endpoint and the app's managed identity (`DefaultAzureCredential`, with the
 user-assigned identity's client id when one is configured). The adapters pass their SDK's
 client class and options, so this module imports no storage SDK itself.
+
+Each client gets its own `requests` session whose connection pool holds as many connections
+as the process has threads that may call storage at once (`connection_pool_size`). The
+SDKs' own session keeps 10: under load the local host's executor, dispatch workers and API
+run far more requests at once, and every one past the tenth had its connection discarded
+afterwards ("Connection pool is full"), so the next request paid a new TCP connection.
 """
 
 from __future__ import annotations
@@ -13,9 +19,39 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
 from scheduler_lib.config import Settings
 
 C = TypeVar("C")
+
+#: Threads besides the executor's and the dispatch workers' that may call storage at once in
+#: one process: the API's (Starlette runs sync work on anyio's default pool of 40), the
+#: coordinator and the poison-queue worker.
+OTHER_THREADS = 40 + 2
+#: Threads of one dispatch worker (`dispatch.DEFAULT_WORKERS`).
+DISPATCH_THREADS = 8
+
+
+def connection_pool_size(settings: Settings) -> int:
+    """Connections one storage client keeps open for reuse: one per thread that may use it."""
+    dispatch = settings.dispatch_workers * DISPATCH_THREADS
+    return settings.executor_concurrency + dispatch + OTHER_THREADS
+
+
+def pooled_session(settings: Settings) -> requests.Session:
+    """A session as azure-core builds its own (its retries are the SDK's business, so the
+    adapter makes none), with a pool of `connection_pool_size` connections per host."""
+    session = requests.Session()
+    size = connection_pool_size(settings)
+    adapter = HTTPAdapter(
+        pool_maxsize=size, max_retries=Retry(total=False, redirect=False, raise_on_status=False)
+    )
+    for scheme in ("http://", "https://"):
+        session.mount(scheme, adapter)
+    return session
 
 
 def service_client(
@@ -24,6 +60,7 @@ def service_client(
     """A `client_class` for the storage account, by connection string or by identity
     (`endpoint`: the service's endpoint, used only with the identity)."""
     factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)
+    options.setdefault("session", pooled_session(settings))  # azure-core's RequestsTransport
     if settings.storage_connection_string:
         connection = settings.storage_connection_string
         return cast(C, factory.from_connection_string(connection, **options))

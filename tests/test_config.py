@@ -15,6 +15,12 @@ def test_defaults_point_at_local_azurite() -> None:
     assert settings.poison_queue_name == "scheduler-executions-poison"
     assert settings.grace_period == timedelta(minutes=5)
     assert settings.api_keys == ()
+    assert settings.executor_concurrency == 128
+
+
+def test_the_local_hosts_executor_slots_are_a_setting() -> None:
+    settings = Settings.from_env({"SCHEDULER_EXECUTOR_CONCURRENCY": "40"})
+    assert settings.executor_concurrency == 40
 
 
 def test_identity_mode_has_no_connection_string() -> None:
@@ -54,8 +60,19 @@ def test_prefix_applies_to_tables_and_queue() -> None:
         ({"SCHEDULER_GRACE_PERIOD": "five minutes"}, "SCHEDULER_GRACE_PERIOD"),
         ({"SCHEDULER_GRACE_PERIOD": "P1M"}, "SCHEDULER_GRACE_PERIOD"),
         ({"SCHEDULER_STORAGE_PREFIX": "Bad-Prefix"}, "SCHEDULER_STORAGE_PREFIX"),
+        ({"SCHEDULER_EXECUTOR_CONCURRENCY": "0"}, "SCHEDULER_EXECUTOR_CONCURRENCY"),
+        ({"SCHEDULER_EXECUTOR_CONCURRENCY": "many"}, "SCHEDULER_EXECUTOR_CONCURRENCY"),
+        ({"SCHEDULER_DISPATCH_WORKERS": "0"}, "SCHEDULER_DISPATCH_WORKERS"),
     ],
-    ids=["unresolved-storage-reference", "grace-not-iso", "grace-in-months", "bad-prefix"],
+    ids=[
+        "unresolved-storage-reference",
+        "grace-not-iso",
+        "grace-in-months",
+        "bad-prefix",
+        "no-executor-slot",
+        "executor-slots-not-a-number",
+        "no-dispatch-worker",
+    ],
 )
 def test_unsafe_or_malformed_settings_are_refused(env: dict[str, str], field: str) -> None:
     with pytest.raises(ValidationError) as err:

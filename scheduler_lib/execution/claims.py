@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from scheduler_lib.domain import JobRecord, JobState
+from scheduler_lib.domain import CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -50,11 +50,12 @@ def claim(
     """Claim the attempt (ETag loop), or say why it is not run."""
 
     def attempt() -> tuple[JobRecord, lifecycle.Verdict] | Skip:
-        record = _runnable(store, message, now=now)
-        if record is None:
+        found = _runnable(store, message, now=now)
+        if found is None:
             raise LostRace
-        if isinstance(record, Skip):
-            return record
+        if isinstance(found, Skip):
+            return found
+        record, _ = found
         verdict, why = lifecycle.judge(record, message, message_id)
         if verdict is lifecycle.Verdict.DUPLICATE:
             return Skip("Duplicate", why)
@@ -67,28 +68,32 @@ def claim(
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
-def confirm(store: TableStore, message: ExecutionMessage, *, now: datetime) -> JobRecord | Skip:
-    """Check the claimed attempt again at its exact second, after the early wait: the job as
-    it is now (its definition may have changed), or why it no longer runs. The claim was
+def confirm(
+    store: TableStore, message: ExecutionMessage, *, now: datetime
+) -> tuple[JobRecord, CollectionRecord] | Skip:
+    """Check the claimed attempt again at its exact second, after the early wait: the job and
+    its collection as they are now (its definition may have changed; the attempt's signing
+    secrets come from this read of the collection, so the action starts after two reads,
+    not three), or why it no longer runs. The claim was
     taken 1-2 s early; a job deleted (or created again) in between must not still run an
     occurrence it no longer has, while its successor, created before that second, runs it
     too. Checked at the second itself, the occurrence belongs to whichever incarnation exists
     then: one created later starts after it (first executions round up to a whole second)."""
 
-    def attempt() -> JobRecord | Skip:
-        record = _runnable(store, message, now=now)
-        if record is None:
+    def attempt() -> tuple[JobRecord, CollectionRecord] | Skip:
+        found = _runnable(store, message, now=now)
+        if found is None:
             raise LostRace
-        return record
+        return found
 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
 def _runnable(
     store: TableStore, message: ExecutionMessage, *, now: datetime
-) -> JobRecord | Skip | None:
-    """The job as `message` may run against it, or why it may not (its occurrence then
-    marked abandoned); None when that mark lost a race (read again)."""
+) -> tuple[JobRecord, CollectionRecord] | Skip | None:
+    """The job as `message` may run against it and its collection, or why it may not (its
+    occurrence then marked abandoned); None when that mark lost a race (read again)."""
     record = find_job(store, message.job_key)
     if record is None:
         return Skip("Dropped", "the job no longer exists")
@@ -96,8 +101,8 @@ def _runnable(
         # Its claims are the new job's (tags derive from name and time): leave them be.
         return Skip("Dropped", "the job was deleted and created again since it was sent")
     reason = _why_not_runnable(store, record, message)
-    if reason is None:
-        return record
+    if isinstance(reason, CollectionRecord):
+        return record, reason
     stale = lifecycle.abandoned(record, message, now=now)
     if stale is not None and not _try_put(store, stale, record.etag):
         return None
@@ -106,7 +111,8 @@ def _runnable(
 
 def _why_not_runnable(
     store: TableStore, record: JobRecord, message: ExecutionMessage
-) -> str | None:
+) -> str | CollectionRecord:
+    """Why `record` may not run `message`, or its collection (which lets it run)."""
     try:
         collection = get_collection(
             store, record.subscription_id, record.resource_group, record.collection_name
@@ -117,7 +123,7 @@ def _why_not_runnable(
         return "the job collection is disabled"
     if not message.manual and record.state != JobState.ENABLED:
         return f"the job is {record.state}"
-    return None
+    return collection
 
 
 def _try_put(store: TableStore, record: JobRecord, etag: str | None) -> bool:

@@ -53,7 +53,7 @@ from typing import Any
 
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
-from scheduler_lib.domain import HistoryStatus, JobRecord
+from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
 from scheduler_lib.errors import NotFoundError, ValidationError
 from scheduler_lib.execution import claims, lifecycle, overlap
 from scheduler_lib.execution import finish as execute_finish
@@ -163,6 +163,7 @@ def _handle(
         )
         return report("Postponed", "started later than the grace period", job_state=_state(late))
 
+    collection: CollectionRecord | None = None  # as read at the exact second, if waited for
     if start_at is not None:
         early = (start_at - clock()).total_seconds()
         if early > 0:
@@ -170,7 +171,7 @@ def _handle(
             confirmed = claims.confirm(store, message, now=clock())
             if isinstance(confirmed, claims.Skip):
                 return report(confirmed.disposition, confirmed.reason)
-            record = confirmed
+            record, collection = confirmed
 
     # A Rerun decides again: what ran before it is still running only if it skipped then.
     held = overlap.hold(store, record, message, now=clock())
@@ -193,7 +194,7 @@ def _handle(
         if entry is not None:  # it ran; only the job's update was lost
             return after.conclude(entry, report, "Recorded", "its action already ran", resumed=True)
 
-    signing_secrets = _signing_secrets(store, record, action)
+    signing_secrets = _signing_secrets(store, record, action, collection)
     started = clock()  # the instant the action starts is the one its request says it was sent
     context = ExecutionContext(
         job_id=job_arm_id(record),
@@ -226,12 +227,18 @@ def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any
 
 
 def _signing_secrets(
-    store: TableStore, record: JobRecord, action: Mapping[str, Any]
+    store: TableStore,
+    record: JobRecord,
+    action: Mapping[str, Any],
+    collection: CollectionRecord | None,
 ) -> tuple[str, ...]:
-    """The job's own collection's signing secrets, for an HTTP action (read here, at each
-    attempt, so a rotation applies at once and no secret is ever copied into a job)."""
+    """The job's own collection's signing secrets, for an HTTP action (read at each attempt,
+    so a rotation applies at once and no secret is ever copied into a job): from the
+    `collection` the exact start's confirmation read at the second, else read here."""
     if action.get("type") not in ("Http", "Https"):
         return ()
+    if collection is not None:
+        return signing.values(collection.properties)
     try:
         collection = get_collection(
             store, record.subscription_id, record.resource_group, record.collection_name

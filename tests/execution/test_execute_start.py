@@ -7,10 +7,13 @@ fake clock's `sleep`, so no test sleeps.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
+from scheduler_lib.execution import claims, execute
 from scheduler_lib.execution.execute import MAX_START_WAIT
 from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.execution.messages import ExecutionMessage
@@ -120,3 +123,34 @@ def test_a_message_delivered_far_too_early_is_deferred_not_held(
     driver.clock.now = T0 - timedelta(seconds=1)
     again = driver.run(message)
     assert again.disposition == "Ran" and len(target.requests) == 1
+
+
+def test_at_its_second_the_action_starts_after_one_read_of_the_job_and_one_of_its_collection(
+    driver: Driver, target: HttpTarget, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the executor does between the occurrence's second and its action is lateness.
+    After the wait it reads the job and its collection once each: the collection that the
+    confirmation read also gives the signing secrets (it was read a second time for them)."""
+    job = make_job(driver.store, http_action(target.url))
+    steps: list[str] = []
+
+    def recorded(step: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            steps.append(step)
+            return real(*args, **kwargs)
+
+        return call
+
+    for module in (claims, execute):
+        for name, step in (("find_job", "job"), ("get_collection", "collection")):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, recorded(step, getattr(module, name)))
+    monkeypatch.setattr(execute, "run_action", recorded("action", execute.run_action))
+    driver.clock.sleep = recorded("wait", driver.clock.sleep)  # type: ignore[method-assign]
+    driver.clock.now = T0 - timedelta(seconds=1.6)
+
+    report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
+
+    assert report.disposition == "Ran" and len(target.requests) == 1
+    after_the_wait = steps[steps.index("wait") : steps.index("action") + 1]
+    assert after_the_wait == ["wait", "job", "collection", "action"]

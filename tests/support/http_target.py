@@ -186,6 +186,9 @@ class HttpTarget:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    #: Connections waiting to be accepted (socketserver's default is 5): an executor with
+    #: dozens of threads connects at once, and a full backlog resets the ones past it.
+    request_queue_size = 128
 
     def __init__(
         self,
