@@ -47,7 +47,7 @@ APP_SETTINGS: dict[str, str] = {
     "in parallel",
     "SCHEDULER_DISPATCH_WORKERS": "dispatch workers the local host runs (default 2; in Azure "
     "the Functions host scales the dispatch function)",
-    "SCHEDULER_EXECUTOR_CONCURRENCY": "messages the local host executes at once (default 128)",
+    "SCHEDULER_EXECUTOR_CONCURRENCY": "messages the local host executes at once (default 28)",
     "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
@@ -105,7 +105,7 @@ class Settings:
     dispatch_shards: int = DEFAULT_DISPATCH_SHARDS
     dispatch_workers: int = 2
     #: Messages the local host runs at once (each from its early delivery to its end).
-    executor_concurrency: int = 128
+    executor_concurrency: int = 28
     grace_period: timedelta = timedelta(minutes=5)
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
@@ -246,7 +246,7 @@ class Settings:
             dispatch_queue_name=env.get("SCHEDULER_DISPATCH_QUEUE", ""),
             dispatch_shards=_int(env, "SCHEDULER_DISPATCH_SHARDS", DEFAULT_DISPATCH_SHARDS),
             dispatch_workers=_int(env, "SCHEDULER_DISPATCH_WORKERS", 2),
-            executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 128),
+            executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 28),
             grace_period=grace_period,
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"

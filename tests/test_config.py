@@ -15,7 +15,7 @@ def test_defaults_point_at_local_azurite() -> None:
     assert settings.poison_queue_name == "scheduler-executions-poison"
     assert settings.grace_period == timedelta(minutes=5)
     assert settings.api_keys == ()
-    assert settings.executor_concurrency == 128
+    assert settings.executor_concurrency == 28
 
 
 def test_the_local_hosts_executor_slots_are_a_setting() -> None:
