@@ -41,16 +41,15 @@ router = APIRouter(tags=["Jobs"])
 async def backfill(request: Request, ctx: Ctx, name: JobPath) -> Response:
     require(ctx.version, LATEST_VERSION, "a backfill")
     body = await read_json(request)
-    now = ctx.clock()
-    backfill_range(body, now=now)  # a bad range is a 400 before the job is read
-    queued = await run_in_threadpool(backfill_job, ctx, name, body, now)
+    queued = await run_in_threadpool(backfill_job, ctx, name, body, ctx.clock())
     return json_response({"value": queued}, 202)
 
 
 def backfill_job(ctx: ApiContext, name: JobName, body: Any, now: datetime) -> list[dict[str, str]]:
     """Queue the occurrences of the job `name` in the range `body` names (`{from, to}`), as
     `[{expectedExecutionTime, executionTag}]`: the one rule for this route and the
-    dashboard's Backfill form. ValidationError naming `from`/`to`, NotFound for no job."""
+    dashboard's Backfill form. ValidationError naming `from`/`to` (checked before the job is
+    read), NotFound for no job."""
     start, end = backfill_range(body, now=now)
     record = service.get_job(ctx, name)
     sent = queue_backfill(ctx.queue, record, start, end, now=now)
