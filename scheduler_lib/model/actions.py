@@ -13,8 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import extensions, managed_identity, targets, wire
-from scheduler_lib.model.durations import read_iso_duration
+from scheduler_lib.model import backoff, extensions, managed_identity, targets, wire
 from scheduler_lib.model.headers import request_headers
 from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
 
@@ -273,13 +272,8 @@ def _retry_policy(value: Any, path: str, scope: extensions.Scope) -> dict[str, A
             if source.get(name) not in (None, 0):
                 raise ValidationError(wire.join(path, name), "does not apply to retryType None")
         return {"retryType": "None", **extra}
-    interval = wire.duration(
-        source.get("retryInterval", "PT30S"),
-        wire.join(path, "retryInterval"),
-        low=timedelta(seconds=15),
-    )
-    if read_iso_duration(interval, wire.join(path, "retryInterval")) > timedelta(days=548):
-        raise ValidationError(wire.join(path, "retryInterval"), "must be at most 18 months")
+    where = wire.join(path, "retryInterval")
+    interval = backoff.duration(source.get("retryInterval", "PT30S"), where)  # 15 s .. 18 months
     count = wire.integer(source.get("retryCount", 4), wire.join(path, "retryCount"), low=1, high=20)
     # An extension retryType (`extensions.choices`) reads interval and count as Fixed does;
     # what it adds is validated by its extension properties.

@@ -31,7 +31,8 @@ MAX_RETRY_ON = 20
 
 
 def duration(value: Any, path: str) -> str:
-    """`maxRetryInterval` / `maxRetryDuration`: 15 seconds to 18 months, days at most."""
+    """`retryInterval` (2016-03-01's bounds) and, as it, `maxRetryInterval` /
+    `maxRetryDuration`: 15 seconds to 18 months, days at most."""
     text = wire.duration(value, path, low=MIN_DURATION)
     if read_iso_duration(text, path) > MAX_DURATION:
         raise ValidationError(path, "must be at most 18 months")
