@@ -17,6 +17,7 @@ from openapi_spec_validator import validate
 
 from tests.api.conftest import (
     EXTENSIONS_VERSION,
+    api_client,
     arm_error,
     collection_path,
     job_body,
@@ -95,11 +96,7 @@ def test_a_new_patch_sets_and_clears_an_extension(client_ext, coll):
 
 @pytest.mark.parametrize("version", ["2016-03-01", EXTENSIONS_VERSION])
 def test_next_links_repeat_the_version_used(server, coll, version):
-    with httpx.Client(
-        base_url=server.api_url,
-        headers={"Authorization": "Bearer test-key"},
-        params={"api-version": version},
-    ) as http:
+    with api_client(server, version=version) as http:
         for index in range(3):
             assert http.put(job_path(f"job{index}"), json=job_body()).status_code == 201
         page = http.get(collection_path() + "/jobs", params={"$top": 2}).json()
