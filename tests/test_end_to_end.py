@@ -57,6 +57,24 @@ class System:
         assert response.status_code == 200, response.text
         return response.json()
 
+    def record_service_bus(self) -> tuple[list[Any], list[Any]]:
+        """Stand where `ServiceBusSender` stands (there is no Service Bus emulator): the
+        (messages sent, their `ServiceBusTarget`s) lists every Service Bus action fills."""
+        sent: list[Any] = []
+        targets: list[Any] = []
+
+        class RecordingSender:
+            def send_messages(self, message: Any, timeout: float | None = None) -> None:
+                sent.append(message)
+
+        @contextmanager
+        def sender_factory(target: Any) -> Iterator[RecordingSender]:
+            targets.append(target)
+            yield RecordingSender()
+
+        self.adapters["sender_factory"] = sender_factory
+        return sent, targets
+
     def tick_and_execute(self) -> list[ExecutionReport]:
         """One dispatcher tick at the clock's instant, then every visible message executed."""
         self.runtime.dispatcher.tick(now=self.clock.now)
@@ -356,18 +374,7 @@ def test_a_storage_queue_job_without_a_sas_token_uses_the_apps_credential(
 
 
 def test_a_service_bus_job_reaches_the_sender_boundary(system: System) -> None:
-    sent: list[Any] = []
-
-    class RecordingSender:
-        def send_messages(self, message: Any, timeout: float | None = None) -> None:
-            sent.append(message)
-
-    @contextmanager
-    def sender_factory(target: Any) -> Iterator[RecordingSender]:
-        assert (target.entity_kind, target.entity_name) == ("topic", "events")
-        yield RecordingSender()
-
-    system.adapters["sender_factory"] = sender_factory
+    sent, targets = system.record_service_bus()
     system.put(f"{COLLECTION}/jobs/Publish", {"properties": {"action": {
         "type": "ServiceBusTopic",
         "serviceBusTopicMessage": {
@@ -380,4 +387,5 @@ def test_a_service_bus_job_reaches_the_sender_boundary(system: System) -> None:
     [report] = system.tick_and_execute()
 
     assert report.history.status == "Completed"
+    assert [(t.entity_kind, t.entity_name) for t in targets] == [("topic", "events")]
     assert [str(m) for m in sent] == ["tick"]

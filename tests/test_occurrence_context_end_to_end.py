@@ -5,8 +5,6 @@ Azurite and a real local HTTP target on one hand-moved clock (`tests/test_end_to
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -129,17 +127,7 @@ def test_a_storage_queue_message_carries_the_context(system: System) -> None:
 def test_service_bus_messages_carry_the_identifiers_http_gets_as_headers(
     system: System, target: HttpTarget
 ) -> None:
-    sent: list[Any] = []
-
-    class RecordingSender:
-        def send_messages(self, message: Any, timeout: float | None = None) -> None:
-            sent.append(message)
-
-    @contextmanager
-    def sender_factory(_: Any) -> Iterator[RecordingSender]:
-        yield RecordingSender()
-
-    system.adapters["sender_factory"] = sender_factory
+    sent, _ = system.record_service_bus()
     auth = {"type": "SharedAccessKey", "sasKeyName": "send", "sasKey": "k3y"}
     for name, version in (("Bus", "2026-12-01"), ("Bus2016", "2016-03-01")):
         response = put(system, name, {"action": {
