@@ -26,11 +26,13 @@ class ApiVersion(StrEnum):
     V2026_12_01 = "2026-12-01"
 
     def has(self, since: ApiVersion) -> bool:
-        """Whether this version includes what `since` introduced."""
-        order = list(ApiVersion)
-        return order.index(self) >= order.index(since)
+        """Whether this version includes what `since` introduced (asked for each catalog
+        entry of each object a request reads or an answer shows: a lookup, not a walk of
+        the enum)."""
+        return _ORDER[self] >= _ORDER[since]
 
 
+_ORDER = {version: index for index, version in enumerate(ApiVersion)}
 #: A request without `api-version` is a 2016-03-01 request, as it always was.
 DEFAULT_VERSION = ApiVersion.V2016_03_01
 LATEST_VERSION = ApiVersion.V2026_12_01
