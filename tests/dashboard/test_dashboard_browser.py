@@ -22,7 +22,13 @@ import httpx
 import pytest
 
 from tests.devtools.test_devhost import KEY, devhost  # noqa: F401  (the fixture)
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, needs_chromium, playwright
+from tests.support.browser import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    needs_chromium,
+    only_this_app,
+    playwright,
+)
 from tests.support.http_target import HttpTarget
 
 pytestmark = needs_chromium
@@ -70,20 +76,10 @@ def _reload_until(page, condition, *, timeout: float, what: str) -> None:
 def test_a_first_session_in_the_browser(devhost, page, tmp_path) -> None:  # noqa: F811
     base, _process = devhost
     ui = base + "/ui/"
-    origin = urlsplit(base).netloc
-    foreign: list[str] = []
+    foreign = only_this_app(page, urlsplit(base).netloc)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-
-    def only_this_app(route) -> None:
-        if urlsplit(route.request.url).netloc == origin:
-            route.continue_()
-        else:
-            foreign.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_this_app)
     page.on("dialog", lambda dialog: dialog.accept())  # "Delete job ...?" is confirmed
     shot = Shots(tmp_path, page)
 
