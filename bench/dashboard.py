@@ -3,12 +3,13 @@ jobs, and a job with 1,000 history entries (the most a job keeps).
 
     .venv/bin/python bench/dashboard.py [--runs 15]
 
-The app is served by uvicorn on a free port, as in the tests, and each page is fetched over
-HTTP with a signed-in session, `--runs` times after one warm-up; the table shows the median
-and the slowest run, and the page's size. A collection page shows 100 jobs (one history read
-per job, 8 at a time, for the last run and the sparkline); the search page reads all 1,000
-jobs; the timeline enumerates the next 24 hours of every enabled job; the job page reads its
-1,000 entries once (the table shows the newest 100, the chart all of them).
+The app is served by uvicorn on a free port (the tests' own `serve`), and each page is
+fetched over HTTP with a signed-in session, `--runs` times after one warm-up; the table
+shows the median and the slowest run, and the page's size. A collection page shows 100 jobs
+(one history read per job, 8 at a time, for the last run and the sparkline); the search page
+reads all 1,000 jobs; the timeline enumerates the next 24 hours of every enabled job; the
+job page reads its 1,000 entries once (the table shows the newest 100, the chart all of
+them).
 """
 
 from __future__ import annotations
@@ -16,23 +17,23 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
-import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from devtools.azurite import free_port, start_azurite
+from devtools.azurite import start_azurite
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
 from scheduler_lib.store import get_job
 from scheduler_lib.store.history import TABLE as HISTORY
 from scheduler_lib.store.tables import TableStore
+from tests.support.api_server import serve
 
 SUB, RG, COLL = "bench", "rg", "big"
 COLLECTION = (
@@ -84,20 +85,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     azurite = start_azurite()
-    try:
+    with ExitStack() as stack:
+        stack.callback(azurite.stop)
         settings = Settings(
             storage_connection_string=azurite.connection_string,
             api_keys=("bench-key",),
             storage_prefix="dash",
         )
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(
-            create_app(settings, clock=lambda: NOW), host="127.0.0.1", port=port,
-            log_level="warning", access_log=False, lifespan="off"))  # fmt: skip
-        threading.Thread(target=server.run, daemon=True).start()
-        while not server.started:
-            time.sleep(0.01)
-        base = f"http://127.0.0.1:{port}"
+        server = stack.enter_context(serve(create_app(settings, clock=lambda: NOW)))
+        base = server.base_url
         api = httpx.Client(base_url=base + "/api", timeout=60,
                            headers={"Authorization": "Bearer bench-key"},
                            params={"api-version": "2016-03-01"})  # fmt: skip
@@ -144,9 +140,6 @@ def main() -> None:
                 times.append((time.perf_counter() - t) * 1000)
             print(f"{label:<38} {statistics.median(times):>10.0f} {max(times):>8.0f} "
                   f"{len(response.content) / 1024:>6.0f}")  # fmt: skip
-        server.should_exit = True
-    finally:
-        azurite.stop()
 
 
 if __name__ == "__main__":

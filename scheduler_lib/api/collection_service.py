@@ -163,11 +163,15 @@ def _check_existing_jobs(ctx: ApiContext, record: CollectionRecord) -> None:
             f"{limits.max_job_count}. Delete jobs first."
         )
     if record.properties["sku"]["name"] == "Free":
-        for job in _all_jobs(ctx, record):
+        for job in all_jobs(ctx, record):
             quotas.check_sku_features("Free", job.definition)
 
 
-def _all_jobs(ctx: ApiContext, record: CollectionRecord) -> list[JobRecord]:
+def all_jobs(
+    ctx: ApiContext, record: CollectionRecord, state: str | None = None
+) -> list[JobRecord]:
+    """Every job of a collection (with `state`: only those), a page of 1,000 at a time; a
+    collection holds at most its quota. Also the dashboard's search and timeline."""
     found: list[JobRecord] = []
     token = None
     while True:
@@ -176,6 +180,7 @@ def _all_jobs(ctx: ApiContext, record: CollectionRecord) -> list[JobRecord]:
             record.subscription_id,
             record.resource_group,
             record.name,
+            state=state,
             page_size=1000,
             continuation=token,
         )
@@ -188,7 +193,7 @@ def delete_collection(ctx: ApiContext, name: CollectionName, *, client_etag: str
     """Delete a collection with all its jobs."""
     existing = get_collection(ctx, name)
     check_if_match(client_etag, existing.etag, f"Job collection '{existing.name}'")
-    for job in _all_jobs(ctx, existing):
+    for job in all_jobs(ctx, existing):
         try:
             job_store.delete_job(ctx.store, job)
         except NotFoundError:

@@ -10,7 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api.collection_service import CollectionName, get_collection
+from scheduler_lib.api.collection_service import CollectionName, all_jobs, get_collection
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.job_service import JobName, get_job
 from scheduler_lib.dashboard import runs, views
@@ -63,34 +63,23 @@ async def overview(request: Request) -> Response:
     return render(request, "overview.html", {"data": data, "now": views.when(now)}, session=session)
 
 
-def all_jobs(ctx: ApiContext, name: CollectionName, state: str | None) -> list[JobRecord]:
-    """Every job of a collection (in `state`), a page of 1,000 at a time; a collection holds
-    at most its quota."""
-    found: list[JobRecord] = []
-    token = None
-    while True:
-        where = (name.subscription_id, name.resource_group, name.collection)
-        jobs, token = job_store.list_jobs(
-            ctx.store, *where, state=state, page_size=1000, continuation=token
-        )
-        found += jobs
-        if token is None:
-            return found
-
-
 def _matching(
-    ctx: ApiContext, name: CollectionName, state: str | None, search: str, position: str | None
+    ctx: ApiContext,
+    record: CollectionRecord,
+    state: str | None,
+    search: str,
+    position: str | None,
 ) -> tuple[list[JobRecord], str | None]:
     """One page of jobs (a store continuation token), or with a search, the page at offset
     `position` of the jobs whose name contains it (read through, the collection is bounded
     by its quota)."""
 
     if not search:
-        where = (name.subscription_id, name.resource_group, name.collection)
+        where = (record.subscription_id, record.resource_group, record.name)
         return job_store.list_jobs(
             ctx.store, *where, state=state, page_size=PAGE, continuation=position
         )
-    found = [j for j in all_jobs(ctx, name, state) if search.lower() in j.name.lower()]
+    found = [j for j in all_jobs(ctx, record, state) if search.lower() in j.name.lower()]
     offset = int(position) if position and position.isdigit() else 0
     more = str(offset + PAGE) if offset + PAGE < len(found) else None
     return found[offset : offset + PAGE], more
@@ -108,7 +97,7 @@ async def collection(request: Request) -> Response:
 
     def work() -> tuple[CollectionRecord, list[views.JobRow], str | None]:
         record = get_collection(ctx, name)
-        jobs, more = _matching(ctx, name, state, search, query.get("page"))
+        jobs, more = _matching(ctx, record, state, search, query.get("page"))
         return record, views.job_rows(ctx, jobs, now=ctx.clock()), more
 
     record, rows, more = await run_in_threadpool(work)
@@ -138,7 +127,7 @@ async def timeline(request: Request) -> Response:
 
     def work() -> tuple[CollectionRecord, list[JobRecord], runs.Timeline]:
         record = get_collection(ctx, name)
-        jobs = all_jobs(ctx, name, "Enabled")
+        jobs = all_jobs(ctx, record, "Enabled")
         found = runs.upcoming_buckets(jobs, now=now, span=span, bucket=bucket, cap=TIMELINE_CAP)
         return record, jobs, found
 

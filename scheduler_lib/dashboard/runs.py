@@ -73,11 +73,7 @@ def _occurrences(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
     left = None  # the next one has not run yet: it counts as left
     if schedule.count is not None:
         left = max(schedule.count - job.bookkeeping.occurrences, 1)
-    for at in schedule.executions_from(first):
-        if left is not None and left <= 0:
-            return
-        yield at
-        left = None if left is None else left - 1
+    yield from itertools.islice(schedule.executions_from(first), left)
 
 
 @dataclass(frozen=True)

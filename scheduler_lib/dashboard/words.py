@@ -21,7 +21,6 @@ _UNITS = {
     "Month": "month",
     "Year": "year",
 }
-_UNITS["Year"] = "year"
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
 _ORDINALS = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth", -1: "last"}
 _MONTHS = (

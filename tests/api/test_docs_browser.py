@@ -14,7 +14,13 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, needs_chromium, playwright
+from tests.support.browser import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    needs_chromium,
+    only_this_app,
+    playwright,
+)
 
 pytestmark = needs_chromium
 RENDER_TIMEOUT_MS = 30_000
@@ -32,17 +38,8 @@ def page():
 
 def test_the_docs_page_lists_every_operation_offline(server, page, tmp_path):
     origin = urlsplit(server.base_url).netloc
-    foreign: list[str] = []
+    foreign = only_this_app(page, origin)
     errors: list[str] = []
-
-    def only_this_app(route) -> None:
-        if urlsplit(route.request.url).netloc == origin:
-            route.continue_()
-        else:
-            foreign.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_this_app)
     page.on("pageerror", lambda error: errors.append(str(error)))
     document = httpx.get(server.api_url + "/openapi.json").json()
     expected = {

@@ -22,7 +22,13 @@ import httpx
 import pytest
 
 from tests.devtools.test_devhost import KEY, devhost  # noqa: F401  (the fixture)
-from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, needs_chromium, playwright
+from tests.support.browser import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    needs_chromium,
+    only_this_app,
+    playwright,
+)
 from tests.support.http_target import HttpTarget
 
 pytestmark = needs_chromium
@@ -67,23 +73,22 @@ def _reload_until(page, condition, *, timeout: float, what: str) -> None:
         page.reload()
 
 
+def _reload_until_history(page, rows: int, *, what: str) -> None:
+    """Reload the job's page until its history table shows at least `rows` entries."""
+
+    def shown(p) -> bool:
+        return p.locator("table.history tr.entry").count() >= rows
+
+    _reload_until(page, shown, timeout=60, what=what)
+
+
 def test_a_first_session_in_the_browser(devhost, page, tmp_path) -> None:  # noqa: F811
     base, _process = devhost
     ui = base + "/ui/"
-    origin = urlsplit(base).netloc
-    foreign: list[str] = []
+    foreign = only_this_app(page, urlsplit(base).netloc)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-
-    def only_this_app(route) -> None:
-        if urlsplit(route.request.url).netloc == origin:
-            route.continue_()
-        else:
-            foreign.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_this_app)
     page.on("dialog", lambda dialog: dialog.accept())  # "Delete job ...?" is confirmed
     shot = Shots(tmp_path, page)
 
@@ -139,11 +144,7 @@ def test_a_first_session_in_the_browser(devhost, page, tmp_path) -> None:  # noq
         # Without a startTime it runs at once: the target is called, the page shows it.
         [request] = target.wait_for_requests(1, timeout=60)
         assert request.path == "/hello" and request.header("x-ms-execution-tag")
-
-        def has_history(p) -> bool:
-            return p.locator("table.history tr.entry").count() >= 1
-
-        _reload_until(page, has_history, timeout=60, what="the first history row")
+        _reload_until_history(page, 1, what="the first history row")
         row = page.locator("table.history tr.entry").first
         expect(row).to_contain_text("Completed")
         expect(row).to_contain_text("200")
@@ -167,11 +168,7 @@ def test_a_first_session_in_the_browser(devhost, page, tmp_path) -> None:  # noq
         page.get_by_role("button", name="Run now").click()
         expect(page.get_by_text("Job hello was queued to run now.")).to_be_visible()
         target.wait_for_requests(2, timeout=60)
-
-        def two_rows(p) -> bool:
-            return p.locator("table.history tr.entry").count() >= 2
-
-        _reload_until(page, two_rows, timeout=60, what="the manual run's history row")
+        _reload_until_history(page, 2, what="the manual run's history row")
         expect(page.locator("table.history tr.entry")).to_have_count(2)
         shot("job-after-run-now")
 
@@ -221,11 +218,7 @@ def test_see_why_a_job_failed_and_fix_it(devhost, page, tmp_path) -> None:  # no
         form.get_by_label("Policy").select_option("None")
         form.get_by_role("button", name="Save job").click()
         expect(page.get_by_role("heading", name="Job nightly")).to_be_visible()
-
-        def has_row(p) -> bool:
-            return p.locator("table.history tr.entry").count() >= 1
-
-        _reload_until(page, has_row, timeout=60, what="the failed run's history row")
+        _reload_until_history(page, 1, what="the failed run's history row")
         row = page.locator("table.history tr.entry").first
         expect(row).to_contain_text("Failed")
         expect(row).to_contain_text("500")

@@ -3,11 +3,14 @@
 
     from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, needs_chromium, playwright
     pytestmark = needs_chromium
+    ...
+    foreign = only_this_app(page, origin)  # requests to other hosts: refused, listed
 """
 
 from __future__ import annotations
 
 import shutil
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -31,3 +34,20 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+def only_this_app(page, origin: str) -> list[str]:
+    """Let `page` reach `origin` (host:port) only: every request to another host is aborted
+    and its URL recorded in the list returned, which a test asserts stays empty (the page
+    works offline, even on a machine with internet)."""
+    foreign: list[str] = []
+
+    def route(request_route) -> None:
+        if urlsplit(request_route.request.url).netloc == origin:
+            request_route.continue_()
+        else:
+            foreign.append(request_route.request.url)
+            request_route.abort()
+
+    page.route("**/*", route)
+    return foreign
