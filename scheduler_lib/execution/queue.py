@@ -20,7 +20,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import (
@@ -84,7 +84,7 @@ class ExecutionQueue:
         self.name = name or settings.execution_queue_name
         self._ready = Once()
 
-    def ready(self) -> ExecutionQueue:
+    def ready(self) -> Self:
         """This queue, created (with its poison queue) once per instance, on first use."""
         self._ready.run(self.ensure)
         return self
