@@ -14,7 +14,8 @@ postponed or skipped runs.
 from __future__ import annotations
 
 from collections import deque
-from datetime import datetime, timedelta
+from datetime import datetime
+from itertools import islice, takewhile
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
@@ -22,18 +23,12 @@ from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage, Execut
 from scheduler_lib.model.missed import MAX_RUNS, MissedRunPolicy, window_of
 from scheduler_lib.schedule import Schedule, parse_schedule
 
-_TICK = timedelta(microseconds=1)
-
 
 def between(schedule: Schedule, first: datetime, last: datetime) -> list[datetime]:
     """The schedule's occurrences in [first, last], at most `MAX_RUNS` + 1 (so a caller can
     tell "too many"), ascending."""
-    found: list[datetime] = []
-    instant = schedule.next_after(first - _TICK)
-    while instant is not None and instant <= last and len(found) <= MAX_RUNS:
-        found.append(instant)
-        instant = schedule.next_after(instant)
-    return found
+    within = takewhile(lambda instant: instant <= last, schedule.executions_from(first))
+    return list(islice(within, MAX_RUNS + 1))
 
 
 def missed_runs(
@@ -46,12 +41,9 @@ def missed_runs(
     if policy is MissedRunPolicy.SKIP:
         return []
     start = max(first_missed, now - window_of(job.definition))
-    latest: deque[datetime] = deque(maxlen=1 if policy is MissedRunPolicy.RUN_LATEST else MAX_RUNS)
-    instant = schedule.next_after(start - _TICK)
-    while instant is not None and instant <= now:
-        latest.append(instant)
-        instant = schedule.next_after(instant)
-    return list(latest)
+    missed = takewhile(lambda instant: instant <= now, schedule.executions_from(start))
+    keep = 1 if policy is MissedRunPolicy.RUN_LATEST else MAX_RUNS
+    return list(deque(missed, maxlen=keep))
 
 
 def note(runs: list[datetime]) -> str:

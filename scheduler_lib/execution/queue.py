@@ -20,7 +20,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
+from typing import Any, Self
 
 from azure.core.exceptions import ResourceExistsError
 from azure.storage.queue import (
@@ -84,7 +84,7 @@ class ExecutionQueue:
         self.name = name or settings.execution_queue_name
         self._ready = Once()
 
-    def ready(self) -> ExecutionQueue:
+    def ready(self) -> Self:
         """This queue, created (with its poison queue) once per instance, on first use."""
         self._ready.run(self.ensure)
         return self
@@ -133,15 +133,11 @@ class ExecutionQueue:
             seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
         else:
             seconds = max(0, math.ceil(delay.total_seconds()))
-        self.client.send_message(
-            message.to_json().encode(),
-            visibility_timeout=seconds or None,
-            time_to_live=-1,
-        )
+        self.send_body(message.to_json(), delay_seconds=seconds)
 
     def send_body(self, body: str, *, delay_seconds: int = 0) -> None:
-        """Send a message as it is (a control message, one sent again), visible after
-        `delay_seconds`."""
+        """Send a message as it is (an execution message's JSON, a control message, one sent
+        again), visible after `delay_seconds`."""
         self.client.send_message(
             body.encode(), visibility_timeout=max(0, delay_seconds) or None, time_to_live=-1
         )

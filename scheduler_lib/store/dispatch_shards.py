@@ -23,11 +23,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from azure.core import MatchConditions
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
-from scheduler_lib.store.tables import TableStore, as_datetime, dumps
+from scheduler_lib.store.tables import TableStore, as_datetime, dumps, etag_kwargs
 
 TABLE = "SchedulerState"
 PARTITION = "dispatch-shards"
@@ -108,12 +107,7 @@ def _write(store: TableStore, state: ShardState) -> ShardState:
         if state.etag is None:
             meta = table.create_entity(entity)
         else:
-            meta = table.update_entity(
-                entity,
-                mode=UpdateMode.REPLACE,
-                etag=state.etag,
-                match_condition=MatchConditions.IfNotModified,
-            )
+            meta = table.update_entity(entity, mode=UpdateMode.REPLACE, **etag_kwargs(state.etag))
     except (ResourceExistsError, ResourceModifiedError, ResourceNotFoundError) as exc:
         raise LeaseLostError(f"shard {state.shard} changed meanwhile") from exc
     return replace(state, etag=meta.get("etag"))

@@ -27,6 +27,4 @@ def store(store: TableStore) -> TableStore:
 
 @pytest.fixture
 def queue(settings: Settings) -> RecordingQueue:
-    queue = RecordingQueue(settings)
-    queue.ensure()
-    return queue
+    return RecordingQueue(settings).ready()

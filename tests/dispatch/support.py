@@ -97,6 +97,11 @@ def make_job(
     return record
 
 
+def make_jobs(store: TableStore, n: int, due: datetime) -> list[JobRecord]:
+    """`n` hourly jobs (`j000`, `j001`, ...) whose first occurrence is at `due`."""
+    return [make_job(store, f"j{i:03d}", definition(due)) for i in range(n)]
+
+
 def reload(store: TableStore, job: JobRecord) -> JobRecord:
     return get_job(store, *split_job_key(job.key))
 

@@ -26,22 +26,13 @@ from tests.dispatch.support import (
     all_rows,
     definition,
     make_job,
+    make_jobs,
     reload,
     set_job,
 )
 
 DUE = T0 + timedelta(seconds=30)
 NEXT = DUE + timedelta(hours=1)
-
-
-def _jobs(store: TableStore, n: int) -> list[JobRecord]:
-    return [make_job(store, f"j{i:03d}", definition(DUE)) for i in range(n)]
-
-
-def _queue(settings: Settings, **kwargs: object) -> RecordingQueue:
-    queue = RecordingQueue(settings, **kwargs)  # type: ignore[arg-type]
-    queue.ensure()
-    return queue
 
 
 def _assert_each_job_dispatched_once(
@@ -64,8 +55,8 @@ def _assert_each_job_dispatched_once(
 def test_queue_failing_half_way_holds_the_cursor_and_the_next_tick_finishes(
     store: TableStore, settings: Settings, workers: int
 ) -> None:
-    jobs = _jobs(store, 20)
-    failing = _queue(settings, fail_after=8)
+    jobs = make_jobs(store, 20, DUE)
+    failing = RecordingQueue(settings, fail_after=8).ready()
 
     first = run_tick(store, failing, settings, now=T0, workers=workers)
 
@@ -74,7 +65,7 @@ def test_queue_failing_half_way_holds_the_cursor_and_the_next_tick_finishes(
     unsent = [j for j in jobs if j.key not in {s.message.job_key for s in failing.sent}]
     assert all(reload(store, j).next_execution_time == DUE for j in unsent)  # not advanced
 
-    healthy = _queue(settings)
+    healthy = RecordingQueue(settings).ready()
     second = run_tick(store, healthy, settings, now=T0 + timedelta(seconds=5), workers=workers)
 
     assert (second.messages_sent, second.failed, second.rows_read) == (12, 0, 12)
@@ -85,8 +76,10 @@ def test_crash_between_send_and_advance_resends_the_identical_message(
     store: TableStore, settings: Settings
 ) -> None:
     """The 4th send reaches the queue, then the worker dies before advancing that job."""
-    jobs = _jobs(store, 6)
-    crashing = _queue(settings, fail_after=3, failure=SimulatedCrash, crash_after_send=True)
+    jobs = make_jobs(store, 6, DUE)
+    crashing = RecordingQueue(
+        settings, fail_after=3, failure=SimulatedCrash, crash_after_send=True
+    ).ready()
 
     with pytest.raises(SimulatedCrash):
         run_tick(store, crashing, settings, now=T0, workers=1)
@@ -96,7 +89,7 @@ def test_crash_between_send_and_advance_resends_the_identical_message(
     assert next(reload(store, j) for j in jobs if j.key == victim).next_execution_time == DUE
     assert get_dispatcher_state(store).cursor is None  # the dead tick saved nothing
 
-    rerun = _queue(settings)
+    rerun = RecordingQueue(settings).ready()
     run_tick(store, rerun, settings, now=T0, workers=1)
 
     resent = {s.message.job_key for s in rerun.sent}
@@ -106,12 +99,12 @@ def test_crash_between_send_and_advance_resends_the_identical_message(
 
 
 def test_crash_before_sending_loses_nothing(store: TableStore, settings: Settings) -> None:
-    jobs = _jobs(store, 6)
-    crashing = _queue(settings, fail_after=2, failure=SimulatedCrash)
+    jobs = make_jobs(store, 6, DUE)
+    crashing = RecordingQueue(settings, fail_after=2, failure=SimulatedCrash).ready()
 
     with pytest.raises(SimulatedCrash):
         run_tick(store, crashing, settings, now=T0, workers=1)
-    rerun = _queue(settings)
+    rerun = RecordingQueue(settings).ready()
     run_tick(store, rerun, settings, now=T0 + timedelta(seconds=40), workers=1)
 
     assert len(rerun.sent) == 4
@@ -119,8 +112,8 @@ def test_crash_before_sending_loses_nothing(store: TableStore, settings: Setting
 
 
 def test_two_ticks_racing(store: TableStore, settings: Settings) -> None:
-    jobs = _jobs(store, 60)
-    queues = [_queue(settings), _queue(settings)]
+    jobs = make_jobs(store, 60, DUE)
+    queues = [RecordingQueue(settings).ready(), RecordingQueue(settings).ready()]
     barrier = threading.Barrier(2)
     errors: list[BaseException] = []
 
@@ -153,7 +146,7 @@ def test_executor_writing_the_job_meanwhile_keeps_its_keys(
         claimed = replace(current.bookkeeping, other={"claim": message.execution_tag})
         set_job(store, job, bookkeeping=claimed)
 
-    queue = _queue(settings, on_send=executor_claims)
+    queue = RecordingQueue(settings, on_send=executor_claims).ready()
     report = run_tick(store, queue, settings, now=T0)
 
     stored = reload(store, job)
@@ -178,7 +171,7 @@ def test_job_rescheduled_during_the_tick_keeps_the_new_schedule(
     def api_reschedules(_: ExecutionMessage) -> None:
         set_job(store, job, definition=definition(moved), next_execution_time=moved)
 
-    run_tick(store, _queue(settings, on_send=api_reschedules), settings, now=T0)
+    run_tick(store, RecordingQueue(settings, on_send=api_reschedules).ready(), settings, now=T0)
 
     stored = reload(store, job)
     assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (moved, 0)
@@ -194,7 +187,7 @@ def test_a_job_whose_stored_definition_no_longer_parses_fails_alone(
     broken = definition(DUE)
     broken["recurrence"]["frequency"] = "Fortnight"
     set_job(store, jobs[1], definition=broken)
-    queue = _queue(settings)
+    queue = RecordingQueue(settings).ready()
 
     report = run_tick(store, queue, settings, now=T0)
 
@@ -221,7 +214,7 @@ def test_job_deleted_and_created_again_during_the_tick_gets_its_own_occurrence(
             put_job(store, replace(old, incarnation="second", etag=None), create_only=True)
             add_due(store, old.key, DUE, incarnation="second")
 
-    queue = _queue(settings, on_send=api_deletes_and_creates_again)
+    queue = RecordingQueue(settings, on_send=api_deletes_and_creates_again).ready()
     run_tick(store, queue, settings, now=T0)
 
     sent = [(s.message.incarnation, s.message.occurrence) for s in queue.sent]

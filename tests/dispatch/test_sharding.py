@@ -32,21 +32,12 @@ from tests.dispatch.support import (
     definition,
     make_collection,
     make_job,
+    make_jobs,
     reload,
 )
 
 DUE = T0 + timedelta(seconds=30)
 NEXT = DUE + timedelta(hours=1)
-
-
-def _jobs(store: TableStore, n: int) -> list[JobRecord]:
-    return [make_job(store, f"j{i:03d}", definition(DUE)) for i in range(n)]
-
-
-def _queue(settings: Settings) -> RecordingQueue:
-    queue = RecordingQueue(settings)
-    queue.ensure()
-    return queue
 
 
 def _each_sent_once(store: TableStore, jobs: list[JobRecord], *queues: RecordingQueue) -> None:
@@ -65,7 +56,7 @@ def _pair(store: TableStore, job_key: str, now: datetime = T0) -> ControlMessage
 
 
 def test_a_minute_is_spread_over_the_shards_by_a_stable_hash(store: TableStore) -> None:
-    jobs = _jobs(store, 40)
+    jobs = make_jobs(store, 40, DUE)
     partitions = Counter(
         e["PartitionKey"] for e in store.table(DUE_TABLE).list_entities(select=["PartitionKey"])
     )
@@ -78,9 +69,9 @@ def test_a_minute_is_spread_over_the_shards_by_a_stable_hash(store: TableStore) 
 
 
 def test_a_duplicate_control_message_does_nothing(store: TableStore, settings: Settings) -> None:
-    [job] = _jobs(store, 1)
+    [job] = make_jobs(store, 1, DUE)
     pair = _pair(store, job.key)
-    first, second = _queue(settings), _queue(settings)
+    first, second = RecordingQueue(settings).ready(), RecordingQueue(settings).ready()
 
     done = dispatch_pair(store, first, settings, pair, owner="a", now=T0)
     again = dispatch_pair(store, second, settings, pair, owner="b", now=T0 + timedelta(seconds=2))
@@ -95,11 +86,11 @@ def test_a_pair_whose_shard_is_leased_waits_and_the_lease_ends(
 ) -> None:
     """Two workers on one pair: the second finds the shard leased and sends nothing; a
     holder that died (took the lease, never gave it back) loses the shard when it expires."""
-    [job] = _jobs(store, 1)
+    [job] = make_jobs(store, 1, DUE)
     pair = _pair(store, job.key)
     lease, _ = acquire_shard(store, pair.shard, owner="dead", now=T0, duration=LEASE)
     assert lease is not None
-    queue = _queue(settings)
+    queue = RecordingQueue(settings).ready()
 
     busy = dispatch_pair(store, queue, settings, pair, owner="b", now=T0 + LEASE / 2)
     assert (busy.outcome, busy.busy_until, queue.sent) == (PairOutcome.BUSY, T0 + LEASE, [])
@@ -114,20 +105,19 @@ def test_a_pair_whose_shard_is_leased_waits_and_the_lease_ends(
 def test_a_worker_killed_mid_pair_loses_nothing(store: TableStore, settings: Settings) -> None:
     """Killed after sending and advancing some jobs, holding the lease: the pair is taken
     over when the lease expires, the rest is sent, nothing twice with a different body."""
-    jobs = _jobs(store, 30)
+    jobs = make_jobs(store, 30, DUE)
     victims = [j for j in jobs if shard_of(j.key, settings.dispatch_shards) == 0]
     pair = ControlMessage(minute_key(T0), 0, T0)
-    killed = _queue(settings)
+    killed = RecordingQueue(settings).ready()
     # The killed worker's work: its lease, and half of the shard's jobs dispatched.
     acquire_shard(store, 0, owner="killed", now=T0, duration=LEASE)
     fail_after = len(victims) // 2
-    crashing = RecordingQueue(settings, fail_after=fail_after)
-    crashing.ensure()
+    crashing = RecordingQueue(settings, fail_after=fail_after).ready()
     report = run_shard(store, crashing, settings, 0, None, now=T0, workers=1)
     assert report.messages_sent == fail_after  # the rest failed: as if the worker had died
     killed.sent.extend(crashing.sent)
 
-    successor = _queue(settings)
+    successor = RecordingQueue(settings).ready()
     assert dispatch_pair(store, successor, settings, pair, owner="next", now=T0).outcome is (
         PairOutcome.BUSY
     )
@@ -143,9 +133,9 @@ def _runtime(settings: Settings, n: int) -> tuple[Runtime, RecordingQueue, list[
     runtime = Runtime(settings, clock=lambda: T0)
     runtime.ensure_storage()
     make_collection(runtime.store)
-    queue = _queue(settings)
+    queue = RecordingQueue(settings).ready()
     runtime.dispatcher = replace(runtime.dispatcher, queue=queue)
-    return runtime, queue, _jobs(runtime.store, n)
+    return runtime, queue, make_jobs(runtime.store, n, DUE)
 
 
 def test_a_coordinator_tick_run_twice_sends_each_occurrence_once(settings: Settings) -> None:
@@ -188,7 +178,7 @@ def test_an_unsharded_due_index_is_moved_on_the_first_tick_and_nothing_is_lost(
     """A deployed app upgrades: its due index holds rows in the format before sharding (a
     job due now, one due tomorrow, a parked retry). The first tick moves them into their
     shards and dispatches what is due; the rest stays indexed."""
-    jobs = _jobs(store, 10)
+    jobs = make_jobs(store, 10, DUE)
     later = make_job(store, "tomorrow", definition(T0 + timedelta(days=1)))
     for entity in list(store.table(DUE_TABLE).list_entities()):
         store.table(DUE_TABLE).delete_entity(entity["PartitionKey"], entity["RowKey"])
@@ -197,7 +187,7 @@ def test_an_unsharded_due_index_is_moved_on_the_first_tick_and_nothing_is_lost(
     _legacy_row(store, later.key, T0 + timedelta(days=1))
     assert all_rows(store) == []  # a sharded read does not see them
 
-    queue = _queue(settings)
+    queue = RecordingQueue(settings).ready()
     report = run_tick(store, queue, settings, now=T0)
 
     assert report.messages_sent == 10
@@ -211,14 +201,14 @@ def test_an_unsharded_due_index_is_moved_on_the_first_tick_and_nothing_is_lost(
 def test_fewer_shards_moves_the_rows_of_the_shards_that_went(
     store: TableStore, settings: Settings
 ) -> None:
-    jobs = _jobs(store, 16)
+    jobs = make_jobs(store, 16, DUE)
     fewer = replace(settings, dispatch_shards=2)
     narrow = TableStore(fewer)
 
     moved = migrate_unsharded(narrow)
 
     assert moved == sum(shard_of(j.key, settings.dispatch_shards) >= 2 for j in jobs) > 0
-    queue = _queue(fewer)
+    queue = RecordingQueue(fewer).ready()
     assert run_tick(narrow, queue, fewer, now=T0).messages_sent == 16
     assert all_rows(narrow) == sorted((j.key, NEXT) for j in jobs)
 

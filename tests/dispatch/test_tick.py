@@ -244,8 +244,7 @@ def test_a_row_the_api_writes_again_meanwhile_is_not_removed(
     def api_reschedules(message: ExecutionMessage) -> None:
         add_due(store, job.key, moved)
 
-    queue = RecordingQueue(settings, on_send=api_reschedules)
-    queue.ensure()
+    queue = RecordingQueue(settings, on_send=api_reschedules).ready()
     run_tick(store, queue, settings, now=T0)
 
     assert (job.key, moved) in all_rows(store)
