@@ -28,11 +28,11 @@ from enum import Enum
 
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.late import close_not_run, not_run_entry
+from scheduler_lib.execution.late import already_recorded, close_not_run, not_run_entry
 from scheduler_lib.execution.messages import MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.model.overlap import ConcurrencyPolicy
-from scheduler_lib.store import TableStore, add_history, list_history
+from scheduler_lib.store import TableStore, add_history
 from scheduler_lib.timeutil import iso_z
 
 
@@ -92,10 +92,7 @@ def skip(
     store: TableStore, record: JobRecord, message: ExecutionMessage, reason: str, now: datetime
 ) -> JobRecord | None:
     """One Skipped entry (once, also under redelivery), the claim made final, nothing counted."""
-    newest, _ = list_history(
-        store, record.history_key, status=HistoryStatus.SKIPPED.value, page_size=1
-    )
-    if not (newest and newest[0].expected_execution_time == message.occurrence):
+    if not already_recorded(store, record, message, HistoryStatus.SKIPPED.value):
         text = f"Skipped the occurrence due at {iso_z(message.occurrence)}: {reason}."
         add_history(store, not_run_entry(record, message, HistoryStatus.SKIPPED, text, now=now))
     return close_not_run(store, record, message, now=now)
