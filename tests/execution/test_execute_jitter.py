@@ -5,10 +5,7 @@ occurrence. Real Azurite tables and queue, a real local HTTP server, an injected
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from datetime import timedelta
-
-import pytest
 
 from scheduler_lib.execution.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, http_action, make_job
@@ -16,12 +13,6 @@ from tests.support.http_target import HttpTarget
 
 DAILY = {"frequency": "Day", "interval": 1}
 OFFSET = timedelta(minutes=40)
-
-
-@pytest.fixture
-def late_driver(driver: Driver) -> Driver:
-    driver.settings = replace(driver.settings, grace_period=timedelta(seconds=30))
-    return driver
 
 
 def test_it_starts_at_the_jittered_second_and_names_the_occurrence(
