@@ -119,6 +119,14 @@ class ExecutorState:
     #: Stored keys this version does not know: kept so a write never loses them.
     other: Mapping[str, Any] = field(default_factory=dict)
 
+    def running(self, *, besides: str) -> bool:
+        """Whether a scheduled occurrence other than the tag `besides` is still running: its
+        claim is not final (an attempt in flight, or a retry or its errorAction still to
+        come). Manual runs do not count."""
+        return any(
+            not c.final and not c.manual for tag, c in self.claims.items() if tag != besides
+        )
+
     @classmethod
     def from_stored(cls, stored: Mapping[str, Any]) -> ExecutorState:
         last = stored.get("lastFinished")

@@ -46,22 +46,24 @@ class Attempt:
 
 def claim(
     store: TableStore, message: ExecutionMessage, message_id: str, *, now: datetime
-) -> tuple[JobRecord, lifecycle.Verdict] | Skip:
-    """Claim the attempt (ETag loop), or say why it is not run."""
+) -> tuple[JobRecord, lifecycle.Verdict, CollectionRecord] | Skip:
+    """Claim the attempt (ETag loop), or say why it is not run. With the claimed job comes
+    its collection as the claim read it (an attempt that does not wait for its second takes
+    its signing secrets from it, rather than reading the collection again)."""
 
-    def attempt() -> tuple[JobRecord, lifecycle.Verdict] | Skip:
+    def attempt() -> tuple[JobRecord, lifecycle.Verdict, CollectionRecord] | Skip:
         found = _runnable(store, message, now=now)
         if found is None:
             raise LostRace
         if isinstance(found, Skip):
             return found
-        record, _ = found
+        record, collection = found
         verdict, why = lifecycle.judge(record, message, message_id)
         if verdict is lifecycle.Verdict.DUPLICATE:
             return Skip("Duplicate", why)
         claimed = lifecycle.with_claim(record, message, message_id, now=now)
         try:
-            return put_job(store, claimed, etag=record.etag), verdict
+            return put_job(store, claimed, etag=record.etag), verdict, collection
         except (PreconditionFailedError, NotFoundError) as exc:
             raise LostRace from exc
 

@@ -54,7 +54,7 @@ from typing import Any
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
-from scheduler_lib.errors import NotFoundError, ValidationError
+from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle, overlap
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
@@ -62,7 +62,7 @@ from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.execution.retry import Delivery, RetryPolicy
 from scheduler_lib.model import signing
-from scheduler_lib.store import HistoryEntry, TableStore, add_history, get_collection
+from scheduler_lib.store import HistoryEntry, TableStore, add_history
 from scheduler_lib.timeutil import Clock
 
 log = logging.getLogger("scheduler.execute")
@@ -152,7 +152,7 @@ def _handle(
     claimed = claims.claim(store, message, message_id, now=clock())
     if isinstance(claimed, claims.Skip):
         return report(claimed.disposition, claimed.reason)
-    record, verdict = claimed
+    record, verdict, collection = claimed
     # Judged at the first claim: a Rerun of an attempt that started in time still runs.
     claimed_at = lifecycle.claimed_at(record, message) or clock()
     if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
@@ -163,7 +163,6 @@ def _handle(
         )
         return report("Postponed", "started later than the grace period", job_state=_state(late))
 
-    collection: CollectionRecord | None = None  # as read at the exact second, if waited for
     if start_at is not None:
         early = (start_at - clock()).total_seconds()
         if early > 0:
@@ -194,7 +193,7 @@ def _handle(
         if entry is not None:  # it ran; only the job's update was lost
             return after.conclude(entry, report, "Recorded", "its action already ran", resumed=True)
 
-    signing_secrets = _signing_secrets(store, record, action, collection)
+    signing_secrets = _signing_secrets(action, collection)
     started = clock()  # the instant the action starts is the one its request says it was sent
     context = ExecutionContext(
         job_id=job_arm_id(record),
@@ -226,25 +225,13 @@ def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any
     return action
 
 
-def _signing_secrets(
-    store: TableStore,
-    record: JobRecord,
-    action: Mapping[str, Any],
-    collection: CollectionRecord | None,
-) -> tuple[str, ...]:
+def _signing_secrets(action: Mapping[str, Any], collection: CollectionRecord) -> tuple[str, ...]:
     """The job's own collection's signing secrets, for an HTTP action (read at each attempt,
     so a rotation applies at once and no secret is ever copied into a job): from the
-    `collection` the exact start's confirmation read at the second, else read here."""
+    `collection` the attempt's last read of the job found it by (the exact start's
+    confirmation at the second, else the claim), so it is not read again for them."""
     if action.get("type") not in ("Http", "Https"):
         return ()
-    if collection is not None:
-        return signing.values(collection.properties)
-    try:
-        collection = get_collection(
-            store, record.subscription_id, record.resource_group, record.collection_name
-        )
-    except NotFoundError:
-        return ()  # deleted meanwhile: the claim saw it; the next message is dropped
     return signing.values(collection.properties)
 
 

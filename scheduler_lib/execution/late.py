@@ -52,7 +52,7 @@ def postpone_late(
     grace: timedelta,
 ) -> JobRecord | None:
     """Record the occurrence as Postponed (once) and close its claim; the job as written."""
-    if not (rerun and _already_recorded(store, record, message)):
+    if not (rerun and already_recorded(store, record, message, POSTPONED_STATUS)):
         late = now - (message.start_at or message.occurrence)  # the jittered start, if any
         text = (
             f"Skipped the occurrence due at {iso_z(message.occurrence)}: its execution would "
@@ -112,6 +112,10 @@ def attempt_entry(
     )
 
 
-def _already_recorded(store: TableStore, record: JobRecord, message: ExecutionMessage) -> bool:
-    newest, _ = list_history(store, record.history_key, status=POSTPONED_STATUS, page_size=1)
+def already_recorded(
+    store: TableStore, record: JobRecord, message: ExecutionMessage, status: str
+) -> bool:
+    """Whether the job's newest entry of `status` (Postponed, Skipped) is `message`'s
+    occurrence's: a redelivery after a crash between that entry and `close_not_run`."""
+    newest, _ = list_history(store, record.history_key, status=status, page_size=1)
     return bool(newest) and newest[0].expected_execution_time == message.occurrence

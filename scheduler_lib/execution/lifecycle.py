@@ -113,7 +113,7 @@ def with_claim(
         faulted=previous is not None and previous.faulted,
     )
     claims = _pruned({**state.claims, message.execution_tag: claim}, now)
-    return _with_state(record, replace(state, claims=claims))
+    return with_state(record, replace(state, claims=claims))
 
 
 def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
@@ -132,7 +132,7 @@ def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) ->
         return None
     marked = replace(claim, final=True, done=True, abandoned=True, at=now)
     claims = {**state.claims, message.execution_tag: marked}
-    return _with_state(record, replace(state, claims=claims))
+    return with_state(record, replace(state, claims=claims))
 
 
 def with_attempt(
@@ -174,7 +174,7 @@ def with_attempt(
     if final and not message.manual:
         state, changes["state"] = _finished(record, state, message, faulted=faulted, now=now)
     state = replace(state, claims=_pruned(state.claims, now))
-    updated = replace(_with_state(record, state), **changes)
+    updated = replace(with_state(record, state), **changes)
     return pause.with_outcome(updated, message, succeeded=succeeded, faulted_now=faulted_now)
 
 
@@ -191,7 +191,7 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
         state = replace(state, claims={**state.claims, message.execution_tag: marked})
     state, job_state = _finished(record, state, message, faulted=False, now=now)
     state = replace(state, claims=_pruned(state.claims, now))
-    return replace(_with_state(record, state), state=job_state)
+    return replace(with_state(record, state), state=job_state)
 
 
 def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
@@ -236,12 +236,7 @@ def _final_state(
         return None
     if last is None or last.number != record.bookkeeping.occurrences:
         return None
-    still_running = any(
-        not c.final and not c.manual
-        for tag, c in state.claims.items()
-        if tag != message.execution_tag
-    )
-    if still_running:
+    if state.running(besides=message.execution_tag):
         return None
     return JobState.FAULTED if last.faulted else JobState.COMPLETED
 
@@ -258,5 +253,6 @@ def _pruned(claims: Mapping[str, Claim], now: datetime) -> dict[str, Claim]:
     return kept
 
 
-def _with_state(record: JobRecord, state: ExecutorState) -> JobRecord:
+def with_state(record: JobRecord, state: ExecutorState) -> JobRecord:
+    """`record` with `state` as its executor's bookkeeping."""
     return replace(record, bookkeeping=replace(record.bookkeeping, executor=state))

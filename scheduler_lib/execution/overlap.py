@@ -28,11 +28,11 @@ from enum import Enum
 
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.late import close_not_run, not_run_entry
+from scheduler_lib.execution.late import already_recorded, close_not_run, not_run_entry
 from scheduler_lib.execution.messages import MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.model.overlap import ConcurrencyPolicy
-from scheduler_lib.store import TableStore, add_history, list_history
+from scheduler_lib.store import TableStore, add_history
 from scheduler_lib.timeutil import iso_z
 
 
@@ -46,12 +46,6 @@ def policy_of(record: JobRecord) -> ConcurrencyPolicy:
     return ConcurrencyPolicy(record.definition.get("concurrencyPolicy") or "Allow")
 
 
-def running(record: JobRecord, *, besides: str) -> bool:
-    """Whether a scheduled occurrence other than the tag `besides` is still running."""
-    claims_ = lifecycle.executor_state(record).claims
-    return any(not c.final and not c.manual for tag, c in claims_.items() if tag != besides)
-
-
 def hold(
     store: TableStore, record: JobRecord, message: ExecutionMessage, *, now: datetime
 ) -> Overlap:
@@ -61,18 +55,18 @@ def hold(
     if policy is ConcurrencyPolicy.ALLOW or not first:
         return Overlap.RUN
     tag = message.execution_tag
-    if not running(record, besides=tag):
+    state = lifecycle.executor_state(record)
+    if not state.running(besides=tag):
         return Overlap.RUN
     mine = replace(message, buffered=True).to_json()
-    if policy is ConcurrencyPolicy.BUFFER_ONE and lifecycle.executor_state(record).buffered in (
-        None, mine,
-    ):  # fmt: skip
+    if policy is ConcurrencyPolicy.BUFFER_ONE and state.buffered in (None, mine):
         saved = claims.apply(store, record, message, lambda current: _buffered(current, message))
         if saved is None:
             return Overlap.SKIPPED  # deleted meanwhile: nothing to run
-        if lifecycle.executor_state(saved).buffered == mine:
+        state = lifecycle.executor_state(saved)
+        if state.buffered == mine:
             return Overlap.BUFFERED
-        if not running(saved, besides=tag):
+        if not state.running(besides=tag):
             return Overlap.RUN
         record = saved
     reason = (
@@ -87,21 +81,18 @@ def hold(
 def _buffered(record: JobRecord, message: ExecutionMessage) -> JobRecord:
     """`record` with `message` waiting instead of claimed, if the other one still runs."""
     state = lifecycle.executor_state(record)
-    if not running(record, besides=message.execution_tag) or state.buffered is not None:
+    if not state.running(besides=message.execution_tag) or state.buffered is not None:
         return record
     others = {t: c for t, c in state.claims.items() if t != message.execution_tag}
     state = replace(state, claims=others, buffered=replace(message, buffered=True).to_json())
-    return replace(record, bookkeeping=replace(record.bookkeeping, executor=state))
+    return lifecycle.with_state(record, state)
 
 
 def skip(
     store: TableStore, record: JobRecord, message: ExecutionMessage, reason: str, now: datetime
 ) -> JobRecord | None:
     """One Skipped entry (once, also under redelivery), the claim made final, nothing counted."""
-    newest, _ = list_history(
-        store, record.history_key, status=HistoryStatus.SKIPPED.value, page_size=1
-    )
-    if not (newest and newest[0].expected_execution_time == message.occurrence):
+    if not already_recorded(store, record, message, HistoryStatus.SKIPPED.value):
         text = f"Skipped the occurrence due at {iso_z(message.occurrence)}: {reason}."
         add_history(store, not_run_entry(record, message, HistoryStatus.SKIPPED, text, now=now))
     return close_not_run(store, record, message, now=now)
@@ -112,8 +103,9 @@ def release(
 ) -> ExecutionMessage | None:
     """Send the waiting occurrence of `saved` (a job whose occurrence just ended) once
     nothing else runs, then forget it; the message sent, if any."""
-    waiting = lifecycle.executor_state(saved).buffered
-    if waiting is None or running(saved, besides=""):
+    state = lifecycle.executor_state(saved)
+    waiting = state.buffered
+    if waiting is None or state.running(besides=""):
         return None
     message = ExecutionMessage.from_json(waiting)
     queue.send(message, visible_at=now, now=now)
@@ -122,9 +114,7 @@ def release(
         state = lifecycle.executor_state(current)
         if state.buffered != waiting:
             return current
-        return replace(current, bookkeeping=replace(current.bookkeeping, executor=replace(
-            state, buffered=None
-        )))  # fmt: skip
+        return lifecycle.with_state(current, replace(state, buffered=None))
 
     claims.apply(store, saved, message, cleared)
     return message

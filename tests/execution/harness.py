@@ -160,3 +160,10 @@ def driver(
     store: TableStore, queue: ExecutionQueue, settings: Settings, clock: FakeClock
 ) -> Driver:
     return Driver(store, queue, settings, clock)
+
+
+@pytest.fixture
+def late_driver(driver: Driver) -> Driver:
+    """The driver with a grace period of 30 s, so that lateness is easy to reach."""
+    driver.settings = replace(driver.settings, grace_period=timedelta(seconds=30))
+    return driver

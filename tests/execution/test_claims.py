@@ -60,7 +60,7 @@ def test_finish_on_a_deleted_job_returns_none(store: TableStore) -> None:
 
     job = make_job(store, http_action("http://127.0.0.1:9/"))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
-    record, _ = claims.claim(store, message, "m", now=T0)
+    record, _, _ = claims.claim(store, message, "m", now=T0)
     delete_job(store, record)
 
     done = claims.Attempt(succeeded=True, started=T0, faulted_now=False, final=True)

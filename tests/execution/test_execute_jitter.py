@@ -8,14 +8,11 @@ import re
 from datetime import timedelta
 
 from scheduler_lib.execution.messages import ExecutionMessage
-from tests.execution import test_execute_late
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 
 DAILY = {"frequency": "Day", "interval": 1}
 OFFSET = timedelta(minutes=40)
-#: The lateness tests' driver (a grace period of 30 s).
-late_driver = test_execute_late.late_driver
 
 
 def test_it_starts_at_the_jittered_second_and_names_the_occurrence(

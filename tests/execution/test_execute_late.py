@@ -29,12 +29,6 @@ def rows_of(store: TableStore, job_key: str) -> list[DueRow]:
     return [row for row in due_rows(store, **window) if row.job_key == job_key]
 
 
-@pytest.fixture
-def late_driver(driver: Driver) -> Driver:
-    driver.settings = replace(driver.settings, grace_period=timedelta(seconds=30))
-    return driver
-
-
 @pytest.mark.parametrize("late", [timedelta(seconds=31), timedelta(seconds=142)])
 def test_a_first_attempt_later_than_the_grace_period_is_postponed_once_not_run(
     late_driver: Driver, target: HttpTarget, late: timedelta

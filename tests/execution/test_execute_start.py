@@ -125,18 +125,15 @@ def test_a_message_delivered_far_too_early_is_deferred_not_held(
     assert again.disposition == "Ran" and len(target.requests) == 1
 
 
-def test_at_its_second_the_action_starts_after_one_read_of_the_job_and_one_of_its_collection(
-    driver: Driver, target: HttpTarget, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Whatever the executor does between the occurrence's second and its action is lateness.
-    After the wait it reads the job and its collection once each: the collection that the
-    confirmation read also gives the signing secrets (it was read a second time for them)."""
-    job = make_job(driver.store, http_action(target.url))
-    steps: list[str] = []
+@pytest.fixture
+def steps(driver: Driver, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The executor's reads of the job and of its collection, its wait and its action, in
+    the order they happen."""
+    taken: list[str] = []
 
     def recorded(step: str, real: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
-            steps.append(step)
+            taken.append(step)
             return real(*args, **kwargs)
 
         return call
@@ -147,6 +144,16 @@ def test_at_its_second_the_action_starts_after_one_read_of_the_job_and_one_of_it
                 monkeypatch.setattr(module, name, recorded(step, getattr(module, name)))
     monkeypatch.setattr(execute, "run_action", recorded("action", execute.run_action))
     driver.clock.sleep = recorded("wait", driver.clock.sleep)  # type: ignore[method-assign]
+    return taken
+
+
+def test_at_its_second_the_action_starts_after_one_read_of_the_job_and_one_of_its_collection(
+    driver: Driver, target: HttpTarget, steps: list[str]
+) -> None:
+    """Whatever the executor does between the occurrence's second and its action is lateness.
+    After the wait it reads the job and its collection once each: the collection that the
+    confirmation read also gives the signing secrets (it was read a second time for them)."""
+    job = make_job(driver.store, http_action(target.url))
     driver.clock.now = T0 - timedelta(seconds=1.6)
 
     report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
@@ -154,3 +161,23 @@ def test_at_its_second_the_action_starts_after_one_read_of_the_job_and_one_of_it
     assert report.disposition == "Ran" and len(target.requests) == 1
     after_the_wait = steps[steps.index("wait") : steps.index("action") + 1]
     assert after_the_wait == ["wait", "job", "collection", "action"]
+
+
+@pytest.mark.parametrize("kind", ["manual run", "occurrence delivered after its second"])
+def test_an_attempt_that_does_not_wait_reads_its_collection_once(
+    driver: Driver, target: HttpTarget, steps: list[str], kind: str
+) -> None:
+    """An attempt run as soon as it is claimed (a manual run, a retry, an occurrence
+    delivered at or after its second) takes its signing secrets from the collection its
+    claim read: the collection is not read a second time before the action."""
+    job = make_job(driver.store, http_action(target.url))
+    message = (
+        ExecutionMessage.manual_run(job.key, now=T0)
+        if kind == "manual run"
+        else ExecutionMessage.scheduled(job.key, T0 - timedelta(seconds=1), 1)
+    )
+
+    report = driver.run(message)
+
+    assert report.disposition == "Ran" and len(target.requests) == 1
+    assert steps[: steps.index("action") + 1] == ["job", "collection", "action"]
