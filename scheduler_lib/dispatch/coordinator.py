@@ -22,6 +22,7 @@ from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
     TableStore,
+    get_dispatcher_state,
     migrate_unsharded,
     minute_key,
     save_dispatcher_state,
@@ -71,5 +72,8 @@ def _state(store: TableStore, settings: Settings, now: datetime, sent: int) -> D
     summary["duration"] = max((float(s.last_pair.get("duration", 0)) for s in states), default=0)
     summary["pairs_sent"] = sent
     summary["now"] = iso_z(now)
-    cursor = min(cursors) if len(cursors) == settings.dispatch_shards else None
+    if len(cursors) == settings.dispatch_shards:
+        cursor = min(cursors)
+    else:  # a shard without a cursor of its own reads from this one (`pair`): keep it
+        cursor = get_dispatcher_state(store).cursor
     return DispatcherState(cursor, now, summary)

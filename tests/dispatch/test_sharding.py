@@ -15,13 +15,22 @@ from azure.data.tables import UpdateMode
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch import LEASE, ControlMessage, PairOutcome
+from scheduler_lib.dispatch.coordinator import coordinate
 from scheduler_lib.dispatch.pair import dispatch_pair
 from scheduler_lib.dispatch.shard import run_shard
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.runtime import Runtime
-from scheduler_lib.store import acquire_shard, get_shard_state, migrate_unsharded, minute_key
+from scheduler_lib.store import (
+    DispatcherState,
+    acquire_shard,
+    get_dispatcher_state,
+    get_shard_state,
+    migrate_unsharded,
+    minute_key,
+    save_dispatcher_state,
+)
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
 from scheduler_lib.store.due_index import partition_key, shard_of
 from scheduler_lib.store.tables import TableStore
@@ -218,3 +227,29 @@ def test_a_bad_shard_count_is_refused_by_name(value: str) -> None:
     with pytest.raises(ValidationError) as err:
         Settings.from_env({"SCHEDULER_DISPATCH_SHARDS": value})
     assert err.value.target == "SCHEDULER_DISPATCH_SHARDS"
+
+
+def test_an_upgrade_keeps_the_cursor_from_before_sharding_until_every_shard_has_one(
+    store: TableStore, settings: Settings
+) -> None:
+    """The first ticks after an upgrade: shards without a cursor of their own read from the
+    dispatcher's cursor from before sharding, so the coordinator must not erase it while
+    any shard still needs it, or an occurrence missed during downtime is skipped instead of
+    postponed (found late by the consistency check, if at all)."""
+    make_collection(store)
+    [job] = make_jobs(store, 1, DUE)
+    before = T0 - timedelta(minutes=1)  # the last tick before the app went down
+    save_dispatcher_state(store, DispatcherState(cursor=before, last_tick_at=before))
+    back = T0 + timedelta(minutes=67)  # an hour of downtime, then the upgraded app
+
+    report = coordinate(store, RecordingQueue(settings).ready(), settings, now=back)
+
+    assert get_dispatcher_state(store).cursor == before
+    queue = RecordingQueue(settings).ready()
+    results = [
+        dispatch_pair(store, queue, settings, pair, owner=f"w{pair.shard}", now=back)
+        for pair in report.pairs
+    ]
+    assert sum(r.report.postponed for r in results if r.report is not None) == 1
+    assert queue.sent == []  # missed by more than the grace period: postponed, not run late
+    assert reload(store, job).next_execution_time == NEXT
