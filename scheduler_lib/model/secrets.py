@@ -5,11 +5,14 @@ Bus `sasKey`) are stored because the executor needs them, and never returned. A 
 reads a job and writes it back (the SDK's GET-modify-PUT) therefore sends it without its
 secrets; `carry_over` gives such an update the stored secret again, but only when the object
 still names the same principal (same auth type, same username / tenant+clientId+audience /
-storage account / namespace+key name) *and* the same destination the secret is sent to (the
-request URI's scheme, host and port for Basic and client-certificate authentication). A Basic
-password carried over to a URI that now names another host would be handed to that host, so
-pointing a job (or its errorAction) elsewhere without re-sending the secret is a 400 naming
-the secret, never a silent reuse of the old one.
+storage account / namespace+key name) *and* the same destination (the request URI's scheme,
+host and port, for every authentication type of an HTTP request). A Basic password carried
+over to a URI that now names another host would be handed to that host, and so would the
+token an OAuth secret buys (the secret itself goes to the authority, but the token is as
+good as the secret for its audience). So pointing a job (or its errorAction) elsewhere
+without re-sending the secret is a 400 naming the secret, never a silent reuse of the old
+one. `ManagedServiceIdentity` stores no secret: a URI moved to another host passes the
+audience's host check again (`actions.destinations.check_identity`, on every PUT and PATCH).
 """
 
 from __future__ import annotations
@@ -51,9 +54,8 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
     auth = (action.get("request") or {}).get("authentication")
     if auth and auth.get("type") in _AUTH:
         secrets, identity, required = _AUTH[auth["type"]]
-        # An OAuth secret goes to the configured authority, never to the URI; the token it
-        # buys is bound to tenant+audience, which are its identity.
-        sent_to_uri = auth["type"] != "ActiveDirectoryOAuth"
+        # What the secret proves (a Basic header, a certificate, an OAuth token) goes to the
+        # request URI for every type: a host change is a destination change.
         yield Holder(
             auth["type"],
             f"{path}.request.authentication",
@@ -61,7 +63,7 @@ def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Hol
             secrets,
             ("type", *identity),
             required,
-            origin(action["request"].get("uri")) if sent_to_uri else (),
+            origin(action["request"].get("uri")),
         )
     if action.get("queueMessage"):
         yield Holder(

@@ -167,3 +167,28 @@ def test_a_stored_password_does_not_follow_a_patched_uri(client, store):
     stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]
     assert stored["request"]["authentication"]["password"] == "b-pw"
     assert stored["errorAction"]["request"]["authentication"]["password"] == "basic-pw"
+
+
+def test_a_stored_oauth_secret_does_not_follow_a_patched_uri(client, store):
+    """PUT an OAuth job to host A, PATCH only the URI to host B: a 400 naming the secret
+    (before: 200, and B received a token minted with A's stored secret on the next run)."""
+    make_collection(client)
+    auth = {"type": "ActiveDirectoryOAuth", "tenant": "t", "audience": "api://a",
+            "clientId": "c", "secret": "oauth-secret"}
+    action = http_action(uri="https://a.example/run", authentication=auth)
+    assert client.put(job_path(), json=job_body(action=action)).status_code == 201
+    moved = {"properties": {"action": {"request": {"uri": "https://b.example/run"}}}}
+    error = arm_error(client.patch(job_path(), json=moved), 400)
+    assert error["target"] == "properties.action.request.authentication.secret"
+    assert "oauth-secret" not in error["message"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]["request"]
+    assert stored["uri"] == "https://a.example/run"
+    # The same host, another path: the secret stays.
+    same_host = {"properties": {"action": {"request": {"uri": "https://a.example/v2/run"}}}}
+    assert client.patch(job_path(), json=same_host).status_code == 200
+    # The secret given again: the job may move.
+    moved["properties"]["action"]["request"]["authentication"] = {"secret": "b-secret"}
+    assert client.patch(job_path(), json=moved).status_code == 200
+    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]["request"]
+    assert (stored["uri"], stored["authentication"]["secret"]) == (
+        "https://b.example/run", "b-secret")

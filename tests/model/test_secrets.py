@@ -141,7 +141,9 @@ def test_a_password_follows_only_an_unchanged_destination(new_uri, kept):
             assert "s3cret" not in err.value.message
 
 
-def test_oauth_secret_is_bound_to_tenant_and_audience_not_the_uri():
+def test_an_oauth_secret_is_bound_to_tenant_audience_and_destination():
+    """The secret goes to the authority, but the token it buys goes to the URI: another host
+    (or scheme, or port) is another destination, as for Basic and certificates."""
     def oauth(uri, secret, audience="aud"):
         auth = {"type": "ActiveDirectoryOAuth", "tenant": "t", "clientId": "c",
                 "audience": audience}
@@ -151,9 +153,17 @@ def test_oauth_secret_is_bound_to_tenant_and_audience_not_the_uri():
             {"type": "Http", "request": {"uri": uri, "method": "GET", "authentication": auth}},
             "action",
         )
-    moved = oauth("https://b.example/", None)
-    carry_over(moved, oauth("https://a.example/", "oauth-secret"))
-    assert moved["request"]["authentication"]["secret"] == "oauth-secret"
+    for moved in ("https://b.example/", "http://a.example/", "https://a.example:8443/"):
+        with pytest.raises(ValidationError) as err:
+            carry_over(oauth(moved, None), oauth("https://a.example/", "oauth-secret"))
+        assert err.value.field == "properties.action.request.authentication.secret"
+        assert "oauth-secret" not in err.value.message
+    same_origin = oauth("https://A.example:443/other/path", None)
+    carry_over(same_origin, oauth("https://a.example/", "oauth-secret"))
+    assert same_origin["request"]["authentication"]["secret"] == "oauth-secret"
+    resent = oauth("https://b.example/", "new-secret")
+    carry_over(resent, oauth("https://a.example/", "oauth-secret"))
+    assert resent["request"]["authentication"]["secret"] == "new-secret"
     with pytest.raises(ValidationError) as err:
         carry_over(oauth("https://a.example/", None, "aud2"), oauth("https://a.example/", "x"))
     assert err.value.field == "properties.action.request.authentication.secret"
