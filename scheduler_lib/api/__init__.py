@@ -11,9 +11,10 @@ Behaviour a user of the real service would rely on, decided here:
   body keeps its stored value as long as the object holding it still names the same
   principal or target: same authentication type and username (Basic), tenant + clientId +
   audience (OAuth), the stored certificate unless a new `pfx` is sent (ClientCertificate),
-  same storageAccount (sasToken), same namespace + sasKeyName (Service Bus sasKey). This is
-  what makes the SDK's GET-modify-PUT work; changing who the secret belongs to without
-  sending the new secret is a 400 (`...password: is required`), never a silent reuse.
+  same storageAccount (sasToken), same namespace + sasKeyName (Service Bus sasKey), and,
+  for every HTTP authentication type, the same URI scheme, host and port. This is what
+  makes the SDK's GET-modify-PUT work; changing who the secret belongs to or where it goes
+  without sending the secret again is a 400 naming it, never a silent reuse.
 - Changing `startTime` or `recurrence` restarts the schedule as if the job were new (the
   reference instant becomes now, `count` starts again); other changes keep it. Enabling a
   disabled job resumes at the first execution at or after now.
