@@ -17,6 +17,7 @@ from datetime import timedelta
 import isodate
 
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
 
 #: Azurite's well-known development account (public, documented by Microsoft).
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -57,6 +58,8 @@ APP_SETTINGS: dict[str, str] = {
     "identity (default: the app's own account)",
     "SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES": "Service Bus namespaces actions reach with the "
     "app identity",
+    "SCHEDULER_IDENTITY_AUDIENCES": "audiences ManagedServiceIdentity HTTP actions may get "
+    "tokens for, each with the hosts they may go to (default: none)",
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "App Insights: the local host exports to it (in "
     "Azure the Functions worker does, PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY)",
 }
@@ -115,6 +118,7 @@ class Settings:
     #: Empty: the app's own account (`own_storage_account`).
     identity_storage_accounts: tuple[str, ...] = ()
     identity_servicebus_namespaces: tuple[str, ...] = ()
+    identity_audiences: IdentityAudiences = NO_AUDIENCES  # ManagedServiceIdentity refused
     #: App settings whose Key Vault reference App Service could not resolve (see
     #: `OPTIONAL_REFERENCES`): what needs them answers 503 saying so, the rest keeps working.
     unresolved_references: tuple[str, ...] = ()
@@ -129,15 +133,10 @@ class Settings:
                 "SCHEDULER_STORAGE_PREFIX",
                 "must be 1-20 lowercase letters and digits, starting with a letter",
             )
+        prefix = f"{self.storage_prefix}-" if self.storage_prefix else ""
         if not self.execution_queue_name:
-            name = (
-                f"{self.storage_prefix}-{EXECUTION_QUEUE}"
-                if self.storage_prefix
-                else EXECUTION_QUEUE
-            )
-            object.__setattr__(self, "execution_queue_name", name)
+            object.__setattr__(self, "execution_queue_name", prefix + EXECUTION_QUEUE)
         if not self.dispatch_queue_name:
-            prefix = f"{self.storage_prefix}-" if self.storage_prefix else ""
             object.__setattr__(self, "dispatch_queue_name", prefix + DISPATCH_QUEUE)
         if not 1 <= self.dispatch_shards <= MAX_DISPATCH_SHARDS:
             raise ValidationError(
@@ -263,6 +262,7 @@ class Settings:
             identity_servicebus_namespaces=_list(
                 env.get("SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES")
             ),
+            identity_audiences=IdentityAudiences.parse(env.get("SCHEDULER_IDENTITY_AUDIENCES")),
             unresolved_references=unresolved,
             dashboard_easy_auth=env.get("SCHEDULER_DASHBOARD_EASY_AUTH", "").strip().lower()
             in ("1", "true", "yes"),

@@ -2,13 +2,17 @@
 ManagedServiceIdentity` through the real API, dispatcher tick and executor, on one hand-moved
 clock (`tests/test_end_to_end.py`'s `System`). The app's identity is azure-identity's real
 `DefaultAzureCredential`, pointed at a LOCAL token endpoint by its App Service settings
-(`IDENTITY_ENDPOINT`, `IDENTITY_HEADER`): a real HTTP server that issues tokens."""
+(`IDENTITY_ENDPOINT`, `IDENTITY_HEADER`): a real HTTP server that issues tokens.
+
+The operator opened the audiences these tests use (`SCHEDULER_IDENTITY_AUDIENCES`, closed by
+default: tests/api/test_identity_audiences_api.py), each towards the hosts it names."""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -17,12 +21,27 @@ import pytest
 
 from scheduler_lib.actions.identity import app_credential
 from scheduler_lib.actions.oauth import TokenCache
+from scheduler_lib.config import Settings
+from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
+from scheduler_lib.runtime import Runtime
 from tests import test_end_to_end as e2e
 from tests.support.http_target import HttpTarget, RecordedRequest
 from tests.test_end_to_end import COLLECTION, System
 
 system, target = e2e.system, e2e.target
 IDENTITY_HEADER = "local-identity-header"
+APP_ID = "3f6c2a1e-0000-4000-8000-00000000abcd"
+#: The local target listens on 127.0.0.1; example.com stands for a host never connected to.
+AUDIENCES = (
+    "api://orders=127.0.0.1,example.com;api://short=127.0.0.1;api://down=127.0.0.1;"
+    f"{APP_ID}=example.com"
+)
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The suite's settings with the audiences above opened by the operator."""
+    return replace(settings, identity_audiences=IdentityAudiences.parse(AUDIENCES))
 
 
 class Issuer:
@@ -160,8 +179,63 @@ def test_a_bad_audience_is_refused_naming_it(
 
 
 def test_an_application_id_is_an_audience(system: System) -> None:
-    app_id = "3f6c2a1e-0000-4000-8000-00000000abcd"
-    assert put(system, "AppId", job("https://example.com/", app_id)).status_code == 201
+    assert put(system, "AppId", job("https://example.com/", APP_ID)).status_code == 201
+
+
+@pytest.mark.parametrize("audience", [
+    "https://storage.azure.com", "https://management.azure.com", "https://vault.azure.net"])
+def test_the_apps_own_resources_tokens_never_reach_a_callers_host(
+    system: System, target: HttpTarget, issuer: Issuer, audience: str
+) -> None:
+    """The attack: any API key holder asks for a token of the app's storage, management plane
+    or vault and points the job at a host of their own (the local target). Before: 201, and
+    the token arrived there. Not listed in SCHEDULER_IDENTITY_AUDIENCES: 400, nothing sent."""
+    system.adapters["token_cache"] = TokenCache()
+    response = put(system, "Steal", job(target.url_for("/collect"), audience))
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["target"] == "properties.action.request.authentication.audience"
+    assert "SCHEDULER_IDENTITY_AUDIENCES" in error["message"]
+
+    run_hours(system, 1)
+
+    assert issuer.server.requests == []
+    assert target.requests == []
+
+
+def closed_runtime(running: System, audiences: IdentityAudiences) -> Runtime:
+    """The same tables, queue and clock, under settings the operator has changed since."""
+    changed = replace(running.settings, identity_audiences=audiences)
+    clock = running.clock
+    return Runtime(changed, clock=clock, sleep=clock.sleep, action_adapters=running.adapters)
+
+
+@pytest.mark.parametrize("audiences", [
+    pytest.param(NO_AUDIENCES, id="setting-emptied"),
+    pytest.param(IdentityAudiences.parse("api://orders=orders.example.com"), id="host-removed"),
+    pytest.param(IdentityAudiences.parse("api://billing=127.0.0.1"), id="audience-removed"),
+])  # fmt: skip
+def test_a_stored_job_no_longer_allowed_fails_at_run_time_without_a_token(
+    system: System, target: HttpTarget, issuer: Issuer, audiences: IdentityAudiences
+) -> None:
+    """Stored while the operator allowed it; the setting changed before it ran. Before the
+    run-time check the token was minted and sent: now the attempt fails saying why, and
+    neither the token endpoint nor the target hears of it."""
+    system.adapters["token_cache"] = TokenCache()
+    body = job(target.url_for("/orders"), "api://orders")
+    body["properties"]["action"]["retryPolicy"] = {"retryType": "None"}
+    assert put(system, "Stored", body).status_code == 201
+    system.runtime = closed_runtime(system, audiences)
+
+    run_hours(system, 1)
+
+    assert issuer.server.requests == []
+    assert target.requests == []
+    [entry] = system.get(f"{COLLECTION}/jobs/Stored/history")["value"]
+    assert entry["properties"]["status"] == "Failed"
+    message = entry["properties"]["message"]
+    assert "SCHEDULER_IDENTITY_AUDIENCES" in message and "api://orders" in message
+    assert "token-" not in message
 
 
 def test_2016_refuses_the_type_and_shows_a_stored_one_as_oauth(system: System) -> None:

@@ -11,6 +11,11 @@ naming the field) and again by the executors when it runs (settings may have cha
   the operator allowed (`Settings.identity_storage_accounts_allowed`,
   `identity_servicebus_namespaces`; by default the app's own storage account and no
   namespace), never whatever account the app's identity happens to hold a role on.
+- An HTTP request with `ManagedServiceIdentity` authentication (2026-12-01) asks the app's
+  identity for a token: only for an audience the operator listed, and only to a host listed
+  with it (`Settings.identity_audiences`, `SCHEDULER_IDENTITY_AUDIENCES`; none by default).
+  Checked on every PUT and PATCH (a URI moved to another host is checked again) and before
+  each attempt asks for a token (the setting may have changed since the job was stored).
 """
 
 from __future__ import annotations
@@ -19,10 +24,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import requests
+
 from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import targets
+from scheduler_lib.identity_audiences import SETTING as AUDIENCES_SETTING
+from scheduler_lib.model import managed_identity, targets
 
 _SB = {"ServiceBusQueue": "serviceBusQueueMessage", "ServiceBusTopic": "serviceBusTopicMessage"}
 
@@ -48,6 +56,7 @@ def check_action(action: Mapping[str, Any], settings: Settings, path: str = "act
                 policy_for(settings).check_host(host)
             except EgressDenied as exc:
                 raise ValidationError(f"{path}.request.uri", exc.message) from None
+        check_identity(action.get("request") or {}, settings, path)
     elif kind == "StorageQueue":
         message = action.get("queueMessage") or {}
         # Again at run time: a job stored before names were validated must not turn an
@@ -85,6 +94,53 @@ def check_action(action: Mapping[str, Any], settings: Settings, path: str = "act
                 "is required for SharedAccessKey authentication (a definition read with GET "
                 "carries no secrets: send the key again)",
             )
+
+
+def check_identity(request: Mapping[str, Any], settings: Settings, path: str = "action") -> None:
+    """For `ManagedServiceIdentity` authentication: the audience is one the operator allowed
+    and the host `requests` will connect to is one of its hosts; ValidationError names
+    `path.request.authentication.audience` or `path.request.uri` (and the setting)."""
+    auth = request.get("authentication") or {}
+    if auth.get("type") != managed_identity.TYPE:
+        return
+    policy, audience = settings.identity_audiences, str(auth.get("audience") or "")
+    hosts = policy.hosts_for(audience)
+    if hosts is None:
+        allowed = (
+            f"allows only {_named(frozenset(policy.audiences))} in {AUDIENCES_SETTING}"
+            if policy.audiences
+            else f"allows none ({AUDIENCES_SETTING} is empty)"
+        )
+        raise ValidationError(
+            f"{path}.request.authentication.audience",
+            f"'{audience}' is not an audience the app's managed identity may get tokens for "
+            f"(ManagedServiceIdentity): the operator {allowed}",
+        )
+    destination = _connects_to(request.get("uri"))
+    if destination is None or not policy.allows(audience, *destination):
+        where = (
+            f"host '{destination[0]}' (port {destination[1]})"
+            if destination
+            else f"{request.get('uri')!r} (not a URL)"
+        )
+        raise ValidationError(
+            f"{path}.request.uri",
+            f"{where} may not receive tokens for audience '{audience}': {AUDIENCES_SETTING} "
+            f"sends them only to {', '.join(str(h) for h in hosts)}",
+        )
+
+
+def _connects_to(uri: Any) -> tuple[str, int] | None:
+    """(host, port) that `requests` connects to for `uri`: its own parse, with the host
+    IDNA-encoded as it sends it (no second parser to disagree with). None: not a URL."""
+    prepared = requests.PreparedRequest()
+    try:
+        prepared.prepare_url(uri, None)
+        parts = urlsplit(str(prepared.url))
+        port = parts.port or {"http": 80, "https": 443}[parts.scheme.lower()]
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return None
+    return (parts.hostname, port) if parts.hostname else None
 
 
 def uses_identity(service_bus_message: Mapping[str, Any]) -> bool:

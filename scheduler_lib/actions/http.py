@@ -43,6 +43,7 @@ from scheduler_lib.actions import (
     require,
 )
 from scheduler_lib.actions.client_certificate import client_ssl_context, load_pfx
+from scheduler_lib.actions.destinations import check_identity
 from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.actions.identity import app_token
 from scheduler_lib.actions.oauth import (
@@ -96,6 +97,9 @@ def execute(
         policy.check_host(host)
     except EgressDenied as exc:
         return ActionOutcome(False, _refused(host, exc))
+    # Before a token is asked for: the operator may have closed the audience or its host
+    # since the job was stored (ValidationError: a failed attempt naming the setting).
+    check_identity(request, settings)
     client_context = _client_certificate_context(authentication, verify)
     with pinned_session(policy, ssl_context=client_context) as session:
         session.verify = verify
