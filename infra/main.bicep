@@ -81,6 +81,9 @@ param dispatchShards int = 8
 @description('Comma-separated CIDRs and host names of private targets (reached through VNet integration) that actions may call (SCHEDULER_EGRESS_ALLOW). Empty: public addresses only; metadata and link-local addresses are refused whatever this says.')
 param egressAllow string = ''
 
+@description('Audiences the app\'s managed identity may get tokens for on behalf of ManagedServiceIdentity HTTP actions, each with the hosts its tokens may go to (SCHEDULER_IDENTITY_AUDIENCES): <audience>=<host>[,<host>...], entries separated by ";", e.g. "api://orders=orders.example.com,*.orders.example.org". Empty (the default): the type is refused. Never list the audiences of the app\'s own storage, management plane or vault unless every API key holder may use them.')
+param identityAudiences string = ''
+
 @description('DNS suffix of Service Bus namespaces; change only for sovereign clouds.')
 param serviceBusEndpointSuffix string = 'servicebus.windows.net'
 
@@ -323,6 +326,8 @@ module api './app/api.bicep' = {
       // Identity-based (secret-less) queue and Service Bus actions reach only these.
       SCHEDULER_IDENTITY_STORAGE_ACCOUNTS: storage.outputs.name
       SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES: deployServiceBus ? serviceBus!.outputs.name : ''
+      // ManagedServiceIdentity HTTP actions: closed unless the operator lists audiences.
+      SCHEDULER_IDENTITY_AUDIENCES: identityAudiences
     }
   }
   // The app starts polling its queue and resolving its Key Vault reference as soon as it

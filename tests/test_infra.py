@@ -484,6 +484,17 @@ def test_identity_based_queue_and_service_bus_actions_reach_what_the_template_gr
     )
 
 
+def test_managed_identity_audiences_stay_closed_unless_the_operator_opens_them() -> None:
+    """`ManagedServiceIdentity` HTTP actions mint the app identity's tokens: the template
+    sets SCHEDULER_IDENTITY_AUDIENCES from a parameter that is empty by default (the type is
+    refused), which azd fills from the environment variable of the same name when set."""
+    value, scope = app_settings()["SCHEDULER_IDENTITY_AUDIENCES"]
+    assert value.text.decode() == "identityAudiences"
+    assert resolve(value, scope) == ""
+    doc = json.loads((INFRA / "main.parameters.json").read_text())
+    assert doc["parameters"]["identityAudiences"]["value"] == "${SCHEDULER_IDENTITY_AUDIENCES=}"
+
+
 # --- deployment hygiene ------------------------------------------------------------------------
 
 
