@@ -12,11 +12,13 @@ NODE_STAMP := node_modules/.installed
 
 setup: $(STAMP) $(NODE_STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-worker.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found; set PYTHON=python3"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --ignore-requires-python \
+		-r requirements-worker.txt
 	touch $@
 
 $(NODE_STAMP): package.json package-lock.json

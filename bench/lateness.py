@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from http_target import Target  # noqa: E402
 
 from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
+from devtools.local_run import LOCAL_SETTINGS  # noqa: E402
 
 KEY = "bench-key"
 BASE = "/subscriptions/bench/resourceGroups/bench/providers/Microsoft.Scheduler/jobCollections"
@@ -57,6 +58,7 @@ def run(count: int, root: Path, dispatch_workers: int) -> dict[str, float]:
     port = free_port()
     env = {
         **os.environ,
+        **LOCAL_SETTINGS,
         "AzureWebJobsStorage": azurite.connection_string,
         "SCHEDULER_API_KEYS": KEY,
         "SCHEDULER_DISPATCH_WORKERS": str(dispatch_workers),

@@ -45,6 +45,7 @@ import httpx  # noqa: E402
 from soak_report import Arrival, Window, table, tally  # noqa: E402
 
 from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
+from devtools.local_run import LOCAL_SETTINGS  # noqa: E402
 
 KEY = "soak-key"
 BASE = "/subscriptions/soak/resourceGroups/soak/providers/Microsoft.Scheduler/jobCollections"
@@ -148,7 +149,7 @@ def main() -> None:
     azurite = start_azurite(location=work / "azurite", ports=ports)
     recorder = Recorder()
     api_port = free_port()
-    env = {**os.environ, "AzureWebJobsStorage": azurite.connection_string,
+    env = {**os.environ, **LOCAL_SETTINGS, "AzureWebJobsStorage": azurite.connection_string,
            "SCHEDULER_API_KEYS": KEY, "SCHEDULER_GRACE_PERIOD": "PT1M"}  # fmt: skip
     host = Host(env, api_port, work / "host.log")
     windows: list[Window] = []

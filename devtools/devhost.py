@@ -5,16 +5,22 @@ host runs the same `Runtime` methods the functions call:
 
 - the API under uvicorn at http://127.0.0.1:PORT/api (the HTTP trigger),
 - the dispatcher's coordinator at second 0 of every minute (the timer trigger
-  `0 * * * * *`), and `SCHEDULER_DISPATCH_WORKERS` dispatch workers, each taking one
+  `0 * * * * *`; at start-up only if a tick was missed, as the host's `use_monitor` does, see
+  `timer_monitor`), and `SCHEDULER_DISPATCH_WORKERS` dispatch workers, each taking one
   (minute, shard) control message at a time off the dispatch queue as the dispatch
   function does (so shards are dispatched in parallel under their leases, as in Azure),
 - a worker that consumes the execution queue as the queue trigger does: messages are
-  hidden while they run, deleted on success, made visible again on failure, and moved to
-  the poison queue after `MAX_DEQUEUE_COUNT` dequeues;
+  hidden while they run, deleted on success, made visible again on failure after host.json's
+  `visibilityTimeout`, and moved to the poison queue after its `maxDequeueCount` dequeues;
 - a worker on the poison queue, as the poison-queue trigger: each poisoned message is
   recorded in its job's history and status, then deleted;
 - the daily housekeeping at `housekeeping.DAILY_AT` UTC, as the daily timer trigger (a host
-  left running locally keeps its history bounded as a deployed one does).
+  left running locally keeps its history bounded as a deployed one does; a day missed while
+  it was stopped runs at start-up, as with the dispatcher).
+
+Settings come from the environment as in Azure: without `SCHEDULER_EXECUTION_QUEUE` or
+`SCHEDULER_DISPATCH_QUEUE` (bound by the queue triggers) it stops at start-up naming the
+missing one; `make run` sets both.
 
 Ctrl-C or SIGTERM stops uvicorn first, then lets the worker finish the message in hand;
 a message taken but not finished simply becomes visible again, so none is lost.
@@ -32,7 +38,10 @@ from datetime import datetime, timedelta
 
 import uvicorn
 
+from devtools.host_json import queue_trigger_settings
+from devtools.timer_monitor import TimerMonitor
 from scheduler_lib.config import Settings
+from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import ExecutionQueue, ReceivedMessage
 from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
@@ -40,9 +49,9 @@ from scheduler_lib.runtime import Runtime
 
 log = logging.getLogger("scheduler.devhost")
 
-MAX_DEQUEUE_COUNT = 5  # host.json queues.maxDequeueCount
+#: host.json's queues section, as the Functions host applies it to every queue trigger.
+MAX_DEQUEUE_COUNT, RETRY_VISIBILITY = queue_trigger_settings()
 VISIBILITY_TIMEOUT = 300  # seconds a message stays hidden while it runs
-RETRY_VISIBILITY = 10  # seconds before a failed message is tried again
 POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
 #: A dispatch worker polls more often: a control message is at the start of a minute's work.
 DISPATCH_POLL_INTERVAL = 0.1
@@ -54,14 +63,43 @@ def next_minute(now: datetime) -> datetime:
 
 
 def dispatcher_loop(runtime: Runtime, stop: threading.Event) -> None:
-    """Coordinate now, then at every minute boundary, until `stop` is set."""
-    while not stop.is_set():
+    """Coordinate at every minute boundary (and at start-up if a tick was missed), until
+    `stop` is set."""
+    monitor = TimerMonitor(runtime.store, "dispatcher", next_minute)
+    run_timer(runtime, stop, monitor, runtime.coordinate,
+              failed="dispatcher tick failed; the next tick resumes from the cursors")  # fmt: skip
+
+
+def run_timer(
+    runtime: Runtime,
+    stop: threading.Event,
+    monitor: TimerMonitor,
+    function: Callable[[], object],
+    *,
+    failed: str,
+) -> None:
+    """A timer trigger with `use_monitor=True`: `function` at start-up only if `monitor` says
+    an occurrence was missed, then at each occurrence of its schedule, until `stop` is set.
+    Every run, failed or not, is recorded (the host's schedule status)."""
+
+    def fire(occurrence: datetime) -> None:
         try:
-            runtime.coordinate()
+            function()
         except Exception:
-            log.exception("dispatcher tick failed; the next tick resumes from the cursors")
+            log.exception(failed)
+        monitor.record_run(occurrence, runtime.clock())
+
+    now = runtime.clock()
+    if monitor.past_due(now):
+        log.info("%s: an occurrence was missed while stopped; running it now", monitor.function)
+        fire(now)
         now = runtime.clock()
-        stop.wait((next_minute(now) - now).total_seconds())
+    while True:
+        occurrence = monitor.schedule(now)
+        if stop.wait(max(0.0, (occurrence - now).total_seconds())):
+            return
+        fire(occurrence)
+        now = runtime.clock()
 
 
 def dispatch_worker_loop(runtime: Runtime, stop: threading.Event) -> None:
@@ -81,15 +119,11 @@ def dispatch_worker_loop(runtime: Runtime, stop: threading.Event) -> None:
 
 
 def housekeeping_loop(runtime: Runtime, stop: threading.Event) -> None:
-    """Run the daily housekeeping whenever its time of day comes, until `stop` is set."""
-    while True:
-        now = runtime.clock()
-        if stop.wait((next_daily_run(now) - now).total_seconds()):
-            return
-        try:
-            runtime.housekeeping()
-        except Exception:
-            log.exception("housekeeping failed; it runs again tomorrow")
+    """Run the daily housekeeping whenever its time of day comes (and at start-up if a day
+    was missed), until `stop` is set."""
+    monitor = TimerMonitor(runtime.store, "housekeeping", next_daily_run)
+    run_timer(runtime, stop, monitor, runtime.housekeeping,
+              failed="housekeeping failed; it runs again tomorrow")  # fmt: skip
 
 
 def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int | None = None) -> None:
@@ -161,8 +195,8 @@ def _settle(
             log.exception("message %s failed %d times: poisoned", message.id, MAX_DEQUEUE_COUNT)
             queue.move_to_poison(message)
         else:
-            log.exception("message %s failed; it will be retried", message.id)
-            queue.release(message, delay_seconds=RETRY_VISIBILITY)
+            visible_at = queue.release(message, delay_seconds=RETRY_VISIBILITY)
+            log.exception("message %s failed; it will be retried at %s", message.id, visible_at)
         return
     queue.delete(message)
 
@@ -248,7 +282,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=7071)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args(argv)
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except ValidationError as error:  # a missing or malformed app setting: one line, by name
+        raise SystemExit(f"devhost: app setting {error}") from None
     configure_logging(settings)
     serve(settings, port=args.port, host=args.host)
 

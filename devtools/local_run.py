@@ -6,7 +6,8 @@ instead of after starting Azurite and a dispatcher tick. Then it starts Azurite 
 data under `.azurite/` (jobs survive a restart; an Azurite that already listens on the
 default ports is reused), creates an API key on first run and keeps it in the git-ignored
 `.scheduler-api-key`, prints how to call the API, then runs the local host until Ctrl-C,
-and stops the Azurite it started.
+and stops the Azurite it started. The app settings the host requires and a user has not set
+(the queue names, `LOCAL_SETTINGS`) it sets to local.settings.json.example's values.
 """
 
 from __future__ import annotations
@@ -20,12 +21,23 @@ from pathlib import Path
 
 from devtools.azurite import ROOT, port_open, start_azurite
 from devtools.devhost import serve
-from scheduler_lib.config import Settings
+from scheduler_lib.config import DISPATCH_QUEUE, EXECUTION_QUEUE, Settings
 from scheduler_lib.logs import configure_logging
 
 KEY_FILE = ROOT / ".scheduler-api-key"
 DATA_DIR = ROOT / ".azurite"
 AZURITE_PORTS = (10000, 10001, 10002)  # what the default connection string points at
+#: Required app settings (the queue triggers bind to them) with the values a deployment and
+#: local.settings.json.example use: the host itself has no default for them.
+LOCAL_SETTINGS = {
+    "SCHEDULER_EXECUTION_QUEUE": EXECUTION_QUEUE,
+    "SCHEDULER_DISPATCH_QUEUE": DISPATCH_QUEUE,
+}
+
+
+def app_settings(environ: dict[str, str]) -> dict[str, str]:
+    """`environ` with `LOCAL_SETTINGS` for those it does not set."""
+    return {**LOCAL_SETTINGS, **{k: v for k, v in environ.items() if v}}
 
 
 def api_key(path: Path = KEY_FILE) -> str:
@@ -120,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     key = api_key()
     os.environ["SCHEDULER_API_KEYS"] = os.environ.get("SCHEDULER_API_KEYS") or key
+    os.environ.update(app_settings(dict(os.environ)))
     azurite = None
     if not os.environ.get("AzureWebJobsStorage") and not port_open(AZURITE_PORTS[2]):
         DATA_DIR.mkdir(exist_ok=True)

@@ -85,6 +85,9 @@ _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 TABLES = ("JobCollections", "Jobs", "JobDueIndex", "JobHistory", "SchedulerState")
 EXECUTION_QUEUE = "scheduler-executions"
 DISPATCH_QUEUE = "scheduler-dispatch"
+#: Bound by the queue triggers (`%SCHEDULER_EXECUTION_QUEUE%`): the host does not start without
+#: them, nor does `from_env` (only a `Settings` built in code derives names, from the above).
+QUEUE_SETTINGS = ("SCHEDULER_EXECUTION_QUEUE", "SCHEDULER_DISPATCH_QUEUE")
 #: Due-index shards: enough that one minute of 10,000 occurrences puts ~1,250 in a partition
 #: (Azure Table's target: ~2,000 entities/s per partition); each costs a few round trips a
 #: minute even when idle.
@@ -210,6 +213,8 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Build settings from app settings (`os.environ` unless given)."""
         env = os.environ if environ is None else environ
+        if missing := [name for name in QUEUE_SETTINGS if not env.get(name, "").strip()]:
+            raise ValidationError(missing[0], f"not set; the triggers bind to %{missing[0]}%")
         account = env.get("AzureWebJobsStorage__accountName") or None
         conn = env.get("AzureWebJobsStorage") or None
         if conn is None and account is None:

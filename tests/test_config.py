@@ -7,31 +7,40 @@ import pytest
 from scheduler_lib.config import AZURITE_CONNECTION_STRING, Settings
 from scheduler_lib.errors import ValidationError
 
+#: The queue names the triggers bind to: required, as on the Functions host.
+QUEUES = {"SCHEDULER_EXECUTION_QUEUE": "exec-q", "SCHEDULER_DISPATCH_QUEUE": "dispatch-q"}
+
 
 def test_defaults_point_at_local_azurite() -> None:
-    settings = Settings.from_env({})
+    settings = Settings.from_env(QUEUES)
     assert settings.storage_connection_string == AZURITE_CONNECTION_STRING
-    assert settings.execution_queue_name == "scheduler-executions"
-    assert settings.poison_queue_name == "scheduler-executions-poison"
+    assert settings.execution_queue_name == "exec-q"
+    assert settings.poison_queue_name == "exec-q-poison"
+    assert settings.dispatch_queue_name == "dispatch-q"
     assert settings.grace_period == timedelta(minutes=5)
     assert settings.api_keys == ()
     assert settings.executor_concurrency == 28
 
 
 def test_the_local_hosts_executor_slots_are_a_setting() -> None:
-    settings = Settings.from_env({"SCHEDULER_EXECUTOR_CONCURRENCY": "40"})
+    settings = Settings.from_env({**QUEUES, "SCHEDULER_EXECUTOR_CONCURRENCY": "40"})
     assert settings.executor_concurrency == 40
 
 
 def test_identity_mode_has_no_connection_string() -> None:
     settings = Settings.from_env(
-        {"AzureWebJobsStorage__accountName": "acct", "AzureWebJobsStorage__clientId": "cid"}
+        {
+            **QUEUES,
+            "AzureWebJobsStorage__accountName": "acct",
+            "AzureWebJobsStorage__clientId": "cid",
+        }
     )
     assert settings.storage_connection_string is None
     assert (settings.storage_account_name, settings.storage_client_id) == ("acct", "cid")
     assert settings.table_endpoint == "https://acct.table.core.windows.net"
     sovereign = Settings.from_env(
         {
+            **QUEUES,
             "AzureWebJobsStorage__accountName": "acct",
             "AzureWebJobsStorage__tableServiceUri": "https://acct.table.core.chinacloudapi.cn",
             "AzureWebJobsStorage__queueServiceUri": "https://acct.queue.core.chinacloudapi.cn",
@@ -41,13 +50,24 @@ def test_identity_mode_has_no_connection_string() -> None:
     assert sovereign.queue_endpoint == "https://acct.queue.core.chinacloudapi.cn"
 
 
-def test_prefix_applies_to_tables_and_queue() -> None:
+def test_prefix_applies_to_tables_and_the_queues_are_named_by_their_settings() -> None:
     settings = Settings.from_env(
-        {"SCHEDULER_STORAGE_PREFIX": "staging1", "SCHEDULER_API_KEYS": " a , b ,,"}
+        {**QUEUES, "SCHEDULER_STORAGE_PREFIX": "staging1", "SCHEDULER_API_KEYS": " a , b ,,"}
     )
     assert settings.table_name("Jobs") == "staging1Jobs"
-    assert settings.execution_queue_name == "staging1-scheduler-executions"
+    assert settings.execution_queue_name == "exec-q"  # the name the trigger binds to
     assert settings.api_keys == ("a", "b")
+
+
+@pytest.mark.parametrize("missing", sorted(QUEUES))
+def test_a_queue_setting_the_triggers_bind_to_is_required(missing: str) -> None:
+    """`%SCHEDULER_EXECUTION_QUEUE%` that resolves to nothing stops the Functions host; a
+    default here would let the local host run on a queue Azure never reads."""
+    for env in ({k: v for k, v in QUEUES.items() if k != missing}, {**QUEUES, missing: " "}):
+        with pytest.raises(ValidationError) as err:
+            Settings.from_env(env)
+        assert err.value.field == missing
+        assert "not set" in str(err.value)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +96,7 @@ def test_prefix_applies_to_tables_and_queue() -> None:
 )
 def test_unsafe_or_malformed_settings_are_refused(env: dict[str, str], field: str) -> None:
     with pytest.raises(ValidationError) as err:
-        Settings.from_env(env)
+        Settings.from_env({**QUEUES, **env})
     assert err.value.field == field
 
 
@@ -84,9 +104,9 @@ def test_unresolved_api_keys_reference_is_no_key_and_a_stated_problem() -> None:
     """The worker still loads (its triggers need no API key); the reference text is never a
     key, and the problem names the setting but not the vault or the secret."""
     reference = "@Microsoft.KeyVault(SecretUri=https://vault1.vault.azure.net/secrets/keys/)"
-    settings = Settings.from_env({"SCHEDULER_API_KEYS": reference})
+    settings = Settings.from_env({**QUEUES, "SCHEDULER_API_KEYS": reference})
     assert settings.api_keys == ()
     assert settings.unresolved_references == ("SCHEDULER_API_KEYS",)
     problem = settings.configuration_problem
     assert problem and "SCHEDULER_API_KEYS" in problem and "vault1" not in problem
-    assert Settings.from_env({"SCHEDULER_API_KEYS": "k"}).configuration_problem is None
+    assert Settings.from_env({**QUEUES, "SCHEDULER_API_KEYS": "k"}).configuration_problem is None

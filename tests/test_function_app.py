@@ -28,6 +28,7 @@ def _import_function_app(
     monkeypatch.setenv("SCHEDULER_API_KEYS", "fa-key")
     monkeypatch.setenv("SCHEDULER_STORAGE_PREFIX", settings.storage_prefix)
     monkeypatch.setenv("SCHEDULER_EXECUTION_QUEUE", settings.execution_queue_name)
+    monkeypatch.setenv("SCHEDULER_DISPATCH_QUEUE", settings.dispatch_queue_name)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     sys.modules.pop("function_app", None)

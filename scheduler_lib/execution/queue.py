@@ -167,11 +167,13 @@ class ExecutionQueue:
 
     def release(
         self, message: ReceivedMessage, *, delay_seconds: int, poisoned: bool = False
-    ) -> None:
-        """Make a message that failed visible again after `delay_seconds`."""
-        self._source(poisoned).update_message(
+    ) -> datetime | None:
+        """Make a message that failed visible again after `delay_seconds`; returns when the
+        queue service says it will be (for the log)."""
+        updated = self._source(poisoned).update_message(
             message.id, message.pop_receipt, visibility_timeout=delay_seconds
         )
+        return updated.next_visible_on
 
     def move_to_poison(self, message: ReceivedMessage) -> None:
         """What the Functions host does after `maxDequeueCount` failed attempts."""

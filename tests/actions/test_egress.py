@@ -22,6 +22,7 @@ from tests.actions.test_http import CONTEXT
 from tests.execution.harness import T0, Driver, make_job
 from tests.support.certs import make_pki
 from tests.support.http_target import HttpTarget
+from tests.test_config import QUEUES
 
 LOCAL = EgressPolicy.parse(LOCAL_EGRESS_ALLOW)
 AZURE = EgressPolicy.parse(())  # what a deployment allows unless configured
@@ -82,7 +83,7 @@ def test_loopback_is_what_the_local_host_allows() -> None:
 def test_loopback_is_allowed_by_default_only_on_the_storage_emulator(
     env: dict[str, str], allowed: tuple[str, ...]
 ) -> None:
-    assert Settings.from_env(env).egress_allow == allowed
+    assert Settings.from_env({**QUEUES, **env}).egress_allow == allowed
 
 
 def test_an_allow_list_of_cidrs_and_names() -> None:

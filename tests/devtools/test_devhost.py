@@ -33,6 +33,8 @@ def devhost(azurite: Azurite, settings: Settings) -> Iterator[tuple[str, subproc
         "AzureWebJobsStorage": azurite.connection_string,
         "SCHEDULER_API_KEYS": KEY,
         "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
+        "SCHEDULER_EXECUTION_QUEUE": settings.execution_queue_name,
+        "SCHEDULER_DISPATCH_QUEUE": settings.dispatch_queue_name,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
@@ -44,7 +46,8 @@ def devhost(azurite: Azurite, settings: Settings) -> Iterator[tuple[str, subproc
     )
     base = f"http://127.0.0.1:{port}/api"
     try:
-        _wait_until(lambda: _healthy(base), timeout=60, what="the devhost's first tick")
+        # A new deployment ticks at the next minute, not at start-up: wait for the API.
+        _wait_until(lambda: _serving(base), timeout=60, what="the devhost's API")
         yield base, process
     finally:
         if process.poll() is None:
@@ -52,10 +55,11 @@ def devhost(azurite: Azurite, settings: Settings) -> Iterator[tuple[str, subproc
             process.wait()
 
 
-def _healthy(base: str) -> bool:
+def _serving(base: str) -> bool:
+    """The API answers and reaches its storage (Degraded until the first tick)."""
     try:
-        return httpx.get(base + "/health", timeout=2).json().get("status") == "Healthy"
-    except (httpx.HTTPError, ValueError):
+        return httpx.get(base + "/health", timeout=2).status_code == 200
+    except httpx.HTTPError:
         return False
 
 

@@ -44,6 +44,7 @@ from tests.dispatch.support import (
     make_jobs,
     reload,
 )
+from tests.test_config import QUEUES
 
 DUE = T0 + timedelta(seconds=30)
 NEXT = DUE + timedelta(hours=1)
@@ -225,7 +226,7 @@ def test_fewer_shards_moves_the_rows_of_the_shards_that_went(
 @pytest.mark.parametrize("value", ["0", "65", "eight"])
 def test_a_bad_shard_count_is_refused_by_name(value: str) -> None:
     with pytest.raises(ValidationError) as err:
-        Settings.from_env({"SCHEDULER_DISPATCH_SHARDS": value})
+        Settings.from_env({**QUEUES, "SCHEDULER_DISPATCH_SHARDS": value})
     assert err.value.target == "SCHEDULER_DISPATCH_SHARDS"
 
 

@@ -1,0 +1,27 @@
+"""What the local host takes from host.json: the queue trigger's retry settings, read from
+the file the Functions host reads rather than kept as a second copy here.
+
+- `maxDequeueCount`: dequeues after which a failing message goes to the poison queue
+  (the host's default: 5);
+- `visibilityTimeout`: how long a message whose function failed stays hidden before the
+  next try (a TimeSpan, `00:00:30` here; the host's default: none, retry at once).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from devtools.azurite import ROOT
+from scheduler_lib.model.durations import parse_time_to_live
+
+HOST_JSON = ROOT / "host.json"
+
+
+def queue_trigger_settings(path: Path = HOST_JSON) -> tuple[int, int]:
+    """(maxDequeueCount, visibilityTimeout in whole seconds) of host.json's queues section."""
+    queues = json.loads(path.read_text()).get("extensions", {}).get("queues", {})
+    timeout = queues.get("visibilityTimeout")
+    field = "host.json extensions.queues.visibilityTimeout"
+    seconds = parse_time_to_live(timeout, field=field).total_seconds() if timeout else 0
+    return int(queues.get("maxDequeueCount", 5)), int(seconds)
