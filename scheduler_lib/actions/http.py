@@ -56,6 +56,7 @@ from scheduler_lib.actions.redaction import MASK, Redactor
 from scheduler_lib.actions.signing import signature_headers
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model.headers import client_header_refusal
 
 USER_AGENT = "azure-scheduler-functions (Azure Scheduler compatible)"
 REQUEST_PATH = "action.request"
@@ -78,9 +79,11 @@ def execute(
     uri = require(request, "uri", REQUEST_PATH)
     method = require(request, "method", REQUEST_PATH).upper()
     host = urlsplit(uri).hostname or uri
+    own = request.get("headers") or {}
+    _check_client_headers(own)
     # The user may replace the User-Agent, never the identifying headers.
     headers = CaseInsensitiveDict({"User-Agent": USER_AGENT})
-    headers.update(request.get("headers") or {})
+    headers.update(own)
     headers.update(_identifying_headers(context))
     body = request.get("body")
     data = body.encode() if body is not None else None
@@ -140,6 +143,21 @@ def execute(
         f"Response Headers: {shown} Body: {text}"
     )
     return ActionOutcome(200 <= code < 300, message, code, response.headers.get("Retry-After"))
+
+
+def _check_client_headers(headers: Mapping[str, str]) -> None:
+    """A job stored before Host, framing and hop-by-hop headers were refused fails its
+    attempt, naming the header, before anything is sent: the request without the header
+    would not be the one the job describes either (another virtual host, another framing).
+    The history says what to remove; the job is kept as it is."""
+    for name in headers:
+        refusal = client_header_refusal(name)
+        if refusal:
+            raise ValidationError(
+                f"{REQUEST_PATH}.headers.{name}",
+                f"{refusal}; nothing was sent: remove it from the job's headers "
+                f"(PATCH {{\"{name}\": null}} into them)",
+            )
 
 
 def _refused(host: str, exc: EgressDenied) -> str:
