@@ -58,6 +58,7 @@ from scheduler_lib.actions.redaction import MASK, Redactor
 from scheduler_lib.actions.signing import signature_headers
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import attempt_timeout
 from scheduler_lib.model.headers import client_header_refusal
 
 USER_AGENT = "azure-scheduler-functions (Azure Scheduler compatible)"
@@ -76,7 +77,8 @@ def execute(
     verify: bool | str = True,
     token_cache: TokenCache = DEFAULT_TOKEN_CACHE,
 ) -> ActionOutcome:
-    """Send the action's request once. `verify` is True (system CAs) or a CA bundle path."""
+    """Send the action's request once. `verify` is True (system CAs) or a CA bundle path;
+    `timeout` is the attempt's deadline unless the action has its own `timeout`."""
     request = require(action, "request", "action")
     uri = require(request, "uri", REQUEST_PATH)
     method = require(request, "method", REQUEST_PATH).upper()
@@ -96,6 +98,7 @@ def execute(
         )
 
     authentication = request.get("authentication")
+    timeout = attempt_timeout.seconds(action, default=timeout)  # the job's own, if it has one
     deadline = Deadline(timeout)
     policy = policy_for(settings)
     try:

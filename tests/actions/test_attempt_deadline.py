@@ -95,3 +95,14 @@ def test_the_token_request_counts_against_the_same_deadline(target: HttpTarget) 
     assert not outcome.succeeded
     assert "Could not get an access token" in outcome.message
     assert target.requests == []
+
+
+def test_the_jobs_own_timeout_is_the_deadline() -> None:
+    """api-version 2026-12-01's `timeout` on the action (its minimum, 15 s) wins over the
+    executor's default (here 60 s); the target trickles for 30 s."""
+    with TrickleTarget(part="headers", interval=0.5, length=60) as target:
+        started = time.monotonic()
+        outcome = run_action(http(target.url, timeout="PT15S"), CONTEXT, Settings(), timeout=60)
+        elapsed = time.monotonic() - started
+    assert 15 <= elapsed < 15 + MARGIN, elapsed
+    assert outcome.message.endswith("the host did not answer within 15 seconds")
