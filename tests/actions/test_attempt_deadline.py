@@ -6,6 +6,7 @@ The target sleeps between bytes; the tests only measure how long the attempt too
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.execution.messages import ExecutionMessage
 from tests.actions.test_http import CONTEXT
 from tests.execution.harness import T0, Driver, make_job
+from tests.support.certs import make_pki
 from tests.support.http_target import HttpTarget
 from tests.support.trickle_target import TrickleTarget
 
@@ -106,3 +108,18 @@ def test_the_jobs_own_timeout_is_the_deadline() -> None:
         elapsed = time.monotonic() - started
     assert 15 <= elapsed < 15 + MARGIN, elapsed
     assert outcome.message.endswith("the host did not answer within 15 seconds")
+
+
+@pytest.mark.parametrize("part", ["headers", "body"])
+def test_over_https_too(tmp_path: Path, part: str) -> None:
+    """Through TLS the reads are the SSL socket's: the same deadline holds."""
+    pki = make_pki(tmp_path)
+    server = pki.server_context(require_client_cert=False)
+    with TrickleTarget(part=part, interval=INTERVAL, length=LENGTH, ssl_context=server) as target:
+        started = time.monotonic()
+        outcome = run_action(http(target.url), CONTEXT, Settings(), timeout=TIMEOUT,
+                             verify=pki.ca_file)
+        elapsed = time.monotonic() - started
+    assert TIMEOUT <= elapsed < TIMEOUT + MARGIN, elapsed
+    assert "1.5 seconds" in outcome.message, outcome.message
+    assert len(target.requests) == 1  # the handshake and request went through

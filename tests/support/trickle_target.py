@@ -8,14 +8,16 @@ must cut off (a slow-loris in reverse).
 padding header makes them `length` bytes long at least). `part="body"`: the headers come at
 once, then a body of `length` bytes one byte at a time. Each byte is its own TCP segment
 (TCP_NODELAY), so no read on the client's side waits longer than `interval`: a per-read
-timeout never fires. The server sleeps between bytes (on an event that `close()` sets, so
-teardown does not wait) and stops when the client has gone. `requests` lists when each
-request arrived and `finished` when the server stopped sending on that connection and why.
+timeout never fires. An `ssl_context` makes it HTTPS. The server sleeps between bytes (on
+an event that `close()` sets, so teardown does not wait) and stops when the client has
+gone. `requests` lists when each request arrived and `finished` when the server stopped
+sending on that connection and why.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 from typing import Literal
@@ -25,9 +27,15 @@ class TrickleTarget:
     """See the module docstring. Use as a context manager."""
 
     def __init__(
-        self, *, part: Literal["headers", "body"], interval: float, length: int = 40
+        self,
+        *,
+        part: Literal["headers", "body"],
+        interval: float,
+        length: int = 40,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.part, self.interval, self.length = part, interval, length
+        self._ssl_context = ssl_context
         self.requests: list[float] = []  # time.monotonic() when each request was read
         self.finished: list[tuple[float, str]] = []  # (when, "complete" | "client gone")
         self._closing = threading.Event()
@@ -39,7 +47,12 @@ class TrickleTarget:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/slow"
+        """http://127.0.0.1:port/slow, or https://localhost:port/slow (the name the test
+        certificate is for) with an `ssl_context`."""
+        port = self._listener.getsockname()[1]
+        if self._ssl_context is None:
+            return f"http://127.0.0.1:{port}/slow"
+        return f"https://localhost:{port}/slow"
 
     def _accept(self) -> None:
         self._listener.settimeout(0.05)  # a blocked accept() does not see close()
@@ -69,6 +82,8 @@ class TrickleTarget:
             connection.settimeout(10)
             received = b""
             try:
+                if self._ssl_context is not None:  # one TLS record per byte, likewise
+                    connection = self._ssl_context.wrap_socket(connection, server_side=True)
                 while b"\r\n\r\n" not in received:
                     chunk = connection.recv(4096)
                     if not chunk:
