@@ -28,7 +28,7 @@ from typing import Any
 from scheduler_lib.actions.redaction import Redactor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import placeholders
+from scheduler_lib.model import attempt_timeout, placeholders
 
 log = logging.getLogger("scheduler.actions")
 
@@ -47,7 +47,8 @@ BODY_LIMIT = 2048
 
 #: How long one attempt may wait for its target. Azure Scheduler raised its HTTP timeout from
 #: 30 to 60 seconds in October 2016; the same bound applies to queue and Service Bus sends.
-ACTION_TIMEOUT_SECONDS = 60.0
+#: An HTTP action of api-version 2026-12-01 may set its own (`model.attempt_timeout`).
+ACTION_TIMEOUT_SECONDS = attempt_timeout.DEFAULT_TIMEOUT.total_seconds()
 
 #: Adapters `run_action` accepts, each passed only to the executors that take it:
 #: `timeout` (seconds, all executors), `verify` (True or a CA bundle path, HTTP),

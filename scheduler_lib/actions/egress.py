@@ -15,8 +15,14 @@ Azure's WireServer, the app's own ports and anything on its VNet. So:
   allows loopback so that local development reaches local targets; in Azure nothing is
   allowed unless configured.
 - IPv4 written in the forms a resolver accepts (`2852039166`, `0xA9FEA9FE`,
-  `0251.0376.0251.0376`) and IPv4 embedded in IPv6 (`::ffff:a.b.c.d`, NAT64, 6to4) are
-  judged as the IPv4 address they reach.
+  `0251.0376.0251.0376`) is judged as the address it is, and IPv6 that embeds IPv4 as the
+  IPv4 address it reaches (`judged_addresses`, the one normaliser every check uses: literals
+  when a job is stored, DNS answers when it runs): IPv4-compatible `::a.b.c.d`, IPv4-mapped
+  `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96` and the
+  local-use `64:ff9b:1::/48` (whose operator picks the prefix length: every length the /48
+  allows is judged), 6to4 `2002::/16` and Teredo `2001::/32` (server and de-obfuscated
+  client). A translation form (NAT64, 6to4, Teredo) is judged as itself too: Teredo and the
+  local-use NAT64 prefix are not globally routable whatever they embed.
 
 Literal addresses are refused when a job is stored (`check_uri`); names are checked when the
 action runs, on the addresses they resolve to. `resolve` resolves once and returns the checked
@@ -52,6 +58,8 @@ METADATA_ADDRESSES = frozenset(
 )
 _LINK_LOCAL = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: RFC 8215's local-use NAT64 prefix: not globally routable (Python 3.11 thinks it is).
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 _LABEL = r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?"
 _HOST_NAME = re.compile(rf"^\.?({_LABEL}\.)*{_LABEL}$")
 
@@ -93,22 +101,29 @@ class EgressPolicy:
         return cls(tuple(networks), frozenset(names))
 
     def refusal(self, address: IPAddress, host: str = "") -> str | None:
-        """Why connecting to `address` (reached through name `host`) is refused, or None."""
-        ip = effective_address(address)
-        if ip in METADATA_ADDRESSES or address in METADATA_ADDRESSES:
-            return f"address {address} is a cloud metadata endpoint"
-        if any(ip in net for net in _LINK_LOCAL):
-            return f"address {address} is link-local (where cloud metadata services live)"
-        if ip.is_global and not ip.is_multicast:
-            return None
-        if any(ip.version == net.version and ip in net for net in self.networks):
-            return None
-        if self._name_allowed(host):
-            return None
-        return (
-            f"address {address} is not publicly routable (loopback, private or reserved); "
-            "allow it with SCHEDULER_EGRESS_ALLOW if it is a private target you mean to reach"
-        )
+        """Why connecting to `address` (reached through name `host`) is refused, or None.
+        Every address `judged_addresses` finds in it must pass."""
+        judged = judged_addresses(address)
+        for ip in judged:
+            where = f"address {address}" + (f" (reaching {ip})" if ip != address else "")
+            if ip in METADATA_ADDRESSES:
+                return f"{where} is a cloud metadata endpoint"
+            if any(ip in net for net in _LINK_LOCAL):
+                return f"{where} is link-local (where cloud metadata services live)"
+        for ip in judged:
+            if not self._reachable(ip) and not self._name_allowed(host):
+                where = f"address {address}" + (f" (reaching {ip})" if ip != address else "")
+                return (
+                    f"{where} is not publicly routable (loopback, private or reserved); allow "
+                    "it with SCHEDULER_EGRESS_ALLOW if it is a private target you mean to reach"
+                )
+        return None
+
+    def _reachable(self, ip: IPAddress) -> bool:
+        """Whether `ip` is public, or in an allowed network."""
+        if ip.is_global and not ip.is_multicast and ip not in _NAT64_LOCAL:
+            return True
+        return any(ip.version == net.version and ip in net for net in self.networks)
 
     def _name_allowed(self, host: str) -> bool:
         name = host.lower().rstrip(".")
@@ -160,16 +175,35 @@ def policy_for(settings: Settings) -> EgressPolicy:
     return _parsed(tuple(settings.egress_allow))
 
 
-def effective_address(address: IPAddress) -> IPAddress:
-    """The IPv4 address an IPv6 address reaches when it embeds one (mapped, NAT64, 6to4)."""
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return address.ipv4_mapped
-        if address in _NAT64:
-            return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if address.sixtofour is not None:
-            return address.sixtofour
-    return address
+def judged_addresses(address: IPAddress) -> tuple[IPAddress, ...]:
+    """The addresses the policy judges for `address`: the IPv4 addresses an IPv6 address
+    embeds (see the module docstring), and the address itself unless it is only another
+    spelling of one IPv4 address (compatible, mapped, translated). Every check of the
+    policy goes through this one function."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return (address,)
+    value = int(address)
+    high = value >> 32
+    if high == 0 and value > 1:  # IPv4-compatible (:: and ::1 are IPv6's own)
+        return (ipaddress.IPv4Address(value),)
+    if high in (0xFFFF, 0xFFFF_0000):  # IPv4-mapped, IPv4-translated (SIIT)
+        return (ipaddress.IPv4Address(value & 0xFFFF_FFFF),)
+    embedded: list[ipaddress.IPv4Address] = []
+    if address in _NAT64:
+        embedded.append(ipaddress.IPv4Address(value & 0xFFFF_FFFF))
+    elif address in _NAT64_LOCAL:
+        packed = address.packed  # RFC 6052 2.2: bits 64-71 are skipped
+        embedded += [
+            ipaddress.IPv4Address(packed[6:8] + packed[9:11]),  # /48
+            ipaddress.IPv4Address(packed[7:8] + packed[9:12]),  # /56
+            ipaddress.IPv4Address(packed[9:13]),  # /64
+            ipaddress.IPv4Address(packed[12:16]),  # /96
+        ]
+    elif address.sixtofour is not None:
+        embedded.append(address.sixtofour)
+    elif address.teredo is not None:
+        embedded += address.teredo  # (server, client), the client de-obfuscated
+    return (*dict.fromkeys(embedded), address)
 
 
 def literal_address(host: str) -> IPAddress | None:

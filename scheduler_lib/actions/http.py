@@ -18,9 +18,11 @@ Choices, and why:
   history keeps; a target that answers with a large file costs nothing more.
 - The status line decides: if the body cannot be read after it, the attempt still counts as
   the target's answer, and the message says the body was unreadable.
-- The timeout is requests' per-socket-operation timeout (connect, then each read), so a target
-  that trickles bytes can take longer than `timeout` in total; reading at most 2048 bytes
-  keeps that to a few reads.
+- The timeout is the attempt's deadline, overall: the token request (ActiveDirectoryOAuth),
+  connecting, sending, the status line and headers, the body all end by it (`pinned.Deadline`,
+  enforced at the socket). requests' own timeout is per socket operation: a target that
+  trickled a byte every two seconds held an executor thread for minutes. A status line that
+  came in time still decides; a body that did not is said to have timed out.
 """
 
 from __future__ import annotations
@@ -52,11 +54,13 @@ from scheduler_lib.actions.oauth import (
     TokenError,
     acquire_token,
 )
-from scheduler_lib.actions.pinned import pinned_session, read_capped
+from scheduler_lib.actions.pinned import Deadline, pinned_session, read_capped
 from scheduler_lib.actions.redaction import MASK, Redactor
 from scheduler_lib.actions.signing import signature_headers
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import attempt_timeout
+from scheduler_lib.model.headers import client_header_refusal
 
 USER_AGENT = "azure-scheduler-functions (Azure Scheduler compatible)"
 REQUEST_PATH = "action.request"
@@ -74,14 +78,17 @@ def execute(
     verify: bool | str = True,
     token_cache: TokenCache = DEFAULT_TOKEN_CACHE,
 ) -> ActionOutcome:
-    """Send the action's request once. `verify` is True (system CAs) or a CA bundle path."""
+    """Send the action's request once. `verify` is True (system CAs) or a CA bundle path;
+    `timeout` is the attempt's deadline unless the action has its own `timeout`."""
     request = require(action, "request", "action")
     uri = require(request, "uri", REQUEST_PATH)
     method = require(request, "method", REQUEST_PATH).upper()
     host = urlsplit(uri).hostname or uri
+    own = request.get("headers") or {}
+    _check_client_headers(own)
     # The user may replace the User-Agent, never the identifying headers.
     headers = CaseInsensitiveDict({"User-Agent": USER_AGENT})
-    headers.update(request.get("headers") or {})
+    headers.update(own)
     headers.update(_identifying_headers(context))
     body = request.get("body")
     data = body.encode() if body is not None else None
@@ -92,6 +99,8 @@ def execute(
         )
 
     authentication = request.get("authentication")
+    timeout = attempt_timeout.seconds(action, default=timeout)  # the job's own, if it has one
+    deadline = Deadline(timeout)
     policy = policy_for(settings)
     try:
         policy.check_host(host)
@@ -101,7 +110,7 @@ def execute(
     # since the job was stored (ValidationError: a failed attempt naming the setting).
     check_identity(request, settings)
     client_context = _client_certificate_context(authentication, verify)
-    with pinned_session(policy, ssl_context=client_context) as session:
+    with pinned_session(policy, ssl_context=client_context, deadline=deadline) as session:
         session.verify = verify
         try:
             _authenticate(session, headers, authentication, settings, redactor,
@@ -122,18 +131,19 @@ def execute(
             )
         except EgressDenied as exc:
             return ActionOutcome(False, _refused(host, exc))
-        except requests.Timeout:
-            return ActionOutcome(
-                False,
-                f"Http Action - Request to host '{host}' failed: "
-                f"the host did not answer within {timeout:g} seconds",
-            )
         except requests.RequestException as exc:
+            # A send cut off at the deadline surfaces as a ConnectionError, not a Timeout.
+            if isinstance(exc, requests.Timeout) or deadline.expired:
+                return ActionOutcome(
+                    False,
+                    f"Http Action - Request to host '{host}' failed: "
+                    f"the host did not answer within {timeout:g} seconds",
+                )
             return ActionOutcome(
                 False, f"Http Action - Request to host '{host}' failed: {_describe(exc)}"
             )
         with response:
-            text = _first_bytes_of_body(response)
+            text = _first_bytes_of_body(response, deadline)
     code = response.status_code
     shown = "\r\n".join(
         f"{name}: {MASK if name.lower() in HIDDEN_HEADERS else value}"
@@ -144,6 +154,21 @@ def execute(
         f"Response Headers: {shown} Body: {text}"
     )
     return ActionOutcome(200 <= code < 300, message, code, response.headers.get("Retry-After"))
+
+
+def _check_client_headers(headers: Mapping[str, str]) -> None:
+    """A job stored before Host, framing and hop-by-hop headers were refused fails its
+    attempt, naming the header, before anything is sent: the request without the header
+    would not be the one the job describes either (another virtual host, another framing).
+    The history says what to remove; the job is kept as it is."""
+    for name in headers:
+        refusal = client_header_refusal(name)
+        if refusal:
+            raise ValidationError(
+                f"{REQUEST_PATH}.headers.{name}",
+                f"{refusal}; nothing was sent: remove it from the job's headers "
+                f"(PATCH {{\"{name}\": null}} into them)",
+            )
 
 
 def _refused(host: str, exc: EgressDenied) -> str:
@@ -214,10 +239,15 @@ def _describe(exc: requests.RequestException) -> str:
     return f"{type(cause).__name__}: {cause}"
 
 
-def _first_bytes_of_body(response: requests.Response) -> str:
+def _first_bytes_of_body(response: requests.Response, deadline: Deadline) -> str:
     try:
         data, _ = read_capped(response, BODY_LIMIT)
     except requests.RequestException as exc:
+        if deadline.expired:
+            return (
+                "<the body did not arrive within the attempt's timeout of "
+                f"{deadline.seconds:g} seconds>"
+            )
         return f"<the body could not be read: {type(exc).__name__}>"
     # Drop a multi-byte character cut in half by the limit instead of showing U+FFFD for it.
     return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=False)

@@ -133,6 +133,10 @@ def policies(definition: dict[str, Any]) -> list[str]:
     elif missed == MissedRunPolicy.RUN_ALL:
         said.append(f"After downtime, the runs missed in the last {window} run late, at most "
                     f"{MAX_RUNS} (missedRunPolicy RunAll).")  # fmt: skip
+    timeout = (definition.get("action") or {}).get("timeout")
+    if timeout:
+        said.append(f"Each attempt is cut off after {timeout} in all, the answer's body "
+                    "included (timeout; PT1M without it).")  # fmt: skip
     retry = ((definition.get("action") or {}).get("retryPolicy")) or {}
     if retry.get("retryType") == "Exponential":
         cap = retry.get("maxRetryInterval", "PT1H")

@@ -9,6 +9,7 @@ the 2026-12-01 OpenAPI document all follow from the entry (`extensions`, `api/op
 from __future__ import annotations
 
 from scheduler_lib.model import (
+    attempt_timeout,
     backoff,
     jitter,
     managed_identity,
@@ -95,6 +96,13 @@ CATALOG = Catalog(
         ),
         ExtensionProperty(
             Location.JOB, "missedRunPolicy", missed.missed_run_policy, missed.POLICY_SCHEMA
+        ),
+        ExtensionProperty(
+            Location.ACTION,
+            attempt_timeout.PROPERTY,
+            attempt_timeout.validate,
+            attempt_timeout.SCHEMA,
+            cross_check=attempt_timeout.check,
         ),
         ExtensionProperty(
             Location.JOB,

@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from scheduler_lib.actions import run_action
-from scheduler_lib.actions.egress import EgressDenied, EgressPolicy, literal_address, policy_for
+from scheduler_lib.actions.egress import (
+    EgressDenied,
+    EgressPolicy,
+    judged_addresses,
+    literal_address,
+    policy_for,
+)
 from scheduler_lib.actions.service_bus import ServiceBusTarget, open_sender
 from scheduler_lib.config import LOCAL_EGRESS_ALLOW, Settings
 from scheduler_lib.errors import ValidationError
@@ -34,6 +40,26 @@ ALWAYS_REFUSED = [
     "[2002:a9fe:a9fe::1]", "168.63.129.16", "100.100.100.200", "metadata.google.internal",
     "METADATA.AZURE.COM.", "metadata", "169.254.0.1",
 ]
+#: Every way an IPv6 address embeds an IPv4 address, each written with the metadata address
+#: 169.254.169.254 and with the loopback address 127.0.0.2 (RFC 4291 2.5.5, RFC 2765, RFC 6052
+#: with the well-known and the local-use prefix of RFC 8215 at each length a /48 allows,
+#: RFC 3056, RFC 4380 with its client address obfuscated).
+EMBEDDED = {
+    "ipv4-compatible": ("::a9fe:a9fe", "::7f00:2"),
+    "ipv4-compatible-dotted": ("::169.254.169.254", "::127.0.0.2"),
+    "ipv4-mapped": ("::ffff:a9fe:a9fe", "::ffff:7f00:2"),
+    "ipv4-translated": ("::ffff:0:a9fe:a9fe", "::ffff:0:7f00:2"),
+    "nat64-well-known": ("64:ff9b::a9fe:a9fe", "64:ff9b::7f00:2"),
+    "nat64-local-96": ("64:ff9b:1::a9fe:a9fe", "64:ff9b:1::7f00:2"),
+    "nat64-local-64": ("64:ff9b:1:0:a9:fea9:fe00:0", "64:ff9b:1:0:7f:0:200:0"),
+    "nat64-local-56": ("64:ff9b:1:a9:fe:a9fe::", "64:ff9b:1:7f:0:2::"),
+    "nat64-local-48": ("64:ff9b:1:a9fe:a9:fe00::", "64:ff9b:1:7f00:0:200::"),
+    "6to4": ("2002:a9fe:a9fe::1", "2002:7f00:2::1"),
+    "teredo": ("2001:0:4136:e378:8000:63bf:5601:5601", "2001:0:4136:e378:8000:63bf:80ff:fffd"),
+}
+EMBEDDED_FORMS = pytest.mark.parametrize(
+    ("metadata", "loopback"), list(EMBEDDED.values()), ids=list(EMBEDDED)
+)
 PRIVATE = [
     "10.0.0.1", "172.16.5.4", "192.168.1.1", "100.64.0.1", "0.0.0.0", "0", "[::]",
     "[fc00::1]", "[fd12:3456::1]", "127.0.0.1", "2130706433", "0x7f000001", "017700000001",
@@ -55,6 +81,34 @@ def test_private_addresses_are_refused_unless_allowed(host: str) -> None:
     with pytest.raises(EgressDenied, match="SCHEDULER_EGRESS_ALLOW"):
         AZURE.check_host(host)
     EgressPolicy.parse(["0.0.0.0/0", "::/0"]).check_host(host)
+
+
+@EMBEDDED_FORMS
+def test_one_normaliser_finds_the_ipv4_address_in_every_embedding(
+    metadata: str, loopback: str
+) -> None:
+    assert ipaddress.IPv4Address("169.254.169.254") in judged_addresses(
+        ipaddress.ip_address(metadata)
+    )
+    assert ipaddress.IPv4Address("127.0.0.2") in judged_addresses(ipaddress.ip_address(loopback))
+    for address in ("2001:db8::1", "::1", "::", "fe80::1", "2606:4700::1111"):
+        plain = ipaddress.ip_address(address)
+        assert judged_addresses(plain) == (plain,)
+
+
+@EMBEDDED_FORMS
+def test_ipv4_embedded_in_ipv6_is_judged_as_that_ipv4_address(metadata: str, loopback: str):
+    everything = EgressPolicy.parse(["0.0.0.0/0", "::/0"])
+    for policy in (AZURE, LOCAL, everything):
+        with pytest.raises(EgressDenied, match="link-local"):
+            policy.check_host(f"[{metadata}]")
+    with pytest.raises(EgressDenied, match="SCHEDULER_EGRESS_ALLOW"):
+        AZURE.check_host(f"[{loopback}]")
+
+
+def test_an_embedding_of_a_public_address_stays_allowed() -> None:
+    for host in ("[::ffff:8.8.8.8]", "[64:ff9b::808:808]", "[2002:808:808::1]"):
+        AZURE.check_host(host)
 
 
 def test_loopback_is_what_the_local_host_allows() -> None:
@@ -154,6 +208,34 @@ def test_a_name_is_resolved_once_and_the_checked_address_is_used(
     assert target.requests[0].header("Host") == f"rebind.example:{target.port}"
 
 
+def resolving(monkeypatch: pytest.MonkeyPatch, answers: dict[str, str]) -> None:
+    """A stand-in resolver (no DNS server runs in the tests): each name of `answers`
+    resolves to its address, through the system resolver's own getaddrinfo."""
+    real = socket.getaddrinfo
+
+    def resolver(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        return real(answers.get(host, host), port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+
+
+@EMBEDDED_FORMS
+def test_a_name_resolving_to_an_embedded_address_is_refused_at_run_time(
+    target: HttpTarget, monkeypatch: pytest.MonkeyPatch, metadata: str, loopback: str
+) -> None:
+    """DNS answers are IPv6 too: each address a name resolves to goes through the same
+    normaliser as a literal in the uri."""
+    resolving(monkeypatch, {"imds.example": metadata, "home.example": loopback})
+    closed = replace(Settings(), egress_allow=())
+    for name, settings, why in (("imds.example", Settings(), "link-local"),
+                                ("home.example", closed, "not publicly routable")):
+        outcome = run_action(http(f"http://{name}:{target.port}/"), CONTEXT, settings, timeout=2)
+        assert not outcome.succeeded
+        assert "refused by the egress policy" in outcome.message, outcome.message
+        assert f"host '{name}' resolves to" in outcome.message and why in outcome.message
+    assert target.requests == []
+
+
 def test_https_verifies_the_certificate_for_the_name_not_the_address(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,3 +278,23 @@ def test_a_refused_run_is_a_failed_attempt_in_the_history(driver: Driver) -> Non
     assert "refused by the egress policy" in report.history.message
     [entry] = driver.history(job.key)
     assert "localhost" in entry.message and "not publicly routable" in entry.message
+
+
+@pytest.mark.parametrize("how", ["literal-stored-before-the-rule", "name-resolving-to-it"])
+def test_an_embedded_metadata_address_is_a_failed_attempt_in_the_history(
+    driver: Driver, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """A job stored before the rule (written to the table directly, as the API then allowed)
+    with the metadata address in an IPv4-compatible literal, or a name that resolves to it,
+    is refused when it runs, and the history says so."""
+    from scheduler_lib.execution.messages import ExecutionMessage
+
+    resolving(monkeypatch, {"imds.example": "::a9fe:a9fe"})
+    host = "[::a9fe:a9fe]" if how.startswith("literal") else "imds.example"
+    action = {**http(f"http://{host}/metadata/identity"), "retryPolicy": {"retryType": "None"}}
+    job = make_job(driver.store, action)
+    report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
+    assert report.history.status == "Failed"
+    [entry] = driver.history(job.key)
+    assert "refused by the egress policy" in entry.message
+    assert "169.254.169.254" in entry.message and "link-local" in entry.message

@@ -14,6 +14,9 @@ from devtools.azurite import free_port
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.actions.http import USER_AGENT
 from scheduler_lib.config import Settings
+from scheduler_lib.execution.messages import ExecutionMessage
+from tests.execution.harness import T0, Driver, make_job
+from tests.execution.harness import http_action as harness_action
 from tests.support.http_target import HttpTarget
 
 JOB_ID = (
@@ -218,3 +221,32 @@ def test_a_json_echo_of_the_password_is_hidden(target: HttpTarget) -> None:
     assert outcome.succeeded
     body = outcome.message.split("Body: ", 1)[1]
     assert json.loads(body) == {"body": '{"pw": "***"}', "auth": "Basic ***"}
+
+
+def test_a_stored_job_with_host_or_framing_headers_fails_without_sending(
+    target: HttpTarget,
+) -> None:
+    """A job stored before these headers were refused: the attempt fails naming the header
+    and nothing is sent (without it, the request would go to another virtual host or be
+    framed otherwise than the job says)."""
+    for name, value in (("Host", "internal.example"), ("transfer-encoding", "chunked"),
+                        ("Content-Length", "999")):
+        action = http_action(target.url_for("/x"), "POST", body="ping", headers={name: value})
+        outcome = run(action)
+        assert not outcome.succeeded
+        assert outcome.message.startswith(f"Http Action - action.request.headers.{name}: ")
+        assert "RFC 911" in outcome.message and "remove" in outcome.message
+    assert target.requests == []
+
+
+def test_a_stored_host_header_is_a_failed_attempt_in_the_history(
+    driver: Driver, target: HttpTarget
+) -> None:
+    action = harness_action(target.url_for("/x"), retryPolicy={"retryType": "None"})
+    action["request"]["headers"] = {"Host": "admin.internal", "X-Fine": "1"}
+    job = make_job(driver.store, action)
+    report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
+    assert report.history.status == "Failed"
+    [entry] = driver.history(job.key)
+    assert "action.request.headers.Host" in entry.message
+    assert target.requests == []

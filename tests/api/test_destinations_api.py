@@ -5,6 +5,7 @@ an API over the test's Azurite tables."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -13,6 +14,7 @@ import pytest
 
 from scheduler_lib.api import create_app
 from scheduler_lib.config import AZURITE_ACCOUNT, Settings
+from tests.actions.test_egress import EMBEDDED_FORMS
 from tests.api.conftest import arm_error, http_action, job_body, job_path, make_collection
 from tests.support.api_server import ManualClock, serve
 
@@ -65,6 +67,22 @@ def test_loopback_is_allowed_locally_not_in_azure(client, azure_client) -> None:
     for uri in ("http://localhost:7071/api", "http://[::1]:10001/", "http://2130706433/"):
         error = arm_error(put(azure_client, http_action(uri=uri)), 400)
         assert error["target"] == "properties.action.request.uri"
+
+
+@EMBEDDED_FORMS
+def test_ipv4_embedded_in_ipv6_is_refused_at_put(
+    client: httpx.Client, azure_client: httpx.Client, metadata: str, loopback: str
+) -> None:
+    """Each IPv6 embedding of an IPv4 address is judged as that address: the metadata
+    address everywhere, loopback where nothing private is allowed (as in Azure)."""
+    for api, address in ((client, metadata), (azure_client, loopback)):
+        make_collection(api)
+        uri = f"http://[{address}]:8080/x"
+        error = arm_error(put(api, http_action(uri=uri)), 400)
+        assert error["target"] == "properties.action.request.uri"
+        assert str(ipaddress.ip_address(address)) in error["message"]
+        error = arm_error(put(api, {**http_action(), "errorAction": http_action(uri=uri)}), 400)
+        assert error["target"] == "properties.action.errorAction.request.uri"
 
 
 def queue(account: str, sas: str | None = None) -> dict:

@@ -179,8 +179,9 @@ def test_the_schedule_words_name_the_policies(signed_in, api) -> None:
              "maxRetryInterval": "PT10M"}  # fmt: skip
     _job(api, "careful", maxJitter="PT30S", concurrencyPolicy="BufferOne",
          missedRunPolicy="RunAll", catchUpWindow="PT6H",
-         action={**ACTION, "retryPolicy": retry}, **DAILY_1000)  # fmt: skip
+         action={**ACTION, "retryPolicy": retry, "timeout": "PT2M"}, **DAILY_1000)  # fmt: skip
     text = _text(signed_in.get(BASE + "/jobs/careful"))
+    assert "Each attempt is cut off after PT2M in all" in text
     assert "Each run starts up to 30 s after its time (maxJitter" in text
     assert "waits for it (concurrencyPolicy BufferOne)" in text
     assert "the runs missed in the last PT6H run late, at most 50 (missedRunPolicy RunAll)" in text
@@ -228,7 +229,8 @@ def test_editing_an_exponential_retry_in_the_form_keeps_what_it_does_not_show(
 ) -> None:
     retry = {"retryType": "Exponential", "retryInterval": "PT20S", "retryCount": 6,
              "maxRetryInterval": "PT10M", "retryOn": ["5xx", "transport"]}  # fmt: skip
-    _job(api, "backoff", action={**ACTION, "retryPolicy": retry}, **DAILY_1000)
+    _job(api, "backoff", action={**ACTION, "retryPolicy": retry, "timeout": "PT2M"},
+         **DAILY_1000)
     edit = signed_in.get(BASE + "/jobs/backoff/edit")
     assert re.search(r"<option selected>Exponential</option>", edit.text)
     etag = html.unescape(re.search(r'name="etag" value="([^"]*)"', edit.text).group(1))
@@ -242,3 +244,4 @@ def test_editing_an_exponential_retry_in_the_form_keeps_what_it_does_not_show(
     stored = api.get(job_path("backoff")).json()["properties"]["action"]
     assert stored["request"]["uri"] == "http://127.0.0.1:9/changed"
     assert stored["retryPolicy"] == {**retry, "retryInterval": "PT40S"}
+    assert stored["timeout"] == "PT2M"  # not shown by the form, kept

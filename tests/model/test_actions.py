@@ -278,6 +278,31 @@ def test_headers_an_http_client_cannot_send_are_refused_naming_the_header(header
     assert why in raised.value.message
 
 
+#: Headers the HTTP client writes itself (RFC 9110, RFC 9112): a job may not set them.
+CLIENT_HEADERS = ("Host", "Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive",
+                  "Proxy-Connection", "TE", "Trailer", "Upgrade", "Proxy-Authorization")
+
+
+@pytest.mark.parametrize("name", [*CLIENT_HEADERS, "host", "TRANSFER-ENCODING", "te"])
+def test_host_framing_and_hop_by_hop_headers_are_refused_naming_the_header(name):
+    action = http(headers={"X-Fine": "1", name: "value"})
+    with pytest.raises(ValidationError) as raised:
+        normalize_action(action, "properties.action")
+    assert raised.value.field == f"properties.action.request.headers.{name}"
+    assert "RFC 911" in raised.value.message
+    action = http(headers={"X-Fine": "1"})
+    action["errorAction"] = http(headers={name: "value"})
+    with pytest.raises(ValidationError) as raised:
+        normalize_action(action, "properties.action")
+    assert raised.value.field == f"properties.action.errorAction.request.headers.{name}"
+
+
+def test_end_to_end_headers_that_look_alike_are_kept():
+    headers = {"X-Host": "a", "Hostname": "b", "Content-Type": "text/plain", "Expect": "x",
+               "X-Forwarded-Host": "c", "Authorization": "Bearer t", "Teapot": "d"}
+    assert normalize_action(http(headers=headers), "action")["request"]["headers"] == headers
+
+
 def test_error_action_headers_are_checked_too():
     action = http()
     action["errorAction"] = http(headers={"X-Price": "5 €"})
