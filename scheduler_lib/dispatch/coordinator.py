@@ -72,6 +72,7 @@ def _state(store: TableStore, settings: Settings, now: datetime, sent: int) -> D
     summary["duration"] = max((float(s.last_pair.get("duration", 0)) for s in states), default=0)
     summary["pairs_sent"] = sent
     summary["now"] = iso_z(now)
+    cursor: datetime | None
     if len(cursors) == settings.dispatch_shards:
         cursor = min(cursors)
     else:  # a shard without a cursor of its own reads from this one (`pair`): keep it
