@@ -53,6 +53,8 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
     "SCHEDULER_EGRESS_ALLOW": "CIDRs and host names of private targets actions may reach",
+    "SCHEDULER_TRUSTED_PROXIES": "CIDRs of reverse proxies whose X-Forwarded-* headers count",
+    "SCHEDULER_PUBLIC_URL": "the dashboard's public URL (https://host) behind a reverse proxy",
     "SCHEDULER_IDENTITY_STORAGE_ACCOUNTS": "storage accounts queue actions reach with the app "
     "identity (default: the app's own account)",
     "SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES": "Service Bus namespaces actions reach with the "
@@ -122,6 +124,9 @@ class Settings:
     #: (`SCHEDULER_DASHBOARD_EASY_AUTH=true`): only when Easy Auth is on, which strips them
     #: from what clients send; without it anyone could send them.
     dashboard_easy_auth: bool = False
+    trusted_proxies: tuple[str, ...] = ()  # these three: see `api/front_end.py`
+    public_url: str | None = None
+    platform_hostname: str | None = None
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -129,15 +134,10 @@ class Settings:
                 "SCHEDULER_STORAGE_PREFIX",
                 "must be 1-20 lowercase letters and digits, starting with a letter",
             )
+        prefix = f"{self.storage_prefix}-" if self.storage_prefix else ""
         if not self.execution_queue_name:
-            name = (
-                f"{self.storage_prefix}-{EXECUTION_QUEUE}"
-                if self.storage_prefix
-                else EXECUTION_QUEUE
-            )
-            object.__setattr__(self, "execution_queue_name", name)
+            object.__setattr__(self, "execution_queue_name", prefix + EXECUTION_QUEUE)
         if not self.dispatch_queue_name:
-            prefix = f"{self.storage_prefix}-" if self.storage_prefix else ""
             object.__setattr__(self, "dispatch_queue_name", prefix + DISPATCH_QUEUE)
         if not 1 <= self.dispatch_shards <= MAX_DISPATCH_SHARDS:
             raise ValidationError(
@@ -173,11 +173,8 @@ class Settings:
         connection string's `AccountName` (Azurite's for `UseDevelopmentStorage=true`)."""
         if self.storage_account_name:
             return self.storage_account_name.lower()
-        fields = dict(
-            part.split("=", 1)
-            for part in (self.storage_connection_string or "").split(";")
-            if "=" in part
-        )
+        parts = (self.storage_connection_string or "").split(";")
+        fields = dict(part.split("=", 1) for part in parts if "=" in part)
         if fields.get("UseDevelopmentStorage", "").lower() == "true":
             return AZURITE_ACCOUNT
         account = fields.get("AccountName")
@@ -266,6 +263,9 @@ class Settings:
             unresolved_references=unresolved,
             dashboard_easy_auth=env.get("SCHEDULER_DASHBOARD_EASY_AUTH", "").strip().lower()
             in ("1", "true", "yes"),
+            trusted_proxies=_list(env.get("SCHEDULER_TRUSTED_PROXIES")),
+            public_url=env.get("SCHEDULER_PUBLIC_URL", "").strip() or None,
+            platform_hostname=env.get("WEBSITE_HOSTNAME", "").strip() or None,
         )
 
 
