@@ -25,6 +25,7 @@ from scheduler_lib.api import (
     list_routes,
     preview_routes,
 )
+from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
@@ -71,7 +72,8 @@ def create_app(
         redoc_url=None,
         openapi_url=DOCUMENT_PATHS[DEFAULT_VERSION],
     )
-    app.state.front_end = front_end  # who the client is: the dashboard's Origin check asks
+    # Who the client is, and its wrong keys: shared by the middleware and the dashboard.
+    app.state.front_end, app.state.auth_limiter = front_end, AuthLimiter(clock)
     app.state.context = ApiContext(
         settings=settings,
         clock=clock,
@@ -92,7 +94,11 @@ def create_app(
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(
-        ArmMiddleware, api_keys=settings.api_keys, unavailable=settings.configuration_problem
+        ArmMiddleware,
+        api_keys=settings.api_keys,
+        front_end=front_end,
+        limiter=app.state.auth_limiter,
+        unavailable=settings.configuration_problem,
     )
     return app
 

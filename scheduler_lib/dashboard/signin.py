@@ -1,7 +1,9 @@
 """Sign-in and sign-out: a key pasted into a form becomes a session cookie.
 
 The key travels once, in a POST body over the page's own origin; it is never put in a URL,
-a log line or a page (a wrong key is answered with the form, empty). The cookie is HttpOnly
+a log line or a page (a wrong key is answered with the form, empty). Wrong keys count
+against the client address's limit, which the API's bearer keys share (`api.auth_limit`):
+past it, the form answers 429 with `Retry-After`. The cookie is HttpOnly
 (scripts cannot read it), SameSite=Strict (no other site can make the browser send it),
 Secure whenever the browser reaches us over https, and limited to the dashboard's path.
 """
@@ -40,8 +42,12 @@ async def signin(request: Request) -> Response:
     csrf.check_origin(request)  # no session yet; the origin check stops login CSRF
     ctx = context(request)
     form = await read_form(request)
-    key = matching_key(form.get("key", "").strip(), ctx.settings.api_keys)
-    if key is None:
+    presented = form.get("key", "").strip()
+    client = request.app.state.front_end.client_address(request.scope)
+    key = presented and request.app.state.auth_limiter.attempt(
+        client, lambda: matching_key(presented, ctx.settings.api_keys)
+    )
+    if not key:  # an empty form guesses nothing and does not count
         log.info("dashboard sign-in refused (wrong key)")
         values = {"error": "That is not one of this scheduler's API keys.", "easy_auth": False}
         return render(request, "signin.html", values, status=401)

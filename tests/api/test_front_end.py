@@ -1,15 +1,22 @@
 """Who the client is, and which forwarded headers count (`api/front_end.py`): the rules on
-ASGI scopes as uvicorn and the Functions host (no socket peer) build them."""
+ASGI scopes as uvicorn and the Functions host build them, and the App Service case (no
+socket peer) over real HTTP, the app wrapped so that its scope has no `client`, as
+`AsgiFunctionApp` gives it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 
+from scheduler_lib.api import create_app
 from scheduler_lib.api.front_end import UNKNOWN, FrontEnd
 from scheduler_lib.config import Settings
+from tests.api.conftest import COLLECTIONS
+from tests.support.api_server import serve
 
 PROXY = ("10.0.0.0/8", "2001:db8:ffff::/48")
 
@@ -81,3 +88,25 @@ def test_which_origins_are_this_site(origin, peer, headers, allowed) -> None:
                    platform_hostname="func-x.azurewebsites.net")  # fmt: skip
     assert front.is_this_site(origin, _scope(peer, **headers)) is allowed
 
+
+def _without_peer(app: Any) -> Any:
+    async def functions_host(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await app({**scope, "client": None} if scope["type"] == "http" else scope, receive, send)
+
+    return functions_host
+
+
+def test_on_app_service_wrong_keys_count_per_front_end_client_ip(settings, clock) -> None:
+    on_azure = replace(settings, platform_hostname="func-x.azurewebsites.net")
+    with serve(_without_peer(create_app(on_azure, clock=clock))) as server:
+
+        def wrong(client_ip: str, forwarded_for: str = "") -> int:
+            headers = {"Authorization": "Bearer wrong", "X-Client-IP": client_ip,
+                       "X-Forwarded-For": forwarded_for}  # fmt: skip
+            url = server.api_url + COLLECTIONS
+            return httpx.get(url, params={"api-version": "2016-03-01"}, headers=headers).status_code
+
+        assert [wrong("198.51.100.1", f"6.6.6.{i}") for i in range(11)] == [401] * 10 + [429]
+        assert wrong("198.51.100.2") == 401
+        clock.advance(timedelta(minutes=1))
+        assert wrong("198.51.100.1") == 401
