@@ -26,6 +26,7 @@ from scheduler_lib.dashboard.web import (
     redirect,
     render,
     require_session,
+    resolve_session,
 )
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.store import storage_unavailable
@@ -41,6 +42,7 @@ def page(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def wrapped(request: Request) -> Response:
         try:
+            await resolve_session(request)
             return await handler(request)
         except SignInRequired:
             return redirect(f"{UI}/signin")
@@ -65,6 +67,7 @@ def endpoint(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def wrapped(request: Request) -> Response:
         try:
+            await resolve_session(request)
             return await handler(request)
         except SignInRequired:
             return json_answer({"error": {"code": "SignInRequired", "message": "sign in"}}, 401)

@@ -13,13 +13,22 @@ from __future__ import annotations
 import logging
 
 from fastapi import APIRouter
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
 from scheduler_lib.dashboard import csrf
 from scheduler_lib.dashboard.handlers import mutating, page, read_form
-from scheduler_lib.dashboard.session import COOKIE, MAX_AGE, is_https, matching_key, new_cookie
+from scheduler_lib.dashboard.session import (
+    COOKIE,
+    MAX_AGE,
+    is_https,
+    matching_key,
+    new_cookie,
+    new_session_id,
+)
 from scheduler_lib.dashboard.web import UI, context, current_session, redirect, render
+from scheduler_lib.store import close_dashboard_session, open_dashboard_session
 
 router = APIRouter(include_in_schema=False)
 EASY_AUTH_LOGOUT = "/.auth/logout"
@@ -51,10 +60,14 @@ async def signin(request: Request) -> Response:
         log.info("dashboard sign-in refused (wrong key)")
         values = {"error": "That is not one of this scheduler's API keys.", "easy_auth": False}
         return render(request, "signin.html", values, status=401)
+    session_id, now = new_session_id(), ctx.clock()
+    await run_in_threadpool(
+        lambda: open_dashboard_session(ctx.store, session_id, expires_at=now + MAX_AGE, now=now)
+    )
     response = redirect(UI + "/")
     response.set_cookie(
         COOKIE,
-        new_cookie(key, clock=ctx.clock),
+        new_cookie(key, session_id, clock=ctx.clock),
         max_age=int(MAX_AGE.total_seconds()),
         path=UI,
         httponly=True,
@@ -68,6 +81,9 @@ async def signin(request: Request) -> Response:
 @page
 async def signout(request: Request) -> Response:
     session, _ = await mutating(request)
+    if not session.easy_auth:  # ended here, so a copy of the cookie is refused everywhere
+        store = context(request).store
+        await run_in_threadpool(close_dashboard_session, store, session.session_id)
     # Signed in by App Service authentication: only its own endpoint signs the user out.
     response = redirect(EASY_AUTH_LOGOUT if session.easy_auth else UI + "/signin")
     response.delete_cookie(COOKIE, path=UI, httponly=True, samesite="strict")
