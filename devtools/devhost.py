@@ -250,7 +250,11 @@ def serve(
         threading.Thread(target=poison_loop, args=(runtime, stop), name="poison"),
         threading.Thread(target=housekeeping_loop, args=(runtime, stop), name="housekeeping"),
     ]
-    config = uvicorn.Config(runtime.api, host=host, port=port, log_level="warning")
+    # uvicorn's own X-Forwarded-* handling off: which forwarded headers count is the app's
+    # decision (SCHEDULER_TRUSTED_PROXIES, `api/front_end.py`), as in Azure.
+    config = uvicorn.Config(
+        runtime.api, host=host, port=port, log_level="warning", proxy_headers=False
+    )
     server = uvicorn.Server(config)
     for thread in threads:
         thread.start()

@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import isodate
 
+from scheduler_lib.app_settings import APP_SETTINGS as APP_SETTINGS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
 
@@ -31,38 +32,6 @@ AZURITE_CONNECTION_STRING = (
     f"QueueEndpoint=http://127.0.0.1:10001/{AZURITE_ACCOUNT};"
     f"TableEndpoint=http://127.0.0.1:10002/{AZURITE_ACCOUNT};"
 )
-
-#: Every app setting the code reads, with what it is for.
-APP_SETTINGS: dict[str, str] = {
-    "AzureWebJobsStorage": "storage connection string (Azurite locally)",
-    "AzureWebJobsStorage__accountName": "storage account name for identity-based access",
-    "AzureWebJobsStorage__clientId": "client id of the user-assigned identity",
-    "AzureWebJobsStorage__tableServiceUri": "table endpoint for identity-based access",
-    "AzureWebJobsStorage__queueServiceUri": "queue endpoint for identity-based access",
-    "SCHEDULER_API_KEYS": "comma-separated API keys accepted as `Authorization: Bearer`",
-    "SCHEDULER_STORAGE_PREFIX": "prefix of every table and queue name (lowercase letters/digits)",
-    "SCHEDULER_EXECUTION_QUEUE": "name of the execution queue the executor function listens on",
-    "SCHEDULER_DISPATCH_QUEUE": "name of the dispatch queue: one control message per due "
-    "(minute, shard) pair, handled by the dispatch function",
-    "SCHEDULER_DISPATCH_SHARDS": "shards of the due index (1-64, default 8): pairs dispatched "
-    "in parallel",
-    "SCHEDULER_DISPATCH_WORKERS": "dispatch workers the local host runs (default 2; in Azure "
-    "the Functions host scales the dispatch function)",
-    "SCHEDULER_EXECUTOR_CONCURRENCY": "messages the local host executes at once (default 28)",
-    "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
-    "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
-    "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
-    "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
-    "SCHEDULER_EGRESS_ALLOW": "CIDRs and host names of private targets actions may reach",
-    "SCHEDULER_IDENTITY_STORAGE_ACCOUNTS": "storage accounts queue actions reach with the app "
-    "identity (default: the app's own account)",
-    "SCHEDULER_IDENTITY_SERVICEBUS_NAMESPACES": "Service Bus namespaces actions reach with the "
-    "app identity",
-    "SCHEDULER_IDENTITY_AUDIENCES": "audiences ManagedServiceIdentity HTTP actions may get "
-    "tokens for, each with the hosts they may go to (default: none)",
-    "APPLICATIONINSIGHTS_CONNECTION_STRING": "App Insights: the local host exports to it (in "
-    "Azure the Functions worker does, PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY)",
-}
 
 #: What a local scheduler allows actions to reach besides public addresses: loopback, so that
 #: a job on a developer's machine can call a service on the same machine. "Local" is known by
@@ -129,6 +98,9 @@ class Settings:
     #: (`SCHEDULER_DASHBOARD_EASY_AUTH=true`): only when Easy Auth is on, which strips them
     #: from what clients send; without it anyone could send them.
     dashboard_easy_auth: bool = False
+    trusted_proxies: tuple[str, ...] = ()  # these three: see `api/front_end.py`
+    public_url: str | None = None
+    platform_hostname: str | None = None
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -175,11 +147,8 @@ class Settings:
         connection string's `AccountName` (Azurite's for `UseDevelopmentStorage=true`)."""
         if self.storage_account_name:
             return self.storage_account_name.lower()
-        fields = dict(
-            part.split("=", 1)
-            for part in (self.storage_connection_string or "").split(";")
-            if "=" in part
-        )
+        parts = (self.storage_connection_string or "").split(";")
+        fields = dict(part.split("=", 1) for part in parts if "=" in part)
         if fields.get("UseDevelopmentStorage", "").lower() == "true":
             return AZURITE_ACCOUNT
         account = fields.get("AccountName")
@@ -271,6 +240,9 @@ class Settings:
             unresolved_references=unresolved,
             dashboard_easy_auth=env.get("SCHEDULER_DASHBOARD_EASY_AUTH", "").strip().lower()
             in ("1", "true", "yes"),
+            trusted_proxies=_list(env.get("SCHEDULER_TRUSTED_PROXIES")),
+            public_url=env.get("SCHEDULER_PUBLIC_URL", "").strip() or None,
+            platform_hostname=env.get("WEBSITE_HOSTNAME", "").strip() or None,
         )
 
 

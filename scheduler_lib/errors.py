@@ -66,3 +66,12 @@ class ServiceUnavailableError(SchedulerError):
     def __init__(self, message: str, *, retry_after: int = 5) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class TooManyRequestsError(SchedulerError):
+    """The caller sent too many failed requests (wrong keys) and is refused until
+    `retry_after` seconds have passed (`Retry-After`)."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

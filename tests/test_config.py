@@ -50,6 +50,22 @@ def test_identity_mode_has_no_connection_string() -> None:
     assert sovereign.queue_endpoint == "https://acct.queue.core.chinacloudapi.cn"
 
 
+def test_what_stands_in_front_of_the_app_is_read_from_the_environment() -> None:
+    assert (Settings().trusted_proxies, Settings().public_url, Settings().platform_hostname) == (
+        (), None, None)  # fmt: skip
+    settings = Settings.from_env(
+        {
+            **QUEUES,
+            "SCHEDULER_TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32",
+            "SCHEDULER_PUBLIC_URL": " https://scheduler.example.com ",
+            "WEBSITE_HOSTNAME": "func-api-x.azurewebsites.net",
+        }
+    )
+    assert settings.trusted_proxies == ("10.0.0.0/8", "2001:db8::/32")
+    assert settings.public_url == "https://scheduler.example.com"
+    assert settings.platform_hostname == "func-api-x.azurewebsites.net"
+
+
 def test_prefix_applies_to_tables_and_the_queues_are_named_by_their_settings() -> None:
     settings = Settings.from_env(
         {**QUEUES, "SCHEDULER_STORAGE_PREFIX": "staging1", "SCHEDULER_API_KEYS": " a , b ,,"}

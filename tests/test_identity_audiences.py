@@ -10,14 +10,17 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences, host_key
 
 SETTING = "SCHEDULER_IDENTITY_AUDIENCES"
+#: The queue settings `from_env` requires (the triggers bind to them).
+QUEUES = {"SCHEDULER_EXECUTION_QUEUE": "exec-q", "SCHEDULER_DISPATCH_QUEUE": "dispatch-q"}
 
 
 def parsed(value: str) -> IdentityAudiences:
-    return Settings.from_env({SETTING: value}).identity_audiences
+    return Settings.from_env({**QUEUES, SETTING: value}).identity_audiences
 
 
 def test_empty_by_default_so_no_audience_is_allowed() -> None:
-    for settings in (Settings(), Settings.from_env({}), Settings.from_env({SETTING: " ; "})):
+    for settings in (Settings(), Settings.from_env(QUEUES),
+                     Settings.from_env({**QUEUES, SETTING: " ; "})):
         assert settings.identity_audiences == NO_AUDIENCES
         assert settings.identity_audiences.audiences == ()
         for audience in ("https://storage.azure.com", "https://management.azure.com",
@@ -91,6 +94,6 @@ def test_names_compare_in_their_idna_form_as_requests_sends_them() -> None:
 ])  # fmt: skip
 def test_a_malformed_value_is_refused_naming_the_setting(value: str) -> None:
     with pytest.raises(ValidationError) as err:
-        Settings.from_env({SETTING: value})
+        Settings.from_env({**QUEUES, SETTING: value})
     assert err.value.field == SETTING
     assert SETTING in err.value.message

@@ -42,6 +42,10 @@ NOT_SET_IN_AZURE = {
     "batchSize + newBatchThreshold per instance, and the host adds instances",
     "SCHEDULER_STORAGE_PREFIX": "defaults to empty: in Azure the storage account belongs to the "
     "scheduler alone, so tables and queues keep their plain names",
+    "SCHEDULER_TRUSTED_PROXIES": "empty: in Azure App Service's front end is the only hop, known "
+    "without a setting (WEBSITE_HOSTNAME); an operator who adds Front Door sets it",
+    "SCHEDULER_PUBLIC_URL": "App Service's own host name (WEBSITE_HOSTNAME) is the public URL; "
+    "an operator with a custom domain or Front Door sets it",
 }
 #: Settings the template sets ahead of the code (announced by the lead), and why.
 SET_AHEAD_OF_CODE = {

@@ -25,10 +25,12 @@ from scheduler_lib.api import (
     list_routes,
     preview_routes,
 )
+from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
+from scheduler_lib.api.front_end import FrontEnd
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS, versioned_document
 from scheduler_lib.api.paths import PREFIX
@@ -57,6 +59,7 @@ def create_app(
     """The Azure Scheduler-compatible API over the storage `settings` point at (through
     `store` and `queue` when the host gives them; they should be built with
     `storage_patience.INTERACTIVE`, so that an outage is a quick 503)."""
+    front_end = FrontEnd.from_settings(settings)  # a malformed setting stops the app here
     app = FastAPI(
         title="Azure Scheduler-compatible API",
         version="2016-03-01",
@@ -69,6 +72,8 @@ def create_app(
         redoc_url=None,
         openapi_url=DOCUMENT_PATHS[DEFAULT_VERSION],
     )
+    # Who the client is, and its wrong keys: shared by the middleware and the dashboard.
+    app.state.front_end, app.state.auth_limiter = front_end, AuthLimiter(clock)
     app.state.context = ApiContext(
         settings=settings,
         clock=clock,
@@ -89,7 +94,11 @@ def create_app(
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(
-        ArmMiddleware, api_keys=settings.api_keys, unavailable=settings.configuration_problem
+        ArmMiddleware,
+        api_keys=settings.api_keys,
+        front_end=front_end,
+        limiter=app.state.auth_limiter,
+        unavailable=settings.configuration_problem,
     )
     return app
 

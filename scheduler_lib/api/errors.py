@@ -18,6 +18,7 @@ from scheduler_lib.errors import (
     QuotaExceededError,
     SchedulerError,
     ServiceUnavailableError,
+    TooManyRequestsError,
     ValidationError,
 )
 
@@ -29,6 +30,7 @@ _ARM: tuple[tuple[type[SchedulerError], int, str], ...] = (
     (NotFoundError, 404, "ResourceNotFound"),
     (ConflictError, 409, "Conflict"),
     (PreconditionFailedError, 412, "PreconditionFailed"),
+    (TooManyRequestsError, 429, "TooManyRequests"),
     (ServiceUnavailableError, 503, "ServiceUnavailable"),
 )
 
@@ -59,7 +61,7 @@ def arm_body(error: SchedulerError) -> dict[str, Any]:
 
 
 def arm_headers(error: SchedulerError) -> dict[str, str]:
-    """Headers the answer carries besides the body's (`Retry-After` for a 503)."""
-    if isinstance(error, ServiceUnavailableError):
+    """Headers the answer carries besides the body's (`Retry-After` for a 503 or a 429)."""
+    if isinstance(error, ServiceUnavailableError | TooManyRequestsError):
         return {"Retry-After": str(error.retry_after)}
     return {}

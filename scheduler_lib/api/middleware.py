@@ -1,5 +1,6 @@
-"""The ASGI layer around every route: request id, ARM path case, authentication, and the
-last line of defence that turns any unexpected exception into an ARM 500 body.
+"""The ASGI layer around every route: request id, ARM path case, authentication (with the
+limit on wrong keys per client address, `auth_limit`), and the last line of defence that
+turns any unexpected exception into an ARM 500 body.
 
 It is a plain ASGI middleware (not Starlette's BaseHTTPMiddleware) so that the 401 and 500
 answers it writes carry `x-ms-request-id` like every other response.
@@ -16,11 +17,18 @@ from typing import Any
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
+from scheduler_lib.api.front_end import FrontEnd
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
 from scheduler_lib.api.paths import PREFIX, canonical_path
-from scheduler_lib.errors import AuthenticationError, SchedulerError, ServiceUnavailableError
+from scheduler_lib.errors import (
+    AuthenticationError,
+    SchedulerError,
+    ServiceUnavailableError,
+    TooManyRequestsError,
+)
 
 log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and
@@ -35,15 +43,22 @@ def is_dashboard(path: str) -> bool:
     return path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
 
 
+def bearer_token(header: str | None) -> bytes | None:
+    """The key of `Authorization: Bearer <key>`, or None when no key is presented (no
+    header, another scheme, no token): a request without a key guesses none, so only
+    requests with one count against the limit on wrong keys."""
+    scheme, _, token = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip().encode()
+
+
 def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
     """`Authorization: Bearer <key>` with one of `keys`. Every key is compared (in constant
     time each), so the answer's timing does not reveal which key came close."""
-    if not header or not keys:
+    presented = bearer_token(header)
+    if presented is None or not keys:
         return False
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return False
-    presented = token.strip().encode()
     matched = False
     for key in keys:
         matched |= hmac.compare_digest(presented, key.encode())
@@ -52,10 +67,18 @@ def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
 
 class ArmMiddleware:
     def __init__(
-        self, app: ASGIApp, *, api_keys: tuple[str, ...], unavailable: str | None = None
+        self,
+        app: ASGIApp,
+        *,
+        api_keys: tuple[str, ...],
+        front_end: FrontEnd,
+        limiter: AuthLimiter,
+        unavailable: str | None = None,
     ) -> None:
         self.app = app
         self.api_keys = api_keys
+        self.front_end = front_end
+        self.limiter = limiter
         self.unavailable = unavailable  # why no request can be served (Settings says)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -86,12 +109,22 @@ class ArmMiddleware:
             await _send_error(send_with_ids, unavailable)
             return
         public = scope["path"] in PUBLIC_PATHS or is_dashboard(scope["path"])
-        if not public and not authorized(
-            headers.get("authorization"), self.api_keys
-        ):
-            error = AuthenticationError("Send 'Authorization: Bearer <key>' with a valid API key.")
-            await _send_error(send_with_ids, error, www_authenticate=True)
-            return
+        if not public:
+            client = self.front_end.client_address(scope)
+            presented = headers.get("authorization")
+            try:
+                valid = bearer_token(presented) is not None and self.limiter.attempt(
+                    client, lambda: True if authorized(presented, self.api_keys) else None
+                )
+            except TooManyRequestsError as throttled:
+                await _send_error(send_with_ids, throttled)
+                return
+            if not valid:
+                error = AuthenticationError(
+                    "Send 'Authorization: Bearer <key>' with a valid API key."
+                )
+                await _send_error(send_with_ids, error, www_authenticate=True)
+                return
         try:
             await self.app(scope, receive, send_with_ids)
         except ClientDisconnect:

@@ -4,18 +4,21 @@ session's token and come from this site.
 Two independent checks, both required: the token (HMAC of the session id with the session's
 secret, sent as the `csrf` form field or the `X-CSRF-Token` header; another site can neither
 read nor compute it), and the browser's own word on where the request comes from
-(`Sec-Fetch-Site: same-origin`, and an `Origin` naming this host when sent). The cookie's
-SameSite=Strict is a third line. A failed check is a 403, never a silent no-op.
+(`Sec-Fetch-Site: same-origin`, and an `Origin` naming this site when sent). Which origins
+are this site is `api.front_end`'s decision: the request's `Host`, the public URL,
+App Service's host name, and `X-Forwarded-Host` only from a trusted proxy (a client that
+sends one itself proves nothing). The cookie's SameSite=Strict is a third line. A failed
+check is a 403, never a silent no-op.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from scheduler_lib.api.front_end import FrontEnd
 from scheduler_lib.dashboard.session import Session
 
 HEADER = "x-csrf-token"
@@ -39,10 +42,9 @@ def check_origin(request: Request) -> None:
     if site is not None and site not in ("same-origin", "none"):
         raise CsrfRejected(f"cross-site request refused (Sec-Fetch-Site: {site})")
     origin = request.headers.get("origin")
-    if origin is not None:
-        host = request.headers.get("x-forwarded-host") or request.headers.get("host", "")
-        if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
-            raise CsrfRejected("cross-origin request refused (Origin does not match)")
+    front_end: FrontEnd = request.app.state.front_end
+    if origin is not None and not front_end.is_this_site(origin, request.scope):
+        raise CsrfRejected("cross-origin request refused (Origin does not match)")
 
 
 def check(request: Request, session: Session, presented: str | None) -> None:

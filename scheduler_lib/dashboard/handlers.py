@@ -1,7 +1,8 @@
 """How a dashboard route answers what goes wrong, in one place: no session -> the sign-in
 page (401 for the JSON endpoint), a failed CSRF check -> 403, a scheduler error -> its
-page with the status the REST API would give (`api.errors.http_status`), storage trouble ->
-503. Routes read their form bodies here (URL-encoded, parsed by the standard library)."""
+page with the status and `Retry-After` the REST API would give (`api.errors`: 429 for too
+many wrong keys), storage trouble -> 503. Routes read their form bodies here (URL-encoded,
+parsed by the standard library)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from azure.core.exceptions import AzureError
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api.errors import arm_error, http_status
+from scheduler_lib.api.errors import arm_error, arm_headers, http_status
 from scheduler_lib.dashboard import csrf
 from scheduler_lib.dashboard.session import Session
 from scheduler_lib.dashboard.web import (
@@ -25,6 +26,7 @@ from scheduler_lib.dashboard.web import (
     redirect,
     render,
     require_session,
+    resolve_session,
 )
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.store import storage_unavailable
@@ -40,13 +42,16 @@ def page(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def wrapped(request: Request) -> Response:
         try:
+            await resolve_session(request)
             return await handler(request)
         except SignInRequired:
             return redirect(f"{UI}/signin")
         except csrf.CsrfRejected as exc:
             return _problem(request, 403, "Request refused", str(exc))
         except SchedulerError as exc:
-            return _problem(request, http_status(exc), "It did not work", _said(exc))
+            problem = _problem(request, http_status(exc), "It did not work", _said(exc))
+            problem.headers.update(arm_headers(exc))
+            return problem
         except AzureError as exc:
             unavailable = storage_unavailable(exc)
             if unavailable is None:
@@ -62,6 +67,7 @@ def endpoint(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def wrapped(request: Request) -> Response:
         try:
+            await resolve_session(request)
             return await handler(request)
         except SignInRequired:
             return json_answer({"error": {"code": "SignInRequired", "message": "sign in"}}, 401)

@@ -6,6 +6,8 @@ exchanges a key for a cookie. The cookie holds a random session id and its expir
 that signed in: HMAC(key, "dashboard-session"). So the cookie never contains the key, and
 removing a key from `SCHEDULER_API_KEYS` ends every session it opened (no signature verifies
 any more). The signature's timestamp comes from the app's clock, so expiry is testable.
+A valid signature is not enough: the session must also still be open in storage
+(`store.dashboard_sessions`), which signing out ends for every instance of the app.
 
 With `SCHEDULER_DASHBOARD_EASY_AUTH=true`, App Service authentication (Easy Auth, Entra ID)
 in front of the app has already signed the user in and says who in `X-MS-CLIENT-PRINCIPAL-NAME`
@@ -72,15 +74,19 @@ def matching_key(presented: str, keys: tuple[str, ...]) -> str | None:
     return found
 
 
-def new_cookie(key: str, *, clock: Clock) -> str:
+def new_session_id() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def new_cookie(key: str, session_id: str, *, clock: Clock) -> str:
     """A signed session cookie value for a user who presented `key`."""
-    payload = json.dumps({"sid": secrets.token_urlsafe(18)})
+    payload = json.dumps({"sid": session_id})
     return _ClockSigner(derive_secret(key), clock=clock).sign(payload).decode()
 
 
 def read_cookie(value: str | None, keys: tuple[str, ...], *, clock: Clock) -> Session | None:
     """The session a cookie proves, or None: unsigned, tampered with, expired, or signed by a
-    key that is no longer configured."""
+    key that is no longer configured. (Whether it is still open, the caller asks storage.)"""
     if not value:
         return None
     for key in keys:

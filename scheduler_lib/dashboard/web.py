@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
@@ -28,6 +29,7 @@ from scheduler_lib.dashboard.session import (
     read_cookie,
 )
 from scheduler_lib.model.versions import LATEST_VERSION
+from scheduler_lib.store import dashboard_session_is_open
 
 #: Under the Functions route prefix `api` (host.json): everything the app serves is /api/...
 UI = "/api/ui"
@@ -56,14 +58,33 @@ def context(request: Request) -> ApiContext:
     return replace(request.app.state.context, version=LATEST_VERSION)
 
 
-def current_session(request: Request) -> Session | None:
+async def resolve_session(request: Request) -> None:
+    """Find out who is signed in, once per request, before the route runs (`handlers` call
+    it): a cookie's session must also still be open in storage, a blocking read, done in
+    the thread pool. Until it is known (and if the read fails), nobody is signed in."""
+    request.state.dashboard_session = None
+    request.state.dashboard_session = await run_in_threadpool(_session, request)
+
+
+def _session(request: Request) -> Session | None:
     ctx = context(request)
     keys = ctx.settings.api_keys
     if ctx.settings.dashboard_easy_auth:
         principal = easy_auth_session(request, keys)
         if principal is not None:
             return principal
-    return read_cookie(request.cookies.get(COOKIE), keys, clock=ctx.clock)
+    session = read_cookie(request.cookies.get(COOKIE), keys, clock=ctx.clock)
+    if session is None or not dashboard_session_is_open(
+        ctx.store, session.session_id, now=ctx.clock()
+    ):
+        return None
+    return session
+
+
+def current_session(request: Request) -> Session | None:
+    """The session `resolve_session` found for this request."""
+    found: Session | None = getattr(request.state, "dashboard_session", None)
+    return found
 
 
 def require_session(request: Request) -> Session:

@@ -5,6 +5,11 @@ dataclasses holding wire JSON, so the domain code never sees storage entities.
 """
 
 from scheduler_lib.store.collections import get_collection
+from scheduler_lib.store.dashboard_sessions import (
+    close_dashboard_session,
+    dashboard_session_is_open,
+    open_dashboard_session,
+)
 from scheduler_lib.store.dispatch_shards import (
     LeaseLostError,
     ShardState,
@@ -73,6 +78,8 @@ __all__ = [
     "add_due",
     "add_due_rows",
     "add_history",
+    "close_dashboard_session",
+    "dashboard_session_is_open",
     "delete_history",
     "due_rows",
     "enabled_jobs",
@@ -87,6 +94,7 @@ __all__ = [
     "list_history",
     "migrate_unsharded",
     "minute_key",
+    "open_dashboard_session",
     "park_message",
     "prune_history",
     "purge_histories",

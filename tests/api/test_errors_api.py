@@ -1,6 +1,8 @@
 """Authentication and every bad-input path: ARM error bodies, 4xx never 5xx, the field
 named, a request id on every response."""
 
+from datetime import timedelta
+
 import httpx
 import pytest
 
@@ -45,7 +47,7 @@ ROUTES = [
         pytest.param("Bearer test-key-and-more", id="key-prefix"),
     ],
 )
-def test_every_route_needs_a_valid_key(server, authorization):
+def test_every_route_needs_a_valid_key(server, clock, authorization):
     headers = {"Authorization": authorization} if authorization else {}
     with httpx.Client(base_url=server.api_url, headers=headers) as anonymous:
         for method, path in ROUTES:
@@ -53,6 +55,9 @@ def test_every_route_needs_a_valid_key(server, authorization):
             error = arm_error(response, 401)
             assert error["code"] == "AuthenticationFailed", (method, path)
             assert response.headers["www-authenticate"] == "Bearer"
+            # A minute between requests: more than 10 wrong keys a minute would be a 429
+            # (test_auth_throttle_api.py).
+            clock.advance(timedelta(minutes=1))
 
 
 @pytest.mark.parametrize("path", ["/openapi.json", "/docs"], ids=["openapi-json", "docs-page"])

@@ -33,10 +33,21 @@ class ApiServer:
 
 @contextmanager
 def serve(app: Any, *, timeout: float = 20.0) -> Iterator[ApiServer]:
-    """Run `app` under uvicorn in a daemon thread until the block ends."""
+    """Run `app` under uvicorn in a daemon thread until the block ends.
+
+    uvicorn's own handling of `X-Forwarded-For`/`-Proto` is off (by default it believes them
+    from 127.0.0.1, where every test request comes from): in Azure no uvicorn stands in
+    front of the app, so the app alone decides which forwarded headers to trust
+    (`scheduler_lib/api/front_end.py`), and the tests must see that decision, not uvicorn's."""
     port = free_port()
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", access_log=False
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        proxy_headers=False,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"api-{port}", daemon=True)
