@@ -22,10 +22,16 @@ from hypothesis import strategies as st
 from tests.api.conftest import SUB, arm_error, job_body, job_path, make_collection
 from tests.dashboard.conftest import UI, browser, sign_in
 
+
 #: Offsets as ISO writes them, the two extremes more often than the rest.
+def _offset(minutes: int) -> str:
+    sign = "+" if minutes >= 0 else "-"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
 OFFSETS = st.one_of(
     st.sampled_from(["+14:00", "-14:00", "Z", ""]),
-    st.integers(-14 * 60, 14 * 60).map(lambda m: f"{'+' if m >= 0 else '-'}{abs(m) // 60:02d}:{abs(m) % 60:02d}"),
+    st.integers(-14 * 60, 14 * 60).map(_offset),
 )
 
 
@@ -130,8 +136,7 @@ def test_a_scheduled_enqueue_time_beyond_the_calendar_names_the_field(
         "brokeredMessageProperties": {"scheduledEnqueueTimeUtc": when}}}  # fmt: skip
     error = arm_error(client.put(job_path(), json=job_body(action=action)), 400)
     assert error["target"] == (
-        "properties.action.serviceBusQueueMessage.brokeredMessageProperties"
-        ".scheduledEnqueueTimeUtc"
+        "properties.action.serviceBusQueueMessage.brokeredMessageProperties.scheduledEnqueueTimeUtc"
     )
     assert "out of range" in error["message"]
 
@@ -221,11 +226,10 @@ def test_previews_at_the_ends_are_answered(client_ext: httpx.Client) -> None:
         if start:
             body["startTime"] = start
         if frequency:
-            body["recurrence"] = {"frequency": frequency}
-            body["recurrence"].update({k: v for k, v in (("endTime", end), ("timeZone", zone)) if v})
-        if jitter:
-            body["maxJitter"] = jitter
-            body["id"] = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c/jobs/j"
+            recurrence = {"frequency": frequency, "endTime": end, "timeZone": zone}
+            body["recurrence"] = {k: v for k, v in recurrence.items() if v}
+        if jitter:  # with the id of a job, so that its offsets are applied
+            body.update(maxJitter=jitter, id=job_path("j"))
         answered(client_ext.post("/preview", json=body), "now")
 
     check()

@@ -57,7 +57,10 @@ def assert_refused(response: httpx.Response, target: str) -> None:
 @pytest.mark.parametrize(
     ("properties", "target"),
     [
-        ({"action": http_action(method="POST", body=f"a{LONE}b")}, "properties.action.request.body"),
+        (
+            {"action": http_action(method="POST", body=f"a{LONE}b")},
+            "properties.action.request.body",
+        ),
         (
             {"action": http_action(headers={"x-note": LONE})},
             "properties.action.request.headers.x-note",
@@ -68,7 +71,10 @@ def assert_refused(response: httpx.Response, target: str) -> None:
             "properties.recurrence.timeZone",
         ),
         # In a key, the path shows the key with the lone surrogate escaped.
-        ({"action": http_action(headers={"x\udc00": "v"})}, "properties.action.request.headers.x\\udc00"),
+        (
+            {"action": http_action(headers={"x\udc00": "v"})},
+            "properties.action.request.headers.x\\udc00",
+        ),
         (
             {"action": http_action(), "recurrence": {"schedule": {"hours": [1, LONE]}}},
             "properties.recurrence.schedule.hours[1]",
@@ -161,4 +167,3 @@ def test_a_collection_stored_with_one_is_still_read_and_listed(
     listed = client.get(COLLECTIONS)
     assert listed.status_code == 200, listed.text
     assert [c["tags"] for c in listed.json()["value"]] == [{"x": REPLACED, f"k{REPLACED}": "v"}]
-

@@ -89,7 +89,7 @@ def test_a_negative_jitter_is_refused_by_patch_too(client_ext: httpx.Client, col
     assert error["target"] == "properties.maxJitter" and "negative" in error["message"]
 
 
-def test_a_negative_jitter_in_a_preview_is_an_error_of_the_preview(client_ext: httpx.Client) -> None:
+def test_a_negative_jitter_in_a_preview_is_an_error_of_it(client_ext: httpx.Client) -> None:
     answer = client_ext.post("/preview", json={**RECURRING, "maxJitter": "-PT1S"})
     assert answer.status_code == 200
     [error] = answer.json()["errors"]

@@ -23,7 +23,13 @@ def token(signed_in) -> str:
     token = csrf_token(signed_in.get(UI + "/"))
     created = signed_in.post(
         UI + "/collections",
-        data={"csrf": token, "subscription": SUB, "group": "rg1", "name": "coll", "sku": "Standard"},
+        data={
+            "csrf": token,
+            "subscription": SUB,
+            "group": "rg1",
+            "name": "coll",
+            "sku": "Standard",
+        },
     )
     assert created.status_code == 303
     return token
@@ -36,8 +42,8 @@ def api(server):
 
 
 def test_the_json_editor_refuses_it_naming_the_field(signed_in, token, api) -> None:
-    text = json.dumps({"properties": {"action": {**ACTION, "request": {**ACTION["request"],
-                                                                        "body": "a\ud800"}}}})  # fmt: skip
+    action = {**ACTION, "request": {**ACTION["request"], "body": "a\ud800"}}
+    text = json.dumps({"properties": {"action": action}})
     assert "\\ud800" in text  # what a person types: the escape
     saved = signed_in.post(
         BASE + "/save", data={"csrf": token, "mode": "json", "name": "j", "json": text}
