@@ -195,8 +195,8 @@ class Settings:
             raise ValidationError(
                 "SCHEDULER_GRACE_PERIOD", f"not an ISO 8601 duration: {grace!r}"
             ) from exc
-        if not isinstance(grace_period, timedelta):
-            raise ValidationError("SCHEDULER_GRACE_PERIOD", "use days, hours, minutes or seconds")
+        if not isinstance(grace_period, timedelta) or grace_period < timedelta(0):
+            raise ValidationError("SCHEDULER_GRACE_PERIOD", "days, hours, minutes or seconds, >= 0")
         unresolved = tuple(name for name in APP_SETTINGS if _is_reference(env.get(name)))
         if any(name not in OPTIONAL_REFERENCES for name in unresolved):
             name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)

@@ -26,7 +26,7 @@ import socket
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from azure.core.credentials import AzureNamedKeyCredential, TokenCredential
@@ -39,6 +39,7 @@ from scheduler_lib.actions.egress import EgressDenied, EgressPolicy, policy_for
 from scheduler_lib.actions.identity import app_credential
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.model import wire
 from scheduler_lib.model.durations import parse_time_to_live
 
 #: brokeredMessageProperties that map one-to-one onto ServiceBusMessage keyword arguments.
@@ -185,11 +186,10 @@ def build_message(
 
 
 def _utc(value: str, field: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise ValidationError(field, f"{value!r} is not an ISO 8601 date-time") from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    """The stored instant, read as the job's validation read it (`wire.instant`): a value
+    stored before that checked its range fails this attempt naming the field, not the
+    executor."""
+    return wire.instant(value, field)
 
 
 def _credential(

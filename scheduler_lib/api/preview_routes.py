@@ -74,19 +74,19 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     now = clock_now if source.get("now") is None else read_now(source["now"], "now")
     properties = wire.keys(job_properties(source), "properties", _WHOLE_JOB) if whole else source
     job = {k: v for k, v in properties.items() if k in _TIMING and v is not None}
+    identity = arm.job_key_of_id(source.get("id"))  # whose jitter offsets: known with its id
     try:
         if "recurrence" in job:
             job["recurrence"] = timing.normalize_recurrence(job["recurrence"], "recurrence")
         if MAX_JITTER in job:
             job[MAX_JITTER] = jitter.validate(job[MAX_JITTER], MAX_JITTER)
-        occurrences, reason = preview_with_reason(job, now=now, count=count)
+        occurrences, reason = preview_with_reason(job, now=now, count=count, identity=identity)
     except ValidationError as exc:
         error = timing.prefixed(exc) if whole else exc
         return {"executions": [], "errors": [arm_error(error)]}
     except (OverflowError, ValueError) as exc:
         error = ValidationError("recurrence", f"cannot be evaluated ({type(exc).__name__})")
         return {"executions": [], "errors": [arm_error(error)]}
-    identity = arm.job_key_of_id(source.get("id"))
     executions = starts(job, occurrences, identity)
     result: dict[str, Any] = {"executions": [iso_z(t) for t in executions], "errors": []}
     if executions != occurrences:  # jittered: the occurrences the history will name

@@ -6,7 +6,6 @@ naming what is wrong (FastAPI would answer 422 with its own shape).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.errors import PreconditionFailedError, ValidationError
+from scheduler_lib.model import request_json
 from scheduler_lib.model.versions import ApiVersion, parse_version
 
 #: The largest request body read at all (a job is limited to 16 KB of JSON; this leaves
@@ -38,12 +38,9 @@ async def run_write(request: Request, ctx: ApiContext, write: Write[W]) -> tuple
     return await run_in_threadpool(lambda: write(body, client_etag, now)), now
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 async def read_json(request: Request) -> Any:
-    """The request body as JSON, or a ValidationError (400) saying why not."""
+    """The request body as JSON, or a ValidationError (400) saying why not: every route that
+    takes a body (jobs, collections, PATCH, preview, backfill) reads it here."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
         raise ValidationError("body", f"is larger than {MAX_BODY_BYTES} bytes")
@@ -53,15 +50,10 @@ async def read_json(request: Request) -> Any:
     if not raw.strip():
         raise ValidationError("body", "is required (a JSON object)")
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_no_constants)
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ValidationError("body", "is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ValidationError(
-            "body", f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except (ValueError, RecursionError) as exc:
-        raise ValidationError("body", f"is not valid JSON ({exc})") from None
+    return request_json.parse(text, "body")  # JSON, and text in every string (no lone surrogate)
 
 
 def api_version(request: Request) -> ApiVersion:

@@ -9,7 +9,6 @@ user types, through the API's preview (`preview_routes.preview_response`).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -38,7 +37,7 @@ from scheduler_lib.dashboard.web import (
 )
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.errors import SchedulerError, ValidationError
-from scheduler_lib.model import arm
+from scheduler_lib.model import arm, request_json
 from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.model.timing import normalize_recurrence
 from scheduler_lib.schedule import max_jitter
@@ -95,12 +94,7 @@ def _safe_properties(fields: dict[str, str]) -> dict[str, Any]:
 def _properties(form: dict[str, str], base: dict[str, Any] | None) -> dict[str, Any]:
     """The job properties the user submitted, from whichever editor was in use."""
     if form.get("mode") == "json":
-        try:
-            document = json.loads(form.get("json", ""))
-        except json.JSONDecodeError as exc:
-            raise ValidationError(
-                "json", f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-            ) from None
+        document = request_json.parse(form.get("json", ""), "json")  # as the API reads bodies
         if isinstance(document, dict) and "properties" in document:
             return document["properties"] if isinstance(document["properties"], dict) else {}
         raise ValidationError("properties", 'is required: {"properties": {...}}')

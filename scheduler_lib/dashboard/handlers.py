@@ -29,6 +29,7 @@ from scheduler_lib.dashboard.web import (
     resolve_session,
 )
 from scheduler_lib.errors import SchedulerError, ValidationError
+from scheduler_lib.model import request_json
 from scheduler_lib.store import storage_unavailable
 
 log = logging.getLogger(__name__)
@@ -103,10 +104,7 @@ async def read_form(request: Request) -> dict[str, str]:
     except UnicodeDecodeError:
         raise ValidationError("body", "is not UTF-8 text") from None
     if request.headers.get("content-type", "").startswith("application/json"):
-        try:
-            document = json.loads(text)
-        except ValueError:
-            raise ValidationError("body", "is not valid JSON") from None
+        document = request_json.parse(text, "body")  # the API's reader: no lone surrogate
         if not isinstance(document, dict):
             raise ValidationError("body", "must be a JSON object")
         return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in document.items()}

@@ -1,7 +1,8 @@
 """Upcoming runs as the dispatcher will start them: each occurrence of the recurrence
 engine, moved by the job's `maxJitter` offset (`schedule.jittered_start`, the very function
 the dispatcher, the executor and the API's `nextExecutionTime` use, with the same identity:
-the job's key). `JobRecord.upcoming_execution` names the scheduled occurrence, never its
+the job's key). The first is `model.jitter.upcoming_occurrence`, GET's own (inside its jitter
+window an occurrence is still the next run); it names the scheduled occurrence, never its
 jittered start, so the offset is applied here exactly once per occurrence.
 
 The timeline counts runs by their jittered start, per second in the 24-hour window, so a
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 from scheduler_lib.api.job_schedule import schedule_of
 from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.errors import SchedulerError
+from scheduler_lib.model.jitter import upcoming_occurrence
 from scheduler_lib.schedule import jittered_start, max_jitter
 
 
@@ -62,7 +64,8 @@ def next_runs(job: JobRecord, *, now: datetime, count: int = 10) -> list[Run]:
 
 
 def _occurrences(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
-    first = job.upcoming_execution(now) if job.state == JobState.ENABLED else None
+    # As GET's nextExecutionTime: inside its jitter window an occurrence is still next.
+    first = upcoming_occurrence(job, now) if job.state == JobState.ENABLED else None
     if first is None:
         return
     try:

@@ -7,7 +7,8 @@ into wire JSON, `dispatch/` and `execution/` change them; all of them import `do
 `keys` (the identities every table shares), `jobs` (`JobRecord`), `bookkeeping` (what the
 dispatcher and the executor record beside a job; the executor's claims in `executor_state`),
 `collections` (`CollectionRecord`),
-`vocabulary` (states and statuses as enums).
+`vocabulary` (states and statuses as enums), `text` (what a stored string may hold: no lone
+surrogate).
 """
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping, Postponement
@@ -15,6 +16,7 @@ from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.executor_state import Claim, ExecutorState, LastFinished
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key, split_job_key
+from scheduler_lib.domain.text import has_lone_surrogate, printable, without_lone_surrogates
 from scheduler_lib.domain.vocabulary import (
     COLLECTION_STATES,
     FINISHED_JOB_STATES,
@@ -46,6 +48,9 @@ __all__ = [
     "LastFinished",
     "Postponement",
     "collection_key",
+    "has_lone_surrogate",
     "job_key",
+    "printable",
     "split_job_key",
+    "without_lone_surrogates",
 ]

@@ -253,7 +253,7 @@ def _brokered(value: Any, path: str) -> dict[str, Any]:
         elif name == "timeToLive":
             result[name] = wire.duration(item, where, low=timedelta(seconds=1))
         elif name == "scheduledEnqueueTimeUtc":
-            result[name] = wire.datetime_string(item, where)
+            result[name] = wire.instant_string(item, where)
         else:
             result[name] = wire.string(item, where, max_length=256, empty=True)
     return result

@@ -3,8 +3,10 @@
 `read_iso_duration` is liberal where the meaning is unambiguous: lower-case designators
 (`pt30s`) and a day count written in the time part (`PT1D`, which the Azure Scheduler
 documentation's own retryPolicy example uses) read as `P1D`; a value too large for any
-date (`PT99999999999999999999S`) is a ValidationError naming the field, not a crash. What
-is stored and returned is canonical (`isodate.duration_isoformat`, e.g. `P1D`).
+date (`PT99999999999999999999S`) is a ValidationError naming the field, not a crash. A
+negative one (`-PT1S`) is refused here, so every duration field of a job refuses it the
+same way (a field where zero means nothing sets its own lower bound, `wire.duration`'s
+`low`). What is stored and returned is canonical (`isodate.duration_isoformat`, e.g. `P1D`).
 
 The 2016 API documents `timeToLive` as a duration, but jobs created through the .NET SDK
 carried `TimeSpan.ToString()` values such as `1.02:03:04.5000000`, and Azure Scheduler
@@ -43,11 +45,21 @@ def read_iso_duration(value: str, field: str) -> timedelta | isodate.Duration:
         time = match["time"]
         text = f"{match['sign']}P{match['date']}{match['days']}" + (f"T{time}" if time else "")
     try:
-        return isodate.parse_duration(text)
+        parsed = isodate.parse_duration(text)
     except OverflowError:
         raise ValidationError(field, "is too long a duration") from None
     except (isodate.ISO8601Error, ValueError):
         raise ValidationError(field, "must be an ISO 8601 duration, e.g. PT30S") from None
+    if _negative(parsed):
+        raise ValidationError(field, "must not be negative (a duration is a length of time)")
+    return parsed
+
+
+def _negative(duration: timedelta | isodate.Duration) -> bool:
+    """`-PT1S`, `-P1M`: ISO 8601 allows the sign, no field of a job means anything by it."""
+    if isinstance(duration, timedelta):
+        return duration < timedelta(0)
+    return duration.years < 0 or duration.months < 0 or duration.tdelta < timedelta(0)
 
 
 def parse_time_to_live(value: str, *, field: str = TTL_FIELD) -> timedelta:

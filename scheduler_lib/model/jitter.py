@@ -56,21 +56,28 @@ def check_gaps(definition: dict[str, Any], executions: Sequence[datetime]) -> No
         )
 
 
-def upcoming(record: JobRecord, now: datetime) -> datetime | None:
-    """`JobRecord.upcoming_execution` with each occurrence at its jittered start: the
-    earliest sent occurrence that has not started by `now`, else the next one."""
+def upcoming_occurrence(record: JobRecord, now: datetime) -> datetime | None:
+    """`JobRecord.upcoming_execution` judged by jittered starts: the scheduled time of the
+    earliest sent occurrence that has not *started* by `now` (inside its jitter window its
+    scheduled time has passed, but it is still the next run), else the next one. What GET,
+    the dashboard and (from the schedule alone) the preview all name."""
     if not max_jitter(record.definition):
         return record.upcoming_execution(now)
-
-    def start(occurrence: datetime) -> datetime:
-        return jittered_start(record.key, record.definition, occurrence)
-
     if record.state == JobState.ENABLED:
-        pending = sorted(s for s in map(start, record.bookkeeping.sent) if s > now)
+        pending = [o for o in record.bookkeeping.sent if _start(record, o) > now]
         if pending:
-            return pending[0]
-    nxt = record.next_execution_time
-    return start(nxt) if nxt is not None else None
+            return min(pending)
+    return record.next_execution_time
+
+
+def upcoming(record: JobRecord, now: datetime) -> datetime | None:
+    """When the job's next run starts: `upcoming_occurrence` at its jittered start."""
+    occurrence = upcoming_occurrence(record, now)
+    return None if occurrence is None else _start(record, occurrence)
+
+
+def _start(record: JobRecord, occurrence: datetime) -> datetime:
+    return jittered_start(record.key, record.definition, occurrence)
 
 
 def jittered_status(status: dict[str, Any], record: JobRecord, now: datetime) -> dict[str, Any]:

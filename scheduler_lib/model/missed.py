@@ -8,7 +8,7 @@ Inspired by Kubernetes CronJob's `startingDeadlineSeconds`, Quartz's misfire ins
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -63,10 +63,7 @@ def backfill_range(body: Any, *, now: datetime) -> tuple[datetime, datetime]:
     for name in ("from", "to"):
         if source.get(name) is None:
             raise ValidationError(name, "is required (an ISO 8601 date-time)")
-        instant = wire.parse_datetime(source[name], name)
-        if instant.tzinfo is None:  # a backfill names instants: naive is read as UTC
-            instant = instant.replace(tzinfo=UTC)
-        bounds.append(instant.astimezone(UTC))
+        bounds.append(wire.instant(source[name], name))  # naive is read as UTC
     start, end = bounds
     if end < start:
         raise ValidationError("to", "must not be before from")

@@ -10,7 +10,7 @@ place cannot end up in an error body or a log.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import isodate
@@ -139,6 +139,24 @@ def parse_datetime(value: Any, path: str) -> datetime:
             return isodate.parse_datetime(text)
         except (ValueError, isodate.ISO8601Error):
             raise ValidationError(path, "must be an ISO 8601 date-time string") from None
+
+
+def instant(value: Any, path: str) -> datetime:
+    """An ISO 8601 date-time that names an instant, as aware UTC; naive is read as UTC. One
+    that lies outside years 1-9999 once in UTC (`0001-01-01T00:00:00+14:00`,
+    `9999-12-31T23:59:59-14:00`) is a ValidationError naming `path`, not an OverflowError."""
+    moment = parse_datetime(value, path)
+    try:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError(path, f"{moment.isoformat()} is out of range in UTC") from None
+
+
+def instant_string(value: Any, path: str) -> str:
+    """`datetime_string` of a field that names an instant (read as UTC when naive): also in
+    range once in UTC."""
+    instant(value, path)
+    return value.strip()
 
 
 def datetime_string(value: Any, path: str) -> str:

@@ -46,5 +46,12 @@ def offset(identity: str, occurrence: datetime, jitter: timedelta) -> timedelta:
 
 
 def jittered_start(identity: str, definition: Mapping[str, Any], occurrence: datetime) -> datetime:
-    """When the occurrence of the job (`identity`, `definition`) due at `occurrence` starts."""
-    return occurrence + offset(identity, occurrence, max_jitter(definition))
+    """When the occurrence of the job (`identity`, `definition`) due at `occurrence` starts.
+    Never after the calendar's last whole second: an occurrence in year 9999's last hour
+    starts at most then (as `parse.whole_second` keeps that second), not with an
+    OverflowError in every reader."""
+    shift = offset(identity, occurrence, max_jitter(definition))
+    try:
+        return occurrence + shift
+    except OverflowError:
+        return max(occurrence, datetime.max.replace(microsecond=0, tzinfo=occurrence.tzinfo))

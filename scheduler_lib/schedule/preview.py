@@ -7,7 +7,7 @@ shows every execution both in UTC and in the job's own time zone, with the weekd
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from itertools import islice
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -46,12 +46,39 @@ def preview(job: Mapping[str, Any], *, now: datetime, count: int = 10) -> list[d
 
 
 def preview_with_reason(
-    job: Mapping[str, Any], *, now: datetime, count: int = 10
+    job: Mapping[str, Any], *, now: datetime, count: int = 10, identity: str | None = None
 ) -> tuple[list[datetime], str | None]:
-    """The next `count` executions, and when there are fewer, why (see `end_reason`)."""
-    schedule = parse_schedule(job, now=now)
+    """The next `count` executions, and when there are fewer, why (see `end_reason`);
+    `identity` (the job's key) as for `upcoming_schedule`."""
+    schedule = upcoming_schedule(job, now=now, identity=identity)
     executions = _next(schedule, count)
     return executions, end_reason(schedule, executions) if len(executions) < count else None
+
+
+def upcoming_schedule(
+    job: Mapping[str, Any], *, now: datetime, identity: str | None = None
+) -> Schedule:
+    """The job's schedule as of `now`, whose executions are its upcoming runs.
+
+    With `maxJitter` and the job's identity (so its offsets are known), an occurrence whose
+    scheduled time has passed but whose jittered start has not is still upcoming: it is
+    what GET's `nextExecutionTime` and the dashboard name inside the jitter window. The
+    schedule is then read as of `now - maxJitter`, when that finds such an occurrence first
+    (`maxJitter` is less than the gap between runs, so only the first can be one). A one-off
+    counts only its own startTime, and a job without startTime is anchored at its creation,
+    which a preview does not know: both are read as of `now`, as without jitter."""
+    schedule = parse_schedule(job, now=now)
+    jitter = max_jitter(job)
+    if identity is None or jitter <= timedelta(0) or job.get("startTime") is None:
+        return schedule
+    try:
+        earlier = parse_schedule(job, now=now - jitter)
+    except (OverflowError, ValidationError):  # `now` within maxJitter of year 1
+        return schedule
+    first = earlier.first()
+    if first is None or first >= now or not (earlier.recurs or first == earlier.reference):
+        return schedule
+    return earlier if jittered_start(identity, job, first) > now else schedule
 
 
 def starts(
@@ -69,7 +96,7 @@ def preview_table(
 ) -> str:
     """The next `count` executions as an aligned text table (UTC and the job's zone); with
     `maxJitter`, when each starts (`identity`: the job's key) in a last column."""
-    schedule = parse_schedule(job, now=now)
+    schedule = upcoming_schedule(job, now=now, identity=identity)
     executions = _next(schedule, count)
     zone = ZoneInfo(schedule.time_zone)
     jittered = bool(max_jitter(job))

@@ -7,7 +7,6 @@ is a RowKey range inside it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -17,9 +16,11 @@ from scheduler_lib.store.tables import (
     dumps,
     etag_kwargs,
     join_text,
+    loads,
     prefix_range,
     split_text,
     storage_errors,
+    stored_text,
     write_entity,
 )
 
@@ -48,9 +49,9 @@ def _from_entity(entity: Any) -> CollectionRecord:
         subscription_id=entity["SubscriptionId"],
         resource_group=entity["ResourceGroup"],
         name=entity["Name"],
-        location=entity.get("Location") or None,
-        tags=json.loads(join_text(entity, "Tags") or "{}"),
-        properties=json.loads(entity.get("Properties") or "{}"),
+        location=stored_text(entity.get("Location") or "") or None,
+        tags=loads(join_text(entity, "Tags") or "{}"),
+        properties=loads(entity.get("Properties") or "{}"),
         etag=entity.metadata.get("etag"),
     )
 

@@ -23,7 +23,7 @@ from azure.core.exceptions import ResourceNotFoundError
 from scheduler_lib.domain import HistoryStatus
 from scheduler_lib.store.history_cap import delete_rows, insert_capped
 from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, counted_page, uncount
-from scheduler_lib.store.tables import TableStore, as_datetime, stored_datetime
+from scheduler_lib.store.tables import TableStore, as_datetime, stored_datetime, stored_text
 from scheduler_lib.timeutil import iso_z
 
 TABLE = "JobHistory"
@@ -76,7 +76,7 @@ def _from_entity(entity: Any) -> HistoryEntry:
         expected_execution_time=stored_datetime(entity["ExpectedExecutionTime"]),
         action_name=entity["ActionName"],
         status=entity["Status"],
-        message=entity.get("Message", ""),
+        message=stored_text(entity.get("Message", "")),
         retry_count=int(entity.get("RetryCount", 0)),
         repeat_count=int(entity.get("RepeatCount", 0)),
         history_id=entity["RowKey"],

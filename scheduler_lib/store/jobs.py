@@ -13,7 +13,6 @@ dispatcher, the executor) can never silently overwrite each other.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
@@ -33,6 +32,7 @@ from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
     dumps,
+    loads,
     storage_errors,
     stored_datetime,
     write_entity,
@@ -76,7 +76,7 @@ def _from_entity(entity: Any) -> JobRecord:
         resource_group=entity["ResourceGroup"],
         collection_name=entity["CollectionName"],
         name=entity["Name"],
-        definition=json.loads(entity["Definition"]),
+        definition=loads(entity["Definition"]),
         created_time=stored_datetime(entity["CreatedTime"]),
         state=entity.get("State", "Enabled"),
         execution_count=int(entity.get("ExecutionCount", 0)),
@@ -85,7 +85,7 @@ def _from_entity(entity: Any) -> JobRecord:
         consecutive_failures=int(entity.get("ConsecutiveFailures", 0)),
         last_execution_time=as_datetime(entity.get("LastExecutionTime")),
         next_execution_time=as_datetime(entity.get("NextExecutionTime")),
-        bookkeeping=Bookkeeping.from_stored(json.loads(entity.get("Bookkeeping") or "{}")),
+        bookkeeping=Bookkeeping.from_stored(loads(entity.get("Bookkeeping") or "{}")),
         etag=entity.metadata.get("etag"),
         incarnation=entity.get("Incarnation", ""),
         history_partition=entity.get("HistoryKey", ""),

@@ -27,6 +27,7 @@ from azure.core.exceptions import (
 from azure.data.tables import TableClient, TableServiceClient, UpdateMode
 
 from scheduler_lib.config import TABLES, Settings
+from scheduler_lib.domain import has_lone_surrogate, without_lone_surrogates
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
@@ -51,6 +52,17 @@ def _quote(value: str) -> str:
 def dumps(value: Any) -> str:
     """Compact JSON for a string column."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def loads(text: str) -> Any:
+    """A JSON string column as written by `dumps`, each lone surrogate an older version
+    stored read as U+FFFD (`domain/text.py`): a record stays readable whatever it holds."""
+    return without_lone_surrogates(json.loads(text))
+
+
+def stored_text(value: str) -> str:
+    """A free-text string column, read as `loads` reads JSON."""
+    return without_lone_surrogates(value) if has_lone_surrogate(value) else value
 
 
 #: Characters per stored string property: Table storage allows 64 KiB of UTF-16 in one,

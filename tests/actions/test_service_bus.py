@@ -236,6 +236,10 @@ def test_properties_without_an_amqp_equivalent_are_named_not_dropped() -> None:
                      id="bad-time-to-live"),
         pytest.param({"scheduledEnqueueTimeUtc": "tomorrow"}, None,
                      "brokeredMessageProperties.scheduledEnqueueTimeUtc", id="bad-enqueue-time"),
+        # Stored before its range was checked: year 0 in UTC fails this attempt, not the run.
+        pytest.param({"scheduledEnqueueTimeUtc": "0001-01-01T00:00:00+14:00"}, None,
+                     "brokeredMessageProperties.scheduledEnqueueTimeUtc",
+                     id="enqueue-time-before-year-1-in-utc"),
         pytest.param({"sessionId": "a", "partitionKey": "b"}, None, "brokeredMessageProperties",
                      id="partition-key-not-session-id"),
         pytest.param({}, {"type": "SharedAccessKey", "sasKey": SAS_KEY},

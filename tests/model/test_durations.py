@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model.durations import parse_time_to_live
+from scheduler_lib.model.durations import parse_time_to_live, read_iso_duration
 
 
 @pytest.mark.parametrize(
@@ -40,7 +40,7 @@ def test_parses(text: str, expected: timedelta) -> None:
         pytest.param("00:60:00", "not a valid TimeSpan", id="sixty-minutes"),
         pytest.param("24:00:00", "not a valid TimeSpan", id="twenty-four-hours"),
         pytest.param("-00:05:00", "neither", id="negative-timespan"),
-        pytest.param("-PT5M", "positive", id="negative-iso"),
+        pytest.param("-PT5M", "negative", id="negative-iso"),
         pytest.param("PT99999999999999999999S", "too long", id="iso-overflow"),
         pytest.param("99999999999.00:00:00", "too long", id="timespan-overflow"),
         pytest.param("99999999999", "too long", id="days-overflow"),
@@ -50,3 +50,15 @@ def test_rejects(text: str, reason: str) -> None:
     with pytest.raises(ValidationError, match=reason) as info:
         parse_time_to_live(text, field="action.x.timeToLive")
     assert info.value.field == "action.x.timeToLive"
+
+
+@pytest.mark.parametrize("text", ["-PT1S", "-P1D", "-P1M", "-P1Y", "-pt30m", "-PT1D"])
+def test_the_one_reader_refuses_negative_durations(text: str) -> None:
+    """Every duration field reads through it (`wire.duration`, the executor's retry policy)."""
+    with pytest.raises(ValidationError, match="negative") as info:
+        read_iso_duration(text, "properties.maxJitter")
+    assert info.value.field == "properties.maxJitter"
+
+
+def test_minus_zero_is_zero() -> None:
+    assert read_iso_duration("-PT0S", "x") == timedelta(0)
