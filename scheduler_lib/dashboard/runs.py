@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from scheduler_lib.api.job_schedule import schedule_of
-from scheduler_lib.domain import JobRecord, JobState
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import SchedulerError
 from scheduler_lib.schedule import jittered_start, max_jitter
 
@@ -62,7 +62,7 @@ def next_runs(job: JobRecord, *, now: datetime, count: int = 10) -> list[Run]:
 
 
 def _occurrences(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
-    first = job.upcoming_execution(now) if job.state == JobState.ENABLED else None
+    first = job.upcoming_execution(now)  # None for a job that is not Enabled
     if first is None:
         return
     try:

@@ -65,10 +65,11 @@ def upcoming(record: JobRecord, now: datetime) -> datetime | None:
     def start(occurrence: datetime) -> datetime:
         return jittered_start(record.key, record.definition, occurrence)
 
-    if record.state == JobState.ENABLED:
-        pending = sorted(s for s in map(start, record.bookkeeping.sent) if s > now)
-        if pending:
-            return pending[0]
+    if record.state != JobState.ENABLED:
+        return None  # nothing of it runs (as `JobRecord.upcoming_execution`)
+    pending = sorted(s for s in map(start, record.bookkeeping.sent) if s > now)
+    if pending:
+        return pending[0]
     nxt = record.next_execution_time
     return start(nxt) if nxt is not None else None
 

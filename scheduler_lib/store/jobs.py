@@ -62,6 +62,8 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         entity["ConsecutiveFailures"] = record.consecutive_failures
     if record.history_partition:
         entity["HistoryKey"] = record.history_partition
+    if record.original_form:  # absent: the definition is as the client wrote it
+        entity["OriginalForm"] = dumps(record.original_form)
     # Table storage has no null: an absent property is how "no value" is stored.
     if record.last_execution_time is not None:
         entity["LastExecutionTime"] = record.last_execution_time
@@ -89,6 +91,7 @@ def _from_entity(entity: Any) -> JobRecord:
         etag=entity.metadata.get("etag"),
         incarnation=entity.get("Incarnation", ""),
         history_partition=entity.get("HistoryKey", ""),
+        original_form=json.loads(entity.get("OriginalForm") or "{}"),
     )
 
 
