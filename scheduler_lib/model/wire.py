@@ -162,6 +162,8 @@ def duration(value: Any, path: str, *, low: timedelta | None = None) -> str:
         parsed = read_iso_duration(value, path)  # liberal: `pt30s`, `PT1D`
     if not isinstance(parsed, timedelta):
         raise ValidationError(path, "must use days, hours, minutes or seconds")
+    if parsed < timedelta(0):
+        raise ValidationError(path, "must not be negative")
     if low is not None and parsed < low:
         raise ValidationError(path, f"must be at least {isodate.duration_isoformat(low)}")
     return isodate.duration_isoformat(parsed)

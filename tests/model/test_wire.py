@@ -56,7 +56,9 @@ def test_a_duration_may_be_a_timespan(text, meant):
     assert wire.duration(text, "f") == meant
 
 
-@pytest.mark.parametrize("text", ["-00:01:00", "00:60:00", "1 minute", "90", "PXY", "1.2.3"])
+@pytest.mark.parametrize(
+    "text", ["-00:01:00", "-PT1M", "00:60:00", "1 minute", "90", "PXY", "1.2.3"]
+)
 def test_a_duration_of_neither_form_names_the_field(text):
     with pytest.raises(ValidationError) as err:
         wire.duration(text, "f")
