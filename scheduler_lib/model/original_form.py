@@ -84,7 +84,8 @@ def _durations(action: Any, path: str) -> Iterator[tuple[str, Any]]:
 def _retry_policy(action: Any) -> Any:
     """An action's retryPolicy as sent: beside `request`, or inside it as the documentation's
     example has it (`actions.normalize_action` reads both)."""
-    return _get(action, "retryPolicy") or _get(_get(action, "request"), "retryPolicy")
+    outer = _get(action, "retryPolicy")  # a null is left out; `{}` is a policy of defaults
+    return outer if outer is not None else _get(_get(action, "request"), "retryPolicy")
 
 
 def _get(node: Any, key: str) -> Any:

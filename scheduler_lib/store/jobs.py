@@ -4,8 +4,9 @@
 lower-cased. The entity holds the job definition as JSON (secrets included: they are
 write-only at the API, not absent from storage), the state, the status counters as real
 columns (so they can be filtered and read cheaply), the creation instant (the reference
-instant of a schedule without startTime) and a small JSON bag of dispatcher/executor
-bookkeeping.
+instant of a schedule without startTime), a small JSON bag of dispatcher/executor
+bookkeeping and, when there is one, the job's original form (`OriginalForm`: how the client
+wrote what the definition holds canonically, `model/original_form.py`).
 
 Every write that follows a read passes the ETag it read, so two writers (the API, the
 dispatcher, the executor) can never silently overwrite each other.

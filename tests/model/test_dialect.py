@@ -58,8 +58,12 @@ def test_the_original_form_of_a_request() -> None:
     assert original_form.of(sent, _definition()) == {
         "durations": {"action.retryPolicy.retryInterval": "00:01:00"}
     }
-    assert original_form.of({"action": {"type": "Http"}}, {"action": {
-        "retryPolicy": dict(DEFAULT_RETRY)}}) == {"defaulted": ["action.retryPolicy"]}
+    defaults = {"action": {"retryPolicy": dict(DEFAULT_RETRY)}}
+    assert original_form.of({"action": {"type": "Http"}}, defaults) == {
+        "defaulted": ["action.retryPolicy"]
+    }
+    sent_empty = {"action": {"type": "Http", "retryPolicy": {}}}  # sent: all defaults
+    assert original_form.of(sent_empty, defaults) == {}
 
 
 def test_an_original_form_applies_only_while_the_value_is_what_it_stood_for() -> None:
