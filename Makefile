@@ -7,6 +7,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+# Azure Scheduler's Node SDK, a client in the API tests (tests/api/test_node_sdk.py): `make test`
+# installs it, `make run` does not need it.
+NODE_SDK_STAMP := tests/node_sdk/node_modules/.installed
 
 .PHONY: run test lint bench setup clean
 
@@ -25,13 +28,17 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+$(NODE_SDK_STAMP): tests/node_sdk/package.json tests/node_sdk/package-lock.json
+	npm ci --prefix tests/node_sdk --no-audit --no-fund --loglevel=error
+	touch $@
+
 ## Run the scheduler on this machine (Azurite + the local Functions host).
 ## Options go through ARGS: make run ARGS="--port 7072" (make run ARGS=--help lists them).
 run: setup
 	$(PY) -m devtools.local_run $(ARGS)
 
 ## The whole suite: starts its own Azurite on free ports, stops it at the end.
-test: setup
+test: setup $(NODE_SDK_STAMP)
 	$(PY) -m pytest
 
 lint: setup
@@ -42,4 +49,4 @@ bench: setup
 	for script in bench/*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .hypothesis .ruff_cache
+	rm -rf $(VENV) node_modules tests/node_sdk/node_modules .pytest_cache .hypothesis .ruff_cache

@@ -240,7 +240,7 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
     assert request.header("x-ms-execution-tag") == first.execution_tag
 
     job = system.get(job_url)["properties"]
-    assert job["state"] == "Enabled"
+    assert job["state"] == "enabled"  # 2016-03-01's spelling
     assert job["status"] == {
         "executionCount": 1,
         "failureCount": 0,
@@ -253,7 +253,7 @@ def test_an_http_job_fires_on_schedule_until_its_count_completes_it(
     [second] = system.tick_and_execute()
     assert second.job_state == "Completed"
     job = system.get(job_url)["properties"]
-    assert job["state"] == "Completed"
+    assert job["state"] == "completed"
     assert job["status"]["executionCount"] == 2 and "nextExecutionTime" not in job["status"]
 
     history = system.get(job_url + "/history")["value"]
@@ -305,7 +305,7 @@ def test_a_failing_job_retries_runs_its_error_action_and_faults(
     assert target.requests[-1].text == "down"
 
     job = system.get(job_url)["properties"]
-    assert job["state"] == "Faulted"
+    assert job["state"] == "faulted"
     assert {k: job["status"][k] for k in ("executionCount", "failureCount", "faultedCount")} == {
         "executionCount": 2, "failureCount": 2, "faultedCount": 1,
     }  # fmt: skip
@@ -328,7 +328,7 @@ def test_run_now_executes_without_touching_the_schedule(
 
     assert report.disposition == "Ran" and len(target.requests) == 1
     job = system.get(job_url)["properties"]
-    assert job["state"] == "Enabled"
+    assert job["state"] == "enabled"  # 2016-03-01's spelling
     assert job["status"]["nextExecutionTime"] == "2026-03-05T06:00:00Z"
     assert job["status"]["executionCount"] == 1
     [entry] = system.get(job_url + "/history")["value"]
@@ -352,7 +352,7 @@ def test_a_storage_queue_job_lands_in_an_azurite_queue(system: System) -> None:
     assert report.history.status == "Completed"
     assert [m.content for m in inbox.receive_messages()] == ["rebuild the index"]
     job = system.get(f"{COLLECTION}/jobs/Enqueue")["properties"]
-    assert job["state"] == "Completed"
+    assert job["state"] == "completed"
 
 
 def test_a_storage_queue_job_without_a_sas_token_uses_the_apps_credential(

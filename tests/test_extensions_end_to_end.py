@@ -102,7 +102,7 @@ def test_a_job_disabled_after_consecutive_failures_says_so(
     assert newest["status"] == "Failed" and newest["message"] == job["pauseNote"]
     assert newest["expectedExecutionTime"] == "2026-03-04T12:10:00Z"
     old = system.get(job_url)["properties"]  # 2016-03-01: Disabled, nothing more
-    assert old["state"] == "Disabled"
+    assert old["state"] == "disabled"
     assert "consecutiveFailures" not in old["status"] and "pauseNote" not in old
 
     system.clock.now += timedelta(hours=1)

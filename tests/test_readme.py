@@ -47,7 +47,7 @@ def test_the_sdk_example_runs_and_prints_its_first_execution(settings: Settings,
             worker.join(timeout=60)
         assert [request.method for request in target.requests] == ["GET"]
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == "Enabled 0"
+    assert printed[0] == "enabled 0"  # 2016-03-01's spelling, which the SDK passes through
     assert printed[1].startswith("Completed Http Action - Response from host '127.0.0.1': '200'")
     assert len(printed) == 2
 

@@ -12,8 +12,8 @@ from scheduler_lib.api import paths
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.dependencies import CollectionPath, Ctx
 from scheduler_lib.api.docs import operation
-from scheduler_lib.api.paging import page_body
 from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
+from scheduler_lib.model import dialect
 from scheduler_lib.model.collections import collection_to_wire
 from scheduler_lib.model.signing import reveal
 
@@ -41,7 +41,8 @@ async def list_by_resource_group(ctx: Ctx, subscriptionId: str, resourceGroupNam
 
 async def _listed(ctx: ApiContext, subscription: str, resource_group: str | None) -> Response:
     records = await run_in_threadpool(service.list_collections, ctx, subscription, resource_group)
-    return json_response(page_body([collection_to_wire(r, ctx.version) for r in records], None))
+    items = [collection_to_wire(r, ctx.version) for r in records]
+    return json_response(dialect.list_body(items, None, ctx.version))
 
 
 @router.get(paths.COLLECTION, **operation(
@@ -55,13 +56,15 @@ async def get(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
 @router.put(paths.COLLECTION, **operation(
     "JobCollections_CreateOrUpdate", "Create or replace a job collection",
     (200, 201, 400, 409, 412), _DEFINITION, body=True,
-    description="201 when created, 200 when replaced. `If-Match` makes it conditional.",
+    description="201 when created; when replaced, 201 in 2016-03-01 (as Azure Scheduler "
+    "answered) and 200 in 2026-12-01. `If-Match` makes it conditional.",
 ))
 async def create_or_update(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     write = partial(service.put_collection, ctx, name)
     (record, created, generated), _ = await run_write(request, ctx, write)
     body = reveal(collection_to_wire(record, ctx.version), generated)
-    return json_response(body, 201 if created else 200, etag=record.etag)
+    status = 201 if created else dialect.of(ctx.version).collection_replaced_status
+    return json_response(body, status, etag=record.etag)
 
 
 @router.patch(paths.COLLECTION, **operation(

@@ -22,7 +22,7 @@ from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
-from scheduler_lib.model import arm, jobs, quotas, secrets
+from scheduler_lib.model import arm, jobs, original_form, quotas, secrets
 from scheduler_lib.store import (
     LostRace,
     add_due,
@@ -162,6 +162,7 @@ def _save(
         next_execution_time=next_time,
         bookkeeping=bookkeeping,
         consecutive_failures=failure_streak(existing, state),
+        original_form=original_form.of(properties, definition),
     )
     with conditional_write(client_etag, f"Job '{name.job}'"):
         saved = job_store.put_job(

@@ -49,7 +49,7 @@ class PageQuery:
     def answer(self, request: Request, items: list[Any], position: str | None) -> Response:
         """The page, with a nextLink that repeats `$top` and `$filter` when more follow."""
         link = next_link(request, position, **{"$top": self.top, "$filter": self.filter_text})
-        return json_response(page_body(items, link))
+        return json_response(page_body(request, items, link))
 
 
 def _page_query(

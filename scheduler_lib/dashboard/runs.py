@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from scheduler_lib.api.job_schedule import schedule_of
-from scheduler_lib.domain import JobRecord, JobState
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import SchedulerError
 from scheduler_lib.model.jitter import upcoming_occurrence
 from scheduler_lib.schedule import jittered_start, max_jitter
@@ -64,8 +64,9 @@ def next_runs(job: JobRecord, *, now: datetime, count: int = 10) -> list[Run]:
 
 
 def _occurrences(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
-    # As GET's nextExecutionTime: inside its jitter window an occurrence is still next.
-    first = upcoming_occurrence(job, now) if job.state == JobState.ENABLED else None
+    # As GET's nextExecutionTime: inside its jitter window an occurrence is still next;
+    # None for a job that is not Enabled.
+    first = upcoming_occurrence(job, now)
     if first is None:
         return
     try:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_lib.domain.keys import collection_key
+from scheduler_lib.domain.vocabulary import CollectionState
 
 
 @dataclass(frozen=True)
@@ -27,4 +28,7 @@ class CollectionRecord:
 
     @property
     def enabled(self) -> bool:
-        return str(self.properties.get("state", "Enabled")).lower() == "enabled"
+        """Whether its jobs run: the one test the dispatcher, the executor and the API ask.
+        Disabled and Suspended both stop them (without touching the jobs' own states)."""
+        state = str(self.properties.get("state", CollectionState.ENABLED))
+        return state.lower() == CollectionState.ENABLED.lower()

@@ -45,6 +45,11 @@ class JobRecord:
     #: The history partition, when it is not the job key: a job created while the history of
     #: a deleted job of the same name was still being purged gets its own (`history_purge`).
     history_partition: str = ""
+    #: How the client wrote what `definition` holds in canonical form, where a 2016-03-01
+    #: answer shows it as written (`model/original_form.py`: TimeSpan durations by path, the
+    #: defaults it left out). Empty for a job stored before this existed: its answers show
+    #: the canonical form.
+    original_form: dict[str, Any] = field(default_factory=dict)
 
     @property
     def collection_key(self) -> str:
@@ -67,12 +72,14 @@ class JobRecord:
     def upcoming_execution(self, now: datetime) -> datetime | None:
         """The job's next execution as of `now`: the earliest occurrence that has not
         started — one already sent to the executor and not yet due, else
-        `next_execution_time`. A job that is not Enabled will not run what was sent (the
-        executor drops it)."""
-        if self.state == JobState.ENABLED:
-            pending = [t for t in self.bookkeeping.sent if t > now]
-            if pending:
-                return pending[0]
+        `next_execution_time`. None for a job that is not Enabled: nothing of it will run
+        (the executor drops what was sent; a Completed or Faulted job keeps the time it
+        stopped at, a Disabled one the time it would resume at), so no time is shown."""
+        if self.state != JobState.ENABLED:
+            return None
+        pending = [t for t in self.bookkeeping.sent if t > now]
+        if pending:
+            return pending[0]
         return self.next_execution_time
 
     def status(self, now: datetime) -> dict[str, Any]:

@@ -40,8 +40,12 @@ USER_JOB_STATES: tuple[str, ...] = (JobState.ENABLED.value, JobState.DISABLED.va
 #: The job states in which nothing more will run (housekeeping deletes them in time).
 FINISHED_JOB_STATES: tuple[str, ...] = (JobState.COMPLETED.value, JobState.FAULTED.value)
 COLLECTION_STATES: tuple[str, ...] = tuple(state.value for state in CollectionState)
+#: The collection states a request may set. Suspended is the platform's (Azure put a
+#: collection in it when its subscription was suspended), but Azure Scheduler accepted it
+#: in a PUT or PATCH too; only Deleted is never requested.
 USER_COLLECTION_STATES: tuple[str, ...] = (
     CollectionState.ENABLED.value,
     CollectionState.DISABLED.value,
+    CollectionState.SUSPENDED.value,
 )
 HISTORY_STATUSES: tuple[str, ...] = tuple(status.value for status in HistoryStatus)

@@ -24,7 +24,14 @@ RETRY_TYPES = ("None", "Fixed")
 TRANSPORT_TYPES = ("NotSpecified", "NetMessaging", "AMQP")
 SB_AUTH_TYPES = ("NotSpecified", "SharedAccessKey")
 
-CERT_DERIVED = ("certificateThumbprint", "certificateSubjectName", "certificateExpirationDate")
+#: Read-only: derived from the pfx; a value sent back (as read) is ignored. A 2016-03-01
+#: answer writes the expiry under both of its names (`dialect`).
+CERT_DERIVED = (
+    "certificateThumbprint",
+    "certificateSubjectName",
+    "certificateExpirationDate",
+    "certificateExpiration",
+)
 _PAYLOAD = {
     "Http": "request",
     "Https": "request",

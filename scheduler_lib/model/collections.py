@@ -1,7 +1,8 @@
 """Job collections: the request body into a record, the record into wire JSON.
 
-Only Enabled and Disabled can be requested (`Suspended` and `Deleted` are states the
-platform sets). The SKU defaults to Standard, the state to Enabled.
+Enabled, Disabled and Suspended can be requested (Azure Scheduler accepted Suspended, the
+state its platform put a collection in, in a PUT or PATCH too); `Deleted` cannot. The SKU
+defaults to Standard, the state to Enabled.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, extensions, quotas, signing, wire
+from scheduler_lib.model import arm, dialect, extensions, quotas, signing, wire
 from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
 
 BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
@@ -68,7 +69,9 @@ def _properties(value: Any, version: ApiVersion) -> dict[str, Any]:
     if source.get("state") is not None:
         state = wire.enum(source["state"], "properties.state", COLLECTION_STATES)
         if state not in USER_COLLECTION_STATES:
-            raise ValidationError("properties.state", "only Enabled or Disabled can be requested")
+            raise ValidationError(
+                "properties.state", "only Enabled, Disabled or Suspended can be requested"
+            )
         properties["state"] = state
     if source.get("quota") is not None:
         properties["quota"] = _quota(source["quota"])
@@ -125,7 +128,8 @@ def merge(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
 def collection_to_wire(
     record: CollectionRecord, version: ApiVersion = DEFAULT_VERSION
 ) -> dict[str, Any]:
-    """A JobCollectionDefinition with the extension properties `version` has."""
+    """A JobCollectionDefinition with the extension properties `version` has, written as
+    `version` writes it (`dialect`)."""
     body: dict[str, Any] = {
         "id": arm.collection_id(record.subscription_id, record.resource_group, record.name),
         "type": arm.COLLECTION_TYPE,
@@ -136,4 +140,4 @@ def collection_to_wire(
     body["tags"] = dict(record.tags)
     properties = signing.redact(record.properties)  # write-only
     body["properties"] = extensions.collection_older_form(properties, version)
-    return body
+    return dialect.collection_body(body, version)

@@ -1,4 +1,5 @@
-"""Durations: the one ISO 8601 duration reader, and Service Bus `timeToLive` values.
+"""Durations: the one ISO 8601 duration reader, the one .NET TimeSpan reader, and Service
+Bus `timeToLive` values.
 
 `read_iso_duration` is liberal where the meaning is unambiguous: lower-case designators
 (`pt30s`) and a day count written in the time part (`PT1D`, which the Azure Scheduler
@@ -8,9 +9,11 @@ negative one (`-PT1S`) is refused here, so every duration field of a job refuses
 same way (a field where zero means nothing sets its own lower bound, `wire.duration`'s
 `low`). What is stored and returned is canonical (`isodate.duration_isoformat`, e.g. `P1D`).
 
-The 2016 API documents `timeToLive` as a duration, but jobs created through the .NET SDK
-carried `TimeSpan.ToString()` values such as `1.02:03:04.5000000`, and Azure Scheduler
-accepted both. Pure and SDK-free, so the model's validation can use it too.
+`read_timespan` reads `TimeSpan.ToString()` texts (`00:01:00`, `1.02:03:04.5000000`): the
+.NET SDK 2.x sends every duration so (its retryInterval, timeToLive), and Azure Scheduler
+accepted them wherever it read a duration (`wire.duration` takes both forms). The 2016
+API documents `timeToLive` as a duration too, and jobs created through the .NET SDK carried
+TimeSpan values there as well. Pure and SDK-free, so the model's validation can use it.
 """
 
 from __future__ import annotations
@@ -62,6 +65,30 @@ def _negative(duration: timedelta | isodate.Duration) -> bool:
     return duration.years < 0 or duration.months < 0 or duration.tdelta < timedelta(0)
 
 
+def read_timespan(text: str, field: str) -> timedelta | None:
+    """A .NET `TimeSpan` text (`[d.]hh:mm[:ss[.fffffff]]`, what `TimeSpan.ToString()` writes
+    and the .NET SDK 2.x sends for every duration), or None when `text` is not of that form.
+    No sign is read: `-00:01:00` is not of the form (so a caller refuses it as neither)."""
+    match = _TIMESPAN.match(text.strip())
+    if match is None:
+        return None
+    parts = match.groupdict()
+    hours, minutes = int(parts["hours"]), int(parts["minutes"])
+    seconds = int(parts["seconds"] or 0)
+    if hours > 23 or minutes > 59 or seconds > 59:
+        raise ValidationError(field, "is not a valid TimeSpan (hours 0-23, minutes 0-59)")
+    try:
+        return timedelta(
+            days=int(parts["days"] or 0),
+            hours=hours,
+            minutes=minutes,
+            seconds=seconds,
+            microseconds=int((parts["fraction"] or "0").ljust(7, "0")) // 10,
+        )
+    except OverflowError:
+        raise ValidationError(field, "is too long a duration") from None
+
+
 def parse_time_to_live(value: str, *, field: str = TTL_FIELD) -> timedelta:
     """A positive timedelta from an ISO 8601 duration (`PT10M`) or a TimeSpan (`00:10:00`)."""
     text = value.strip()
@@ -69,22 +96,8 @@ def parse_time_to_live(value: str, *, field: str = TTL_FIELD) -> timedelta:
         if len(text) > 9:  # timedelta's limit, 999999999 days
             raise ValidationError(field, "is too long a duration")
         result = timedelta(days=int(text))
-    elif match := _TIMESPAN.match(text):
-        parts = match.groupdict()
-        hours, minutes = int(parts["hours"]), int(parts["minutes"])
-        seconds = int(parts["seconds"] or 0)
-        if hours > 23 or minutes > 59 or seconds > 59:
-            raise ValidationError(field, f"{value!r} is not a valid TimeSpan")
-        try:
-            result = timedelta(
-                days=int(parts["days"] or 0),
-                hours=hours,
-                minutes=minutes,
-                seconds=seconds,
-                microseconds=int((parts["fraction"] or "0").ljust(7, "0")) // 10,
-            )
-        except OverflowError:
-            raise ValidationError(field, "is too long a duration") from None
+    elif (span := read_timespan(text, field)) is not None:
+        result = span
     else:
         if not text.upper().lstrip("+-").startswith("P"):
             raise ValidationError(field, "is neither an ISO 8601 duration nor a TimeSpan")

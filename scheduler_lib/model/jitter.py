@@ -63,10 +63,11 @@ def upcoming_occurrence(record: JobRecord, now: datetime) -> datetime | None:
     the dashboard and (from the schedule alone) the preview all name."""
     if not max_jitter(record.definition):
         return record.upcoming_execution(now)
-    if record.state == JobState.ENABLED:
-        pending = [o for o in record.bookkeeping.sent if _start(record, o) > now]
-        if pending:
-            return min(pending)
+    if record.state != JobState.ENABLED:
+        return None  # nothing of it runs (as `JobRecord.upcoming_execution`)
+    pending = [o for o in record.bookkeeping.sent if _start(record, o) > now]
+    if pending:
+        return min(pending)
     return record.next_execution_time
 
 

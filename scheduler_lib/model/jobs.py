@@ -13,7 +13,16 @@ from typing import Any
 
 from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord, JobState
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, extensions, jitter, secrets, timing, wire
+from scheduler_lib.model import (
+    arm,
+    dialect,
+    extensions,
+    jitter,
+    original_form,
+    secrets,
+    timing,
+    wire,
+)
 from scheduler_lib.model.actions import normalize_action
 from scheduler_lib.model.versions import DEFAULT_VERSION, LATEST_VERSION, ApiVersion, Location
 from scheduler_lib.schedule import JobTiming
@@ -87,16 +96,18 @@ def patched_properties(
     record: JobRecord, patch: dict[str, Any], version: ApiVersion
 ) -> tuple[dict[str, Any], ApiVersion]:
     """(merged properties, the version to validate them with) for a PATCH of `version`
-    onto the job's stored properties, with its state. Merged onto the *redacted* stored
-    form: a secret then only survives through `secrets.carry_over`, whose identity rule
-    holds for PATCH as for PUT.
+    onto the job's stored properties, with its state, as the client wrote them
+    (`original_form.restore`: what the patch leaves alone keeps its spelling). Merged onto
+    the *redacted* stored form: a secret then only survives through `secrets.carry_over`,
+    whose identity rule holds for PATCH as for PUT.
 
     A PATCH of an older version leaves the stored extension properties alone: it is first
     validated as that version sees the job (so an extension property in it is the usual
     400 "not a known property"), then merged onto the whole stored definition, which is
     validated with every extension it holds. (A job without any, as every job written by
     that version, is validated once, as that version.)"""
-    stored = {**secrets.redact(record.definition), "state": record.state}
+    written = original_form.restore(record.definition, record.original_form)
+    stored = {**secrets.redact(written), "state": record.state}
     older = extensions.older_form(stored, version)
     if older == stored:
         return merge_patch(stored, patch), version
@@ -146,24 +157,17 @@ def _lift_request_retry_policy(patch: dict[str, Any]) -> dict[str, Any]:
     return {**patch, "request": inner, "retryPolicy": request["retryPolicy"]}
 
 
-def stored_properties(record: JobRecord) -> dict[str, Any]:
-    """The stored definition with the stored state, in the shape of request `properties`
-    (secrets included: server side only, for merging)."""
-    return {**record.definition, "state": record.state}
-
-
 def job_to_wire(
     record: JobRecord, *, now: datetime, version: ApiVersion = DEFAULT_VERSION
 ) -> dict[str, Any]:
     """A JobDefinition as the API returns it at `now`: no secrets, system status (see
     `JobRecord.upcoming_execution` for why it depends on the time), ARM identity; only
-    the extension properties `version` has."""
-    properties = extensions.older_form(secrets.redact(record.definition), version)
-    if "recurrence" in properties:
-        properties["recurrence"] = timing.to_wire_recurrence(properties["recurrence"])
-    properties["state"] = record.state
-    status = jitter.jittered_status(record.status(now), record, now)
-    properties["status"] = {**status, **extensions.status_of(record, version)}
+    the extension properties `version` has, written as `version` writes them (`dialect`)."""
+    definition = extensions.older_form(secrets.redact(record.definition), version)
+    properties = dialect.job_properties(definition, record, version)
+    if dialect.shows_status(record, version):
+        status = jitter.jittered_status(record.status(now), record, now)
+        properties["status"] = {**status, **extensions.status_of(record, version)}
     return {
         "id": arm.job_id(
             record.subscription_id, record.resource_group, record.collection_name, record.name

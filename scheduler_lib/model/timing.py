@@ -4,8 +4,9 @@ The recurrence engine (`scheduler_lib.schedule.parse`) validates values and rang
 module only makes the stored JSON canonical so the dispatcher and executor read one
 spelling: key names as the semantics document writes them (`occurrence` lower-case, though
 the SDK sends `Occurrence`), PascalCase frequencies and day names, a scalar where a list is
-expected turned into a one-element list. Dates keep the user's text, because a date-time
-without an offset is a wall-clock reading in `recurrence.timeZone`.
+expected turned into a one-element list (how an answer spells them is `dialect`'s). Dates
+keep the user's text, because a date-time without an offset is a wall-clock reading in
+`recurrence.timeZone`.
 """
 
 from __future__ import annotations
@@ -71,13 +72,25 @@ def _schedule(value: Any, path: str) -> dict[str, Any]:
 
 
 def _occurrence(value: Any, path: str) -> dict[str, Any]:
-    source = wire.keys(value, path, ("day", "occurrence"))
+    source = wire.keys(_one_occurrence_key(value), path, ("day", "occurrence"))
     result: dict[str, Any] = {}
     if source.get("day") is not None:
         result["day"] = _canonical_enum(source["day"], WEEKDAYS)
     if source.get("occurrence") is not None:
         result["occurrence"] = source["occurrence"]
     return result
+
+
+def _one_occurrence_key(value: Any) -> Any:
+    """A monthly occurrence with one `occurrence` key: a 2016-03-01 answer writes its number
+    as both `occurrence` and `Occurrence` (`dialect`), and a client may send back what it
+    read. The same number twice is one; two different numbers stay an error."""
+    if not isinstance(value, dict):
+        return value
+    spellings = [key for key in value if key.lower() == "occurrence"]
+    if len(spellings) < 2 or len({repr(value[key]) for key in spellings}) > 1:
+        return value
+    return {k: v for k, v in value.items() if k not in spellings[1:]}
 
 
 def validate_timing(properties: dict[str, Any]) -> JobTiming:
@@ -97,18 +110,3 @@ def prefixed(exc: ValidationError, prefix: str = "properties") -> ValidationErro
     field = f"{prefix}.{exc.field}" if exc.field else prefix
     message = exc.message.removeprefix(f"{exc.field}: ") if exc.field else exc.message
     return ValidationError(field, message)
-
-
-def to_wire_recurrence(recurrence: dict[str, Any]) -> dict[str, Any]:
-    """The stored recurrence as the 2016-03-01 API spells it (`Occurrence`, capital O, is
-    what the SDK reads)."""
-    result = dict(recurrence)
-    schedule = result.get("schedule")
-    if schedule and schedule.get("monthlyOccurrences"):
-        schedule = dict(schedule)
-        schedule["monthlyOccurrences"] = [
-            {("Occurrence" if k == "occurrence" else k): v for k, v in entry.items()}
-            for entry in schedule["monthlyOccurrences"]
-        ]
-        result["schedule"] = schedule
-    return result

@@ -16,7 +16,7 @@ from typing import Any
 import isodate
 
 from scheduler_lib.errors import ValidationError, did_you_mean
-from scheduler_lib.model.durations import read_iso_duration
+from scheduler_lib.model.durations import read_iso_duration, read_timespan
 
 
 def join(path: str, key: str | int) -> str:
@@ -167,13 +167,24 @@ def datetime_string(value: Any, path: str) -> str:
 
 
 def duration(value: Any, path: str, *, low: timedelta | None = None) -> str:
-    """An ISO 8601 duration in canonical form (`PT30S`, `P1D`); years and months are
+    """A duration, as an ISO 8601 text (`PT30S`, `P1D`) or a .NET TimeSpan (`00:00:30`,
+    `1.02:03:04.5000000`: what the .NET SDK 2.x sends), in canonical ISO form: what the
+    client meant (its spelling is `original_form`'s business). Years and months are
     refused because their length is not fixed."""
     if not isinstance(value, str):
-        raise ValidationError(path, "must be an ISO 8601 duration string, e.g. PT30S")
-    parsed = read_iso_duration(value, path)  # liberal: `pt30s`, `PT1D`
+        raise ValidationError(path, f"must be {DURATION_FORMS}")
+    parsed = read_timespan(value, path)
+    if parsed is None:
+        if not value.strip().upper().lstrip("+-").startswith("P"):
+            raise ValidationError(path, f"must be {DURATION_FORMS}")
+        parsed = read_iso_duration(value, path)  # liberal: `pt30s`, `PT1D`
     if not isinstance(parsed, timedelta):
         raise ValidationError(path, "must use days, hours, minutes or seconds")
+    if parsed < timedelta(0):
+        raise ValidationError(path, "must not be negative")
     if low is not None and parsed < low:
         raise ValidationError(path, f"must be at least {isodate.duration_isoformat(low)}")
     return isodate.duration_isoformat(parsed)
+
+
+DURATION_FORMS = "an ISO 8601 duration (e.g. PT30S) or a TimeSpan (e.g. 00:00:30)"

@@ -4,8 +4,9 @@
 lower-cased. The entity holds the job definition as JSON (secrets included: they are
 write-only at the API, not absent from storage), the state, the status counters as real
 columns (so they can be filtered and read cheaply), the creation instant (the reference
-instant of a schedule without startTime) and a small JSON bag of dispatcher/executor
-bookkeeping.
+instant of a schedule without startTime), a small JSON bag of dispatcher/executor
+bookkeeping and, when there is one, the job's original form (`OriginalForm`: how the client
+wrote what the definition holds canonically, `model/original_form.py`).
 
 Every write that follows a read passes the ETag it read, so two writers (the API, the
 dispatcher, the executor) can never silently overwrite each other.
@@ -62,6 +63,8 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         entity["ConsecutiveFailures"] = record.consecutive_failures
     if record.history_partition:
         entity["HistoryKey"] = record.history_partition
+    if record.original_form:  # absent: the definition is as the client wrote it
+        entity["OriginalForm"] = dumps(record.original_form)
     # Table storage has no null: an absent property is how "no value" is stored.
     if record.last_execution_time is not None:
         entity["LastExecutionTime"] = record.last_execution_time
@@ -89,6 +92,7 @@ def _from_entity(entity: Any) -> JobRecord:
         etag=entity.metadata.get("etag"),
         incarnation=entity.get("Incarnation", ""),
         history_partition=entity.get("HistoryKey", ""),
+        original_form=loads(entity.get("OriginalForm") or "{}"),
     )
 
 

@@ -45,7 +45,7 @@ def test_an_exponential_policy_is_stored_and_shown_to_each_version(client, clien
         "retryOn": ["5xx", "429", "408", "transport"],
     }
     old = client.get(job_path()).json()["properties"]["action"]["retryPolicy"]
-    assert old == {"retryType": "Fixed", "retryInterval": "PT20S", "retryCount": 5}
+    assert old == {"retryType": "fixed", "retryInterval": "PT20S", "retryCount": 5}
     # A 2016-03-01 PATCH of something else leaves the policy as it is.
     patched = client.patch(job_path(), json={"properties": {"state": "Disabled"}})
     assert patched.status_code == 200, patched.text

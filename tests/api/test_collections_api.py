@@ -43,7 +43,7 @@ def test_create_get_replace_and_etag(client):
     assert got.status_code == 200 and got.json() == created.json()
     assert got.headers["etag"] == created.headers["etag"]
     replaced = client.put(collection_path("coll"), json={"location": "eastus", "properties": {}})
-    assert replaced.status_code == 200
+    assert replaced.status_code == 201  # as Azure Scheduler answered a replace (2016-03-01)
     assert replaced.json()["name"] == "Coll"  # the creation spelling is kept
     assert replaced.json()["properties"]["sku"] == {"name": "Standard"}
     assert replaced.headers["etag"] != created.headers["etag"]
@@ -78,11 +78,11 @@ def test_list_by_resource_group_and_subscription(client):
     other_rg = COLLECTIONS.replace(f"/resourceGroups/{RG}/", "/resourceGroups/other/")
     assert client.put(other_rg + "/c", json={"properties": {}}).status_code == 201
     in_rg = client.get(COLLECTIONS).json()
-    assert [c["name"] for c in in_rg["value"]] == ["a", "b"] and "nextLink" not in in_rg
+    assert [c["name"] for c in in_rg["value"]] == ["a", "b"] and in_rg["nextLink"] is None
     in_sub = client.get(f"/subscriptions/{SUB}/providers/Microsoft.Scheduler/jobCollections")
     assert sorted(c["name"] for c in in_sub.json()["value"]) == ["a", "b", "c"]
     empty = client.get("/subscriptions/other-sub/providers/Microsoft.Scheduler/jobCollections")
-    assert empty.json() == {"value": []}
+    assert empty.json() == {"value": [], "nextLink": None}
 
 
 def test_literal_path_segments_are_case_insensitive(client):

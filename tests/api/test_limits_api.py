@@ -24,7 +24,7 @@ def test_more_than_50_tags_is_a_400(client, method):
 @pytest.mark.parametrize("method", ["put", "patch"])
 def test_tag_name_over_512_characters_is_a_400(client, method):
     make_collection(client)
-    assert _put_tags(client, {"n" * 512: "v"}, method=method).status_code == 200
+    assert _put_tags(client, {"n" * 512: "v"}, method=method).is_success
     error = arm_error(_put_tags(client, {"n" * 513: "v"}, method=method), 400)
     assert error["target"] == "tags"
     assert "512" in error["message"]
@@ -33,7 +33,7 @@ def test_tag_name_over_512_characters_is_a_400(client, method):
 @pytest.mark.parametrize("method", ["put", "patch"])
 def test_tag_value_over_256_characters_is_a_400(client, method):
     make_collection(client)
-    assert _put_tags(client, {"env": "v" * 256}, method=method).status_code == 200
+    assert _put_tags(client, {"env": "v" * 256}, method=method).is_success
     error = arm_error(_put_tags(client, {"env": "v" * 257}, method=method), 400)
     assert error["target"] == "tags.env"
     assert "256" in error["message"]
@@ -61,7 +61,7 @@ def test_non_ascii_tags_beyond_one_table_property_are_stored_and_read_back(clien
     assert stored.status_code == 201, stored.text
     assert client.get(collection_path()).json()["tags"] == tags
     fewer = _put_tags(client, {"env": "prod"})  # a replace leaves no part of the old tags
-    assert fewer.status_code == 200 and fewer.json()["tags"] == {"env": "prod"}
+    assert fewer.status_code == 201 and fewer.json()["tags"] == {"env": "prod"}  # 2016: 201
     assert client.get(collection_path()).json()["tags"] == {"env": "prod"}
 
 
@@ -74,7 +74,7 @@ def test_tags_over_64_kib_of_json_are_a_400(client, method):
     # The request body is over the API's 64 KiB too, which is checked first; the tag rule
     # on its own is tested in tests/model/test_collections_tags.py.
     assert error["target"] in ("body", "tags")
-    assert client.get(collection_path()).json()["tags"] == {}  # nothing half-written
+    assert "tags" not in client.get(collection_path()).json()  # nothing half-written
 
 
 def test_job_over_16_kb_is_a_400_for_put_and_patch(client):

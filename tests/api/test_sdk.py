@@ -12,7 +12,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from azure.core.credentials import AccessToken
-from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import (
+    DeserializationError,
+    HttpResponseError,
+    ResourceExistsError,
+    ResourceNotFoundError,
+)
 from azure.core.pipeline.policies import BearerTokenCredentialPolicy
 from azure.mgmt.scheduler import SchedulerManagementClient
 from azure.mgmt.scheduler import models as m
@@ -114,11 +119,15 @@ def test_jobs_through_the_sdk(sdk, store):
     sdk.job_collections.create_or_update(RG, "sdkcoll", _collection())
     job = sdk.jobs.create_or_update(RG, "sdkcoll", "hook", _http_job())
     assert job.name == "sdkcoll/hook" and job.type == "Microsoft.Scheduler/jobCollections/jobs"
-    assert job.properties.state == "Enabled"
+    # The SDK's models type enums as plain `str`: it passes 2016-03-01's camelCased values
+    # through as the service wrote them (they equal no `m.JobState` member) and sends them
+    # back as they are, which the API reads case-insensitively.
+    assert job.properties.state == "enabled"
     assert job.properties.action.request.authentication.password is None
     assert job.properties.action.retry_policy.retry_interval == timedelta(minutes=2)
+    assert job.properties.action.retry_policy.retry_type == "fixed"
     occurrence = job.properties.recurrence.schedule.monthly_occurrences[0]
-    assert (occurrence.day, occurrence.occurrence) == ("Friday", -1)
+    assert (occurrence.day, occurrence.occurrence) == ("friday", -1)  # read as `Occurrence`
     # 2026-03-27 is the last Friday of March 2026 (the test clock is 2026-03-04 09:00Z).
     assert job.properties.status.next_execution_time.isoformat() == "2026-03-27T09:30:00+00:00"
 
@@ -133,7 +142,7 @@ def test_jobs_through_the_sdk(sdk, store):
     disabled = sdk.jobs.patch(
         RG, "sdkcoll", "hook", m.JobDefinition(properties=m.JobProperties(state="Disabled"))
     )
-    assert disabled.properties.state == "Disabled"
+    assert disabled.properties.state == "disabled"
     for name in ("a", "b", "c"):
         sdk.jobs.create_or_update(RG, "sdkcoll", name, _http_job())
     names = [j.name for j in sdk.jobs.list(RG, "sdkcoll", top=2)]  # follows nextLink
@@ -146,6 +155,63 @@ def test_jobs_through_the_sdk(sdk, store):
     sdk.jobs.delete(RG, "sdkcoll", "hook")
     with pytest.raises(ResourceNotFoundError):
         sdk.jobs.get(RG, "sdkcoll", "hook")
+
+
+def _every_field_job() -> m.JobDefinition:
+    """A job with a value in every field the SDK models, enums in the spec's spelling."""
+    job = _http_job()
+    job.properties.state = "Enabled"
+    job.properties.recurrence.count = 100
+    job.properties.recurrence.end_time = datetime(2027, 1, 1, tzinfo=UTC)
+    job.properties.action.error_action = m.JobErrorAction(
+        type="ServiceBusQueue",
+        service_bus_queue_message=m.ServiceBusQueueMessage(
+            queue_name="q1",
+            namespace="contoso-bus",
+            transport_type="NetMessaging",
+            authentication=m.ServiceBusAuthentication(
+                type="SharedAccessKey", sas_key_name="k", sas_key="sb-secret"
+            ),
+            message="failed",
+            brokered_message_properties=m.ServiceBusBrokeredMessageProperties(
+                time_to_live=timedelta(hours=1), label="scheduler"
+            ),
+            custom_message_properties={"app": "tests"},
+        ),
+        retry_policy=m.RetryPolicy(retry_type="None"),
+    )
+    return job
+
+
+def test_the_sdk_round_trips_every_field(sdk, store):
+    """GET, then PUT back what was read (the SDK's GET-modify-PUT): the 2016-03-01 spelling
+    the SDK passes through (camelCased enums, `occurrence`, `certificateExpiration`) reads
+    back as the same job, every field kept (secrets carried over, as they are never read)."""
+    sdk.job_collections.create_or_update(RG, "sdkcoll", _collection())
+    sdk.jobs.create_or_update(RG, "sdkcoll", "hook", _every_field_job())
+    before = get_job(store, SUB, RG, "sdkcoll", "hook")
+    read = sdk.jobs.get(RG, "sdkcoll", "hook")
+    assert read.properties.action.error_action.service_bus_queue_message.transport_type == (
+        "netMessaging"
+    )
+    sdk.jobs.create_or_update(RG, "sdkcoll", "hook", read)
+    after = get_job(store, SUB, RG, "sdkcoll", "hook")
+    assert after.definition == before.definition
+    assert (after.state, after.original_form) == (before.state, before.original_form)
+
+
+def test_the_sdk_cannot_read_a_timespan_as_azure_answered_it(sdk, client):
+    """A job whose retryInterval the .NET SDK sent as a TimeSpan is answered with it in
+    2016-03-01, as Azure Scheduler did; the Python SDK's duration type reads ISO 8601 only,
+    so it cannot read that job (it could not against Azure either). Its own jobs, sent in
+    ISO 8601, read back; 2026-12-01 answers ISO 8601 for every job."""
+    sdk.job_collections.create_or_update(RG, "sdkcoll", _collection())
+    body = _http_job().serialize()
+    body["properties"]["action"]["retryPolicy"]["retryInterval"] = "00:02:00"
+    path = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler"
+    assert client.put(f"{path}/jobCollections/sdkcoll/jobs/net", json=body).status_code == 201
+    with pytest.raises(DeserializationError):
+        sdk.jobs.get(RG, "sdkcoll", "net")
 
 
 def test_sdk_sees_arm_errors(sdk):

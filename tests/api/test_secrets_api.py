@@ -107,6 +107,7 @@ def test_client_certificate_details_are_derived(client, tmp_path: Path, store):
         "certificateThumbprint",
         "certificateSubjectName",
         "certificateExpirationDate",
+        "certificateExpiration",  # 2016-03-01 answered this name; the SDKs read the other
     }
     assert auth["certificateSubjectName"].startswith("CN=cert-job")
     assert auth["certificateExpirationDate"] == "2099-12-31T23:59:59Z"

@@ -64,14 +64,14 @@ def test_a_job_created_with_the_form_is_what_the_api_reads(signed_in, token, api
         ),
     )
     assert saved.status_code == 303 and saved.headers["location"].startswith(BASE + "/jobs/report")
-    properties = api.get(job_path("report")).json()["properties"]
+    properties = api.get(job_path("report")).json()["properties"]  # 2016-03-01's spelling
     assert properties["recurrence"]["schedule"] == {
-        "weekDays": ["Monday", "Friday"],
+        "weekDays": ["monday", "friday"],
         "hours": [9],
         "minutes": [0],
     }
     assert properties["action"]["retryPolicy"] == {
-        "retryType": "Fixed",
+        "retryType": "fixed",
         "retryInterval": "PT1M",
         "retryCount": 3,
     }
@@ -175,9 +175,9 @@ def test_disable_enable_run_now_and_delete(signed_in, token, api, queue) -> None
     assert disabled.status_code == 303
     assert "Job j is Disabled." in signed_in.get(disabled.headers["location"]).text
     assert "Job j is Disabled." not in signed_in.get(here).text  # said once
-    assert api.get(job_path("j")).json()["properties"]["state"] == "Disabled"
+    assert api.get(job_path("j")).json()["properties"]["state"] == "disabled"
     assert signed_in.post(here + "/enable", data={"csrf": token}).status_code == 303
-    assert api.get(job_path("j")).json()["properties"]["state"] == "Enabled"
+    assert api.get(job_path("j")).json()["properties"]["state"] == "enabled"
     assert signed_in.post(here + "/run", data={"csrf": token}).status_code == 303
     messages = queue.receive(max_messages=10, visibility_timeout=1)
     assert [json.loads(m.body).get("manual") for m in messages] == [True]

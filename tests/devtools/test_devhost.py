@@ -111,12 +111,12 @@ def test_a_job_due_in_seconds_runs_and_leaves_history(devhost) -> None:
 
         def job_completed() -> bool:
             """The executor writes the history entry first, the job's state after it."""
-            return client.get(COLLECTION + "/jobs/soon").json()["properties"]["state"] != "Enabled"
+            return client.get(COLLECTION + "/jobs/soon").json()["properties"]["state"] != "enabled"
 
         _wait_until(completed, timeout=30, what="the history entry")
         _wait_until(job_completed, timeout=30, what="the job's state")
         status = client.get(COLLECTION + "/jobs/soon").json()["properties"]
-        assert status["state"] == "Completed"
+        assert status["state"] == "completed"
         assert status["status"]["executionCount"] == 1
 
     process.send_signal(signal.SIGTERM)

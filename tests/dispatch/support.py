@@ -57,9 +57,12 @@ def definition(
     return props
 
 
-def make_collection(store: TableStore, name: str = "c1", *, enabled: bool = True) -> str:
-    """Create (or replace) a collection; returns its name."""
-    state = "Enabled" if enabled else "Disabled"
+def make_collection(
+    store: TableStore, name: str = "c1", *, enabled: bool = True, state: str | None = None
+) -> str:
+    """Create (or replace) a collection (`state`: Enabled or Disabled as `enabled` says, or
+    as given); returns its name."""
+    state = state or ("Enabled" if enabled else "Disabled")
     put_collection(
         store,
         CollectionRecord(SUB, RG, name, "westeurope", properties={"state": state}),

@@ -42,6 +42,10 @@ def _disable_collection(store: TableStore, job: JobRecord) -> None:
     make_collection(store, "c1", enabled=False)
 
 
+def _suspend_collection(store: TableStore, job: JobRecord) -> None:
+    make_collection(store, "c1", state="Suspended")
+
+
 def _complete(store: TableStore, job: JobRecord) -> None:
     set_job(store, job, state="Completed", next_execution_time=None)
 
@@ -58,6 +62,7 @@ def _reschedule(store: TableStore, job: JobRecord) -> None:
         pytest.param(_delete, [], id="deleted-job"),
         pytest.param(_disable, [], id="disabled-job"),
         pytest.param(_disable_collection, [], id="disabled-collection"),
+        pytest.param(_suspend_collection, [], id="suspended-collection"),
         pytest.param(_complete, [], id="completed-job"),
         pytest.param(_reschedule, [MOVED], id="rescheduled-job"),
     ],

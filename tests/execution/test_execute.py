@@ -127,6 +127,8 @@ def test_an_unreachable_target_is_a_failed_attempt_with_the_error(driver: Driver
         pytest.param("Enabled", "Disabled", False, False, id="disabled-collection-dropped"),
         pytest.param("Disabled", "Enabled", True, True, id="disabled-job-manual-run-runs"),
         pytest.param("Enabled", "Disabled", True, False, id="disabled-collection-manual-dropped"),
+        pytest.param("Enabled", "Suspended", False, False, id="suspended-collection-dropped"),
+        pytest.param("Enabled", "Suspended", True, False, id="suspended-collection-manual-dropped"),
     ],
 )
 def test_which_messages_run(

@@ -35,7 +35,7 @@ def test_collection_defaults_and_any_case_enums():
     ("body", "field"),
     [
         pytest.param({"properties": {"sku": {"name": "Gold"}}}, "properties.sku.name", id="sku"),
-        pytest.param({"properties": {"state": "Suspended"}}, "properties.state", id="state-system"),
+        pytest.param({"properties": {"state": "Deleted"}}, "properties.state", id="state-system"),
         pytest.param(
             {"properties": {"quota": {"maxJobCount": 0}}},
             "properties.quota.maxJobCount",

@@ -150,7 +150,7 @@ def test_wire_output_has_arm_identity_status_and_no_secrets():
     assert wire["type"] == "Microsoft.Scheduler/jobCollections/jobs"
     assert "pw" not in str(wire)
     assert wire["properties"]["recurrence"]["schedule"]["monthlyOccurrences"] == [
-        {"day": "Friday", "Occurrence": 1}
+        {"day": "friday", "occurrence": 1, "Occurrence": 1}  # 2016-03-01 (`dialect`)
     ]
     assert wire["properties"]["status"]["nextExecutionTime"] == "2026-01-02T00:00:00Z"
-    assert wire["properties"]["state"] == "Enabled"
+    assert wire["properties"]["state"] == "enabled"

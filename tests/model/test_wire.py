@@ -43,6 +43,29 @@ def test_datetimes_and_durations():
 
 
 @pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        pytest.param("00:01:30", "PT1M30S", id="hh:mm:ss"),
+        pytest.param("1.02:00:00", "P1DT2H", id="d.hh:mm:ss"),
+        pytest.param("00:00:30.2500000", "PT30.25S", id="hh:mm:ss.fffffff"),
+        pytest.param("01:30", "PT1H30M", id="hh:mm"),
+    ],
+)
+def test_a_duration_may_be_a_timespan(text, meant):
+    """What the .NET SDK 2.x sends (`TimeSpan.ToString()`), stored as what it means."""
+    assert wire.duration(text, "f") == meant
+
+
+@pytest.mark.parametrize(
+    "text", ["-00:01:00", "-PT1M", "00:60:00", "1 minute", "90", "PXY", "1.2.3"]
+)
+def test_a_duration_of_neither_form_names_the_field(text):
+    with pytest.raises(ValidationError) as err:
+        wire.duration(text, "f")
+    assert err.value.field == "f" and text not in err.value.message
+
+
+@pytest.mark.parametrize(
     ("names", "field"),
     [
         pytest.param(("sub|x", "rg"), "subscriptionId", id="pipe-in-subscription"),
