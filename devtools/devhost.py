@@ -14,7 +14,8 @@ host runs the same `Runtime` methods the functions call:
 - a worker on the poison queue, as the poison-queue trigger: each poisoned message is
   recorded in its job's history and status, then deleted;
 - the daily housekeeping at `housekeeping.DAILY_AT` UTC, as the daily timer trigger (a host
-  left running locally keeps its history bounded as a deployed one does).
+  left running locally keeps its history bounded as a deployed one does);
+- the metrics' flush, as `function_app.py` starts it (`Runtime.keep_metrics_flushed`).
 
 Ctrl-C or SIGTERM stops uvicorn first, then lets the worker finish the message in hand;
 a message taken but not finished simply becomes visible again, so none is lost.
@@ -220,6 +221,7 @@ def serve(
     server = uvicorn.Server(config)
     for thread in threads:
         thread.start()
+    threads.append(runtime.keep_metrics_flushed(stop))  # counters to storage, once a minute
     log.info("API listening on http://%s:%d/api", host, port)
     if on_started:
         on_started()
@@ -234,6 +236,7 @@ def serve(
         stop.set()
         for thread in threads:
             thread.join()
+        runtime.flush_metrics(due_only=False)  # what was counted since the last flush
         log.info("stopped")
 
 

@@ -18,6 +18,7 @@ import isodate
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
+from scheduler_lib.metrics_settings import METRICS_APP_SETTINGS, NO_METRICS, MetricsSettings
 
 #: Azurite's well-known development account (public, documented by Microsoft).
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -62,6 +63,7 @@ APP_SETTINGS: dict[str, str] = {
     "tokens for, each with the hosts they may go to (default: none)",
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "App Insights: the local host exports to it (in "
     "Azure the Functions worker does, PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY)",
+    **METRICS_APP_SETTINGS,
 }
 
 #: What a local scheduler allows actions to reach besides public addresses: loopback, so that
@@ -76,7 +78,7 @@ LOCAL_EGRESS_ALLOW = ("127.0.0.0/8", "::1/128")
 #: text itself; the worker then still loads, the dispatcher and executor keep running, and
 #: the API answers 503 until a restart resolves it. Any other unresolved reference stops
 #: the worker, since every function needs it.
-OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS",)
+OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS", "SCHEDULER_METRICS_TOKEN")
 _REFERENCE = "@Microsoft.KeyVault("
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
@@ -126,6 +128,7 @@ class Settings:
     #: (`SCHEDULER_DASHBOARD_EASY_AUTH=true`): only when Easy Auth is on, which strips them
     #: from what clients send; without it anyone could send them.
     dashboard_easy_auth: bool = False
+    metrics: MetricsSettings = NO_METRICS  # GET /api/metrics (closed), label bounds
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -172,11 +175,8 @@ class Settings:
         connection string's `AccountName` (Azurite's for `UseDevelopmentStorage=true`)."""
         if self.storage_account_name:
             return self.storage_account_name.lower()
-        fields = dict(
-            part.split("=", 1)
-            for part in (self.storage_connection_string or "").split(";")
-            if "=" in part
-        )
+        parts = (self.storage_connection_string or "").split(";")
+        fields = dict(part.split("=", 1) for part in parts if "=" in part)
         if fields.get("UseDevelopmentStorage", "").lower() == "true":
             return AZURITE_ACCOUNT
         account = fields.get("AccountName")
@@ -227,11 +227,9 @@ class Settings:
         if any(name not in OPTIONAL_REFERENCES for name in unresolved):
             name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
             raise ValidationError(name, "the Key Vault reference did not resolve")
-        raw_keys = env.get("SCHEDULER_API_KEYS", "")
-        if "SCHEDULER_API_KEYS" in unresolved:
-            # App Service leaves the reference text in place when it cannot resolve it;
-            # accepting that text as a key would let anyone who reads the template in.
-            raw_keys = ""
+        # App Service leaves the reference text in place when it cannot resolve it; accepting
+        # that text as a key would let anyone who reads the template in.
+        raw_keys = "" if "SCHEDULER_API_KEYS" in unresolved else env.get("SCHEDULER_API_KEYS", "")
         keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
         return cls(
             storage_connection_string=conn,
@@ -266,6 +264,7 @@ class Settings:
             unresolved_references=unresolved,
             dashboard_easy_auth=env.get("SCHEDULER_DASHBOARD_EASY_AUTH", "").strip().lower()
             in ("1", "true", "yes"),
+            metrics=MetricsSettings.from_env(env, unresolved),
         )
 
 

@@ -7,7 +7,8 @@ into wire JSON, `dispatch/` and `execution/` change them; all of them import `do
 `keys` (the identities every table shares), `jobs` (`JobRecord`), `bookkeeping` (what the
 dispatcher and the executor record beside a job; the executor's claims in `executor_state`),
 `collections` (`CollectionRecord`),
-`vocabulary` (states and statuses as enums).
+`vocabulary` (states and statuses as enums), `outcomes` (what an attempt or an occurrence
+came to, for whoever observes the scheduler's work).
 """
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping, Postponement
@@ -25,6 +26,7 @@ from scheduler_lib.domain.vocabulary import (
     CollectionState,
     HistoryStatus,
     JobState,
+    Outcome,
 )
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "JobRecord",
     "JobState",
     "LastFinished",
+    "Outcome",
     "Postponement",
     "collection_key",
     "job_key",
