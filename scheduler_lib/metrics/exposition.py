@@ -59,7 +59,7 @@ class _ScrapeCollector(Collector):
             family.add_metric([name], depth)
         yield family
         tick = catalog.SECONDS_SINCE_TICK
-        family = GaugeMetricFamily(tick.prometheus, tick.description, unit="seconds")
+        family = GaugeMetricFamily(tick.prometheus, tick.description)
         if gauges.seconds_since_last_tick is not None:
             family.add_metric([], gauges.seconds_since_last_tick)
         yield family

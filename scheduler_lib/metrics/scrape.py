@@ -99,9 +99,10 @@ def fold_stale(store: TableStore, *, now: datetime) -> int:
         and (row.row_key in folded or row.flushed_at is None or now - row.flushed_at > STALE)
     ]
     for row in stale:
-        fold_row(store, row, _add)
+        fold_row(store, row, add_rows)
     return len(stale)
 
 
-def _add(retired: str, row: str) -> str:
+def add_rows(retired: str, row: str) -> str:
+    """The snapshot text of two rows added up (how a fold adds a row to the retired one)."""
     return Snapshot.from_json(retired).plus(Snapshot.from_json(row)).to_json()

@@ -87,12 +87,14 @@ def save_instance_row(
     store: TableStore, row_key: str, snapshot: str, *, now: datetime, etag: str | None
 ) -> str | None:
     """Write an instance's snapshot (create it without `etag`); its new ETag, or None when
-    the row was folded meanwhile (it is gone, or no longer what this instance wrote)."""
+    the row written with `etag` was folded meanwhile (it is gone, or no longer the same)."""
     entity: dict[str, Any] = {"PartitionKey": PARTITION, "RowKey": row_key, "FlushedAt": now}
     entity.update(split_text("Snapshot", snapshot))
     try:
         written = _write(store.table(TABLE), entity, etag)
-    except (NotFoundError, PreconditionFailedError, ConflictError):
+    except (NotFoundError, PreconditionFailedError):
+        if etag is None:
+            raise  # the table itself is missing: not a fold
         return None
     return written.get("etag")
 
