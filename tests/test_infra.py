@@ -42,6 +42,11 @@ NOT_SET_IN_AZURE = {
     "batchSize + newBatchThreshold per instance, and the host adds instances",
     "SCHEDULER_STORAGE_PREFIX": "defaults to empty: in Azure the storage account belongs to the "
     "scheduler alone, so tables and queues keep their plain names",
+    "SCHEDULER_METRICS_TOKEN": "unset, GET /api/metrics is closed (404): an operator who scrapes "
+    "it sets the token (docs/metrics.md), best as a Key Vault reference",
+    "SCHEDULER_METRICS_COLLECTION_LABELS": "the default (50) bounds the series; docs/metrics.md",
+    "SCHEDULER_METRICS_JOB_LABELS": "the default (0: no job has a series of its own) is the "
+    "cheapest; docs/metrics.md",
 }
 #: Settings the template sets ahead of the code (announced by the lead), and why.
 SET_AHEAD_OF_CODE = {
