@@ -81,7 +81,8 @@ class MetricsRecorder:
         self._next_flush = monotonic() + FLUSH_EVERY.total_seconds()
         self.labels = LabelBudget(store, settings.metrics)
         self._reader = InMemoryMetricReader()
-        self._provider = MeterProvider(metric_readers=[self._reader])
+        # Nothing to export at exit (the reader is read by `flush`): no atexit hook per recorder.
+        self._provider = MeterProvider(metric_readers=[self._reader], shutdown_on_exit=False)
         meters = (self._provider.get_meter(catalog.SCOPE), otel_metrics.get_meter(catalog.SCOPE))
         self._instruments = [_Instruments(meter) for meter in meters]
         self.instance = instance or uuid.uuid4().hex[:16]
