@@ -22,6 +22,7 @@ settings = Settings.from_env()
 # The worker itself exports to App Insights (PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY).
 configure_logging(settings, console=False, export=False)
 runtime = Runtime(settings)
+runtime.keep_metrics_flushed()  # this instance's counters reach its row (GET /api/metrics)
 
 app = func.AsgiFunctionApp(app=runtime.api, http_auth_level=func.AuthLevel.ANONYMOUS)
 

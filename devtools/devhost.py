@@ -16,7 +16,8 @@ host runs the same `Runtime` methods the functions call:
   recorded in its job's history and status, then deleted;
 - the daily housekeeping at `housekeeping.DAILY_AT` UTC, as the daily timer trigger (a host
   left running locally keeps its history bounded as a deployed one does; a day missed while
-  it was stopped runs at start-up, as with the dispatcher).
+  it was stopped runs at start-up, as with the dispatcher);
+- the metrics' flush, as `function_app.py` starts it (`Runtime.keep_metrics_flushed`).
 
 Settings come from the environment as in Azure: without `SCHEDULER_EXECUTION_QUEUE` or
 `SCHEDULER_DISPATCH_QUEUE` (bound by the queue triggers) it stops at start-up naming the
@@ -258,6 +259,7 @@ def serve(
     server = uvicorn.Server(config)
     for thread in threads:
         thread.start()
+    threads.append(runtime.keep_metrics_flushed(stop))  # counters to storage, once a minute
     log.info("API listening on http://%s:%d/api", host, port)
     if on_started:
         on_started()
@@ -272,6 +274,7 @@ def serve(
         stop.set()
         for thread in threads:
             thread.join()
+        runtime.flush_metrics(due_only=False)  # what was counted since the last flush
         log.info("stopped")
 
 

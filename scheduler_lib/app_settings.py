@@ -7,6 +7,8 @@ settings table and the docs are checked against this one list (tests/test_infra.
 
 from __future__ import annotations
 
+from scheduler_lib.metrics_settings import METRICS_APP_SETTINGS
+
 #: Every app setting the code reads, with what it is for.
 APP_SETTINGS: dict[str, str] = {
     "AzureWebJobsStorage": "storage connection string (Azurite locally)",
@@ -39,4 +41,5 @@ APP_SETTINGS: dict[str, str] = {
     "tokens for, each with the hosts they may go to (default: none)",
     "APPLICATIONINSIGHTS_CONNECTION_STRING": "App Insights: the local host exports to it (in "
     "Azure the Functions worker does, PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY)",
+    **METRICS_APP_SETTINGS,
 }

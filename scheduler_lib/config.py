@@ -19,6 +19,7 @@ import isodate
 from scheduler_lib.app_settings import APP_SETTINGS as APP_SETTINGS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
+from scheduler_lib.metrics_settings import NO_METRICS, MetricsSettings
 
 #: Azurite's well-known development account (public, documented by Microsoft).
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -45,7 +46,7 @@ LOCAL_EGRESS_ALLOW = ("127.0.0.0/8", "::1/128")
 #: text itself; the worker then still loads, the dispatcher and executor keep running, and
 #: the API answers 503 until a restart resolves it. Any other unresolved reference stops
 #: the worker, since every function needs it.
-OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS",)
+OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS", "SCHEDULER_METRICS_TOKEN")
 _REFERENCE = "@Microsoft.KeyVault("
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
@@ -101,6 +102,7 @@ class Settings:
     trusted_proxies: tuple[str, ...] = ()  # these three: see `api/front_end.py`
     public_url: str | None = None
     platform_hostname: str | None = None
+    metrics: MetricsSettings = NO_METRICS  # GET /api/metrics (closed), label bounds
 
     def __post_init__(self) -> None:
         if not _PREFIX.match(self.storage_prefix):
@@ -201,11 +203,9 @@ class Settings:
         if any(name not in OPTIONAL_REFERENCES for name in unresolved):
             name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
             raise ValidationError(name, "the Key Vault reference did not resolve")
-        raw_keys = env.get("SCHEDULER_API_KEYS", "")
-        if "SCHEDULER_API_KEYS" in unresolved:
-            # App Service leaves the reference text in place when it cannot resolve it;
-            # accepting that text as a key would let anyone who reads the template in.
-            raw_keys = ""
+        # App Service leaves the reference text in place when it cannot resolve it; accepting
+        # that text as a key would let anyone who reads the template in.
+        raw_keys = "" if "SCHEDULER_API_KEYS" in unresolved else env.get("SCHEDULER_API_KEYS", "")
         keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
         return cls(
             storage_connection_string=conn,
@@ -243,6 +243,7 @@ class Settings:
             trusted_proxies=_list(env.get("SCHEDULER_TRUSTED_PROXIES")),
             public_url=env.get("SCHEDULER_PUBLIC_URL", "").strip() or None,
             platform_hostname=env.get("WEBSITE_HOSTNAME", "").strip() or None,
+            metrics=MetricsSettings.from_env(env, unresolved),
         )
 
 

@@ -16,7 +16,12 @@ from typing import Any
 
 from azure.core.exceptions import AzureError
 
-from scheduler_lib.store import TableStore, get_dispatcher_state, get_repair_state
+from scheduler_lib.store import (
+    DispatcherState,
+    TableStore,
+    get_dispatcher_state,
+    get_repair_state,
+)
 from scheduler_lib.timeutil import iso_z
 
 #: The timer fires every minute; three missed ticks in a row is worth a look.
@@ -42,6 +47,19 @@ def check_health(store: TableStore, *, now: datetime) -> tuple[int, dict[str, An
     return status, body
 
 
+def seconds_since_last_tick(state: DispatcherState, *, now: datetime) -> float | None:
+    """How long ago the dispatcher's last tick ran (None: it never ran). The metrics'
+    gauge of the same name reads it here."""
+    if state.last_tick_at is None:
+        return None
+    return (now - state.last_tick_at).total_seconds()
+
+
+def overdue_jobs(repair: dict[str, Any]) -> int:
+    """Enabled jobs the last consistency check found overdue (from `get_repair_state`)."""
+    return int(repair.get("overdue", 0))
+
+
 def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, Any]]:
     try:
         state = get_dispatcher_state(store.ready())
@@ -50,10 +68,10 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, 
         return 503, {"status": "Unhealthy", "storage": {"reachable": False, "error": reason}}
     dispatcher: dict[str, Any] = {"lastTick": None, "secondsSinceLastTick": None}
     status = "Degraded"
-    if state.last_tick_at is not None:
-        age = now - state.last_tick_at
+    age = seconds_since_last_tick(state, now=now)
+    if state.last_tick_at is not None and age is not None:
         dispatcher["lastTick"] = iso_z(state.last_tick_at)
-        dispatcher["secondsSinceLastTick"] = round(age.total_seconds(), 1)
+        dispatcher["secondsSinceLastTick"] = round(age, 1)
         dispatcher["cursor"] = iso_z(state.cursor) if state.cursor else None
         tick = state.last_tick
         dispatcher["lastTickSummary"] = {
@@ -61,10 +79,10 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, 
             for name in ("messages_sent", "postponed", "stale_dropped", "failed", "duration")
             if name in tick
         }
-        if age <= STALE_AFTER:
+        if age <= STALE_AFTER.total_seconds():
             status = "Healthy"
     repair = get_repair_state(store)
-    jobs = {"overdue": int(repair.get("overdue", 0)), "checkedAt": repair.get("checked_at")}
+    jobs = {"overdue": overdue_jobs(repair), "checkedAt": repair.get("checked_at")}
     if jobs["overdue"]:
         status = "Degraded"  # jobs had lost their due-index rows (repaired; worth a look)
     body = {"status": status, "storage": {"reachable": True}, "dispatcher": dispatcher}

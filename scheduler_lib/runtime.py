@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -30,15 +31,19 @@ from scheduler_lib.dispatch import (
     due_for_check,
     repair_jobs,
 )
+from scheduler_lib.domain.outcomes import Event
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import (
     ExecutionQueue,
     ExecutionReport,
     Executor,
     PoisonReport,
+    execution_events,
+    poison_events,
     record_poisoned,
 )
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
+from scheduler_lib.metrics import FLUSH_EVERY, MetricsRecorder, fold_stale
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store import TICK_BUDGET, TableStore, purge_histories
 from scheduler_lib.timeutil import Clock, utc_now
@@ -66,9 +71,39 @@ class Runtime:
         self.store = TableStore(settings)
         self.queue = ExecutionQueue(settings)
         self.dispatch_queue = ExecutionQueue(settings, name=settings.dispatch_queue_name)
-        self.dispatcher = Dispatcher(self.store, self.queue, settings, clock)
+        self.metrics = MetricsRecorder(self.store, settings)
+        self.dispatcher = Dispatcher(self.store, self.queue, settings, clock, observe=self.observe)
         adapters = {} if action_adapters is None else action_adapters
         self.executor = Executor(self.store, self.queue, settings, clock, sleep, adapters)
+
+    def observe(self, event: Event) -> None:
+        """Where the dispatcher's and the executor's events go: the metrics (and, later,
+        whatever else watches jobs: a dead-man switch, notifications)."""
+        self.metrics.observe(event)
+
+    def flush_metrics(self, *, due_only: bool = True) -> None:
+        """Write this instance's counters to its row: when due (`FLUSH_EVERY`), or now.
+        Never fails the trigger that calls it: the next flush tries again."""
+        try:
+            if due_only:
+                self.metrics.flush_if_due(self.clock)
+            else:
+                self.metrics.flush(self.clock())
+        except Exception:
+            log.exception("metrics flush failed; the next one tries again")
+
+    def keep_metrics_flushed(self, stop: threading.Event | None = None) -> threading.Thread:
+        """A daemon thread flushing when due until `stop`, so that what an instance counted
+        last reaches its row even if no trigger runs on it again (the hosts start it)."""
+        stopped = stop or threading.Event()
+
+        def loop() -> None:
+            while not stopped.wait(FLUSH_EVERY.total_seconds()):
+                self.flush_metrics()
+
+        thread = threading.Thread(target=loop, name="metrics-flush", daemon=True)
+        thread.start()
+        return thread
 
     def ensure_storage(self) -> None:
         """Create tables and queues once per worker (idempotent, so racing workers are fine)."""
@@ -109,6 +144,7 @@ class Runtime:
         if result.outcome is PairOutcome.BUSY:
             wait = ((result.busy_until or self.clock()) - self.clock()).total_seconds()
             self.dispatch_queue.send_body(body, delay_seconds=max(1, math.ceil(wait)))
+        self.flush_metrics()
         return result
 
     def drain_dispatch(self) -> list[PairResult]:
@@ -142,24 +178,34 @@ class Runtime:
 
     def upkeep(self, now: datetime) -> None:
         """What a tick does besides dispatching, each part bounded and never failing the
-        tick: every `CHECK_EVERY_MINUTES` the overdue-job check (`anti_entropy`), and a share
-        of the background deletion of deleted jobs' history (`history_purge`)."""
+        tick: every `CHECK_EVERY_MINUTES` the overdue-job check (`anti_entropy`), a share
+        of the background deletion of deleted jobs' history (`history_purge`), and the
+        folding of stopped instances' metrics rows (`metrics.fold_stale`)."""
         try:
             if due_for_check(now):
                 repair_jobs(self.store, now=now, grace_period=self.settings.grace_period)
             purge_histories(self.store, budget=TICK_BUDGET)
+            fold_stale(self.store, now=now)
         except Exception:
             log.exception("tick upkeep failed; the next tick tries again")
 
     def execute(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Execute one message from the execution queue (the queue trigger)."""
         self.ensure_storage()
-        return self.executor.handle(body, message_id=message_id, dequeue_count=dequeue_count)
+        report = self.executor.handle(body, message_id=message_id, dequeue_count=dequeue_count)
+        for event in execution_events(report):
+            self.observe(event)
+        self.flush_metrics()
+        return report
 
     def record_poisoned(self, body: str, *, message_id: str) -> PoisonReport:
         """Record a message from the poison queue in its job (the poison-queue trigger)."""
         self.ensure_storage()
-        return record_poisoned(self.store, body, message_id=message_id, now=self.clock())
+        report = record_poisoned(self.store, body, message_id=message_id, now=self.clock())
+        for event in poison_events(report):
+            self.observe(event)
+        self.flush_metrics()
+        return report
 
     def housekeeping(self) -> HousekeepingReport:
         """Prune history and delete long-ended jobs (the daily timer)."""

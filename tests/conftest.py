@@ -57,11 +57,14 @@ def queue(settings: Settings) -> ExecutionQueue:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    """Say loudly when the browser tests (the API page, the dashboard) did not run: a
-    green run without them has not shown that the pages work."""
+    """Say loudly when the browser tests (the API page, the dashboard) or the Prometheus test
+    (`GET /api/metrics` scraped) did not run: a green run without them has not shown that
+    the pages work, or that Prometheus reads the metrics."""
     skipped = terminalreporter.stats.get("skipped", [])
-    reasons = {str(r.longrepr[-1]) for r in skipped if "BROWSER TEST NOT RUN" in str(r.longrepr)}
-    if reasons:
-        terminalreporter.write_sep("!", "BROWSER TESTS SKIPPED", red=True, bold=True)
-        for reason in sorted(reasons):
-            terminalreporter.write_line(reason.removeprefix("Skipped: "), red=True, bold=True)
+    for what in ("BROWSER", "PROMETHEUS"):
+        marker = f"{what} TEST NOT RUN"
+        reasons = {str(r.longrepr[-1]) for r in skipped if marker in str(r.longrepr)}
+        if reasons:
+            terminalreporter.write_sep("!", f"{what} TESTS SKIPPED", red=True, bold=True)
+            for reason in sorted(reasons):
+                terminalreporter.write_line(reason.removeprefix("Skipped: "), red=True, bold=True)

@@ -27,6 +27,8 @@ FORBIDDEN = {
     "execution": {"api", "dispatch"},
     "dispatch": {"api"},
     "dashboard": {"dispatch", "actions"},
+    # The metrics read events and storage; the API serves them, the runtime feeds them.
+    "metrics": {"api", "dispatch", "actions", "dashboard"},
 }
 #: (module, module it imports) edges that compose rather than depend (see the docstring).
 COMPOSITION = {("scheduler_lib.api.app", "scheduler_lib.dashboard")}

@@ -46,6 +46,11 @@ NOT_SET_IN_AZURE = {
     "without a setting (WEBSITE_HOSTNAME); an operator who adds Front Door sets it",
     "SCHEDULER_PUBLIC_URL": "App Service's own host name (WEBSITE_HOSTNAME) is the public URL; "
     "an operator with a custom domain or Front Door sets it",
+    "SCHEDULER_METRICS_TOKEN": "unset, GET /api/metrics is closed (404): an operator who scrapes "
+    "it sets the token (docs/metrics.md), best as a Key Vault reference",
+    "SCHEDULER_METRICS_COLLECTION_LABELS": "the default (50) bounds the series; docs/metrics.md",
+    "SCHEDULER_METRICS_JOB_LABELS": "the default (0: no job has a series of its own) is the "
+    "cheapest; docs/metrics.md",
 }
 #: Settings the template sets ahead of the code (announced by the lead), and why.
 SET_AHEAD_OF_CODE = {

@@ -23,6 +23,7 @@ from scheduler_lib.api import (
     collection_routes,
     job_routes,
     list_routes,
+    metrics_route,
     preview_routes,
 )
 from scheduler_lib.api.auth_limit import AuthLimiter
@@ -82,6 +83,7 @@ def create_app(
     )
     for module in (collection_routes, job_routes, list_routes, preview_routes, backfill_routes):
         app.include_router(module.router)
+    app.include_router(metrics_route.router)  # its own token (SCHEDULER_METRICS_TOKEN)
     _add_health(app)
     _add_versioned_documents(app)
     add_docs_page(app)

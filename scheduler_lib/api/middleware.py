@@ -32,8 +32,11 @@ from scheduler_lib.errors import (
 
 log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and
-#: a browser opening the docs page cannot send a bearer key).
-PUBLIC_PATHS = frozenset({PREFIX + "/health", DOCS_PATH, *ASSETS, *DOCUMENT_PATHS.values()})
+#: a browser opening the docs page cannot send a bearer key). The metrics check a token of
+#: their own (`metrics_route`).
+PUBLIC_PATHS = frozenset(
+    {PREFIX + "/health", PREFIX + "/metrics", DOCS_PATH, *ASSETS, *DOCUMENT_PATHS.values()}
+)
 #: The dashboard (`scheduler_lib.dashboard`): a browser cannot send a bearer key, so its pages
 #: check their own session cookie instead (and send everyone else to the sign-in page).
 DASHBOARD_PREFIX = PREFIX + "/ui"

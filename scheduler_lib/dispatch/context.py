@@ -14,6 +14,7 @@ from typing import Any
 
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import JobRecord, JobState, split_job_key
+from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.schedule import Schedule, parse_schedule
@@ -97,6 +98,8 @@ class TickContext:
     batched: bool = False
     prewritten: frozenset[tuple[str, datetime]] = frozenset()
     schedules: Schedules = field(default_factory=Schedules)  # shared by the chunks' contexts
+    #: Takes what the tick decides about occurrences (a postponement: `Outcome.MISSED`).
+    observe: Observer = ignore
     _removals: list[DueRow] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

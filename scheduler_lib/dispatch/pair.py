@@ -29,6 +29,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.report import TickReport
 from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, TickCollections, run_shard
+from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     LeaseLostError,
@@ -76,9 +77,11 @@ def dispatch_pair(
     clock: Clock | None = None,
     workers: int = DEFAULT_WORKERS,
     collections: TickCollections | None = None,
+    observe: Observer = ignore,
 ) -> PairResult:
     """Handle `pair` at `now` as `owner` (a unique id per call); see the module docstring.
-    `collections`: the states of collections this worker already read for the pair's tick."""
+    `collections`: the states of collections this worker already read for the pair's tick;
+    `observe`: takes the pair's postponements (`TickContext.observe`)."""
     lease, seen = acquire_shard(store, pair.shard, owner=owner, now=now, duration=LEASE)
     if lease is None:
         return PairResult(PairOutcome.BUSY, seen.cursor, busy_until=seen.lease_until or now)
@@ -97,7 +100,7 @@ def dispatch_pair(
         report = run_shard(
             store, queue, settings, pair.shard, cursor,
             now=now, clock=clock, workers=workers, between_chunks=renew,
-            collections=collections, tick=pair.now,
+            collections=collections, tick=pair.now, observe=observe,
         )  # fmt: skip
     except BaseException:
         if held[0].owner == owner:

@@ -29,7 +29,8 @@ from scheduler_lib.dispatch.context import (
     TickContext,
     advance_job,
 )
-from scheduler_lib.domain import JobRecord, JobState, Postponement
+from scheduler_lib.domain import JobRecord, JobState, Outcome, Postponement
+from scheduler_lib.domain.outcomes import OccurrenceEnded
 from scheduler_lib.execution import MAIN_ACTION
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (
@@ -72,6 +73,7 @@ def postpone(
         ctx.remove_row(row)
         counts.postponed += 1
         counts.completed += nxt is None
+        _observe(ctx, saved)
     return saved, won
 
 
@@ -85,6 +87,14 @@ def finish_interrupted_postponement(
         return
     _record(ctx, job, row.due, marker.message)
     counts.postponed += 1
+    _observe(ctx, job)
+
+
+def _observe(ctx: TickContext, job: JobRecord) -> None:
+    """Tell the tick's observer: the job's occurrences were missed by downtime."""
+    action = job.definition.get("action")
+    kind = action.get("type") if isinstance(action, dict) else None
+    ctx.observe(OccurrenceEnded(job.key, kind if isinstance(kind, str) else "", Outcome.MISSED))
 
 
 def _record(ctx: TickContext, job: JobRecord, due: datetime, message: str) -> None:

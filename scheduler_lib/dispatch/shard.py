@@ -32,6 +32,7 @@ from scheduler_lib.dispatch.chunk import CHUNK, Unit, dispatch_chunk
 from scheduler_lib.dispatch.context import Counts, TickContext
 from scheduler_lib.dispatch.report import TickReport, minute_start, minutes_between
 from scheduler_lib.domain import collection_key, split_job_key
+from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.errors import NotFoundError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import DueRow, TableStore, due_rows, get_collection, minute_key
@@ -77,18 +78,23 @@ def run_shard(
     between_chunks: Callable[[], None] | None = None,
     collections: TickCollections | None = None,
     tick: datetime | None = None,
+    observe: Observer = ignore,
 ) -> TickReport:
     """Dispatch the shard's occurrences due from `cursor` (or the grace window, whichever is
     earlier) through one minute after `now`; `between_chunks` runs before each chunk (the
     lease renewal); `collections` holds what the worker read of the collections for `tick`
-    (the instant of the tick the pair belongs to). With the entry point's `clock`, each
+    (the instant of the tick the pair belongs to); `observe` takes the tick's postponements
+    (`TickContext.observe`). With the entry point's `clock`, each
     message's delay is measured from when it is sent and the report says how long it took;
     without, all happens at `now`."""
     start = now - settings.grace_period
     if cursor is not None and cursor < start:
         start = cursor
     through = now + LOOK_AHEAD
-    ctx = TickContext(store, queue, settings, now, minute_key(through), clock=clock, batched=True)
+    ctx = TickContext(
+        store, queue, settings, now, minute_key(through), clock=clock, batched=True,
+        observe=observe,
+    )  # fmt: skip
     rows = list(due_rows(store, start=start, through=through, shard=shard))
 
     known = (collections or TickCollections(), tick or now)

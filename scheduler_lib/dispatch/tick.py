@@ -19,6 +19,7 @@ from scheduler_lib.dispatch.coordinator import CoordinatorReport, coordinate, pa
 from scheduler_lib.dispatch.pair import PairResult, dispatch_pair
 from scheduler_lib.dispatch.report import TickReport, combine, minute_start
 from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, LOOK_AHEAD, TickCollections
+from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
@@ -44,12 +45,15 @@ class Dispatcher:
     workers: int = DEFAULT_WORKERS
     #: What this worker read of the collections for the tick it handles pairs of.
     collections: TickCollections = field(default_factory=TickCollections)
+    #: Takes what the pairs decide about occurrences (the runtime's metrics).
+    observe: Observer = ignore
 
     def tick(self, *, now: datetime) -> TickReport:
         """A whole tick at `now` in this process (see `run_tick`)."""
         return run_tick(
-            self.store, self.queue, self.settings, now=now, clock=self.clock, workers=self.workers
-        )
+            self.store, self.queue, self.settings, now=now, clock=self.clock,
+            workers=self.workers, observe=self.observe,
+        )  # fmt: skip
 
     def coordinate(self, control_queue: ExecutionQueue, *, now: datetime) -> CoordinatorReport:
         """The timer function's part: send the due pairs to `control_queue`."""
@@ -60,7 +64,7 @@ class Dispatcher:
         return dispatch_pair(
             self.store, self.queue, self.settings, ControlMessage.from_json(message),
             owner=owner or uuid.uuid4().hex, now=now, clock=self.clock, workers=self.workers,
-            collections=self.collections,
+            collections=self.collections, observe=self.observe,
         )  # fmt: skip
 
 
@@ -72,6 +76,7 @@ def run_tick(
     now: datetime,
     clock: Clock | None = None,
     workers: int = DEFAULT_WORKERS,
+    observe: Observer = ignore,
 ) -> TickReport:
     """Dispatch every occurrence due from the cursor through one minute after `now`: the
     coordinator's work and every pair it hands out, here, one shard after the other. A pair
@@ -84,6 +89,7 @@ def run_tick(
         return dispatch_pair(
             store, queue, settings, pair,
             owner=owner, now=now, clock=clock, workers=workers, collections=collections,
+            observe=observe,
         )  # fmt: skip
 
     results = [handle(pair) for pair in pairs_due(settings, now)]

@@ -8,7 +8,8 @@ into wire JSON, `dispatch/` and `execution/` change them; all of them import `do
 dispatcher and the executor record beside a job; the executor's claims in `executor_state`),
 `collections` (`CollectionRecord`),
 `vocabulary` (states and statuses as enums), `text` (what a stored string may hold: no lone
-surrogate).
+surrogate), `outcomes` (what an attempt or an occurrence came to, for whoever observes the
+scheduler's work).
 """
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping, Postponement
@@ -27,6 +28,7 @@ from scheduler_lib.domain.vocabulary import (
     CollectionState,
     HistoryStatus,
     JobState,
+    Outcome,
 )
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "JobRecord",
     "JobState",
     "LastFinished",
+    "Outcome",
     "Postponement",
     "collection_key",
     "has_lone_surrogate",

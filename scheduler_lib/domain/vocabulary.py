@@ -33,6 +33,20 @@ class HistoryStatus(StrEnum):
     SKIPPED = "Skipped"
 
 
+class Outcome(StrEnum):
+    """How one occurrence ended, as the metrics (`scheduler_lib/metrics`) name it: the
+    history's and the job state's words, plus the two ways an occurrence ends that the
+    history writes as another status (a Postponed entry for downtime; a Failed entry for a
+    poisoned message). Per attempt, the history status itself (Completed, Failed) is used."""
+
+    COMPLETED = HistoryStatus.COMPLETED.value  # its main action succeeded (a retry included)
+    FAULTED = JobState.FAULTED.value  # the main action failed on its last allowed attempt
+    SKIPPED = HistoryStatus.SKIPPED.value  # concurrencyPolicy: the previous one still ran
+    POSTPONED = HistoryStatus.POSTPONED.value  # the executor: it would start past the grace period
+    MISSED = "Missed"  # the dispatcher: missed by downtime (one Postponed entry, maybe several)
+    POISONED = "Poisoned"  # its message failed as often as the host allows
+
+
 #: Every job state, as the wire spells it (validation, `$filter=state eq ...`).
 JOB_STATES: tuple[str, ...] = tuple(state.value for state in JobState)
 #: The job states a user may set; the others are the scheduler's verdicts.

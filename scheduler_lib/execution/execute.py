@@ -55,7 +55,7 @@ from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution import claims, lifecycle, overlap
+from scheduler_lib.execution import claims, lifecycle, outcomes, overlap
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
@@ -94,6 +94,10 @@ class ExecutionReport:
     follow_up_at: datetime | None = None
     delivery: Delivery | None = None
     job_state: str | None = None
+    #: The type of the action the message names, once its job was read (metrics' label).
+    action_type: str | None = None
+    #: The second the attempt was to start at (`ExecutionMessage.start_at`), if it had one.
+    start_at: datetime | None = None
 
 
 def job_arm_id(record: JobRecord) -> str:
@@ -135,11 +139,12 @@ def _handle(
     store, queue, settings = executor.store, executor.queue, executor.settings
     clock, sleep, action_adapters = executor.clock, executor.sleep, executor.action_adapters
     message = ExecutionMessage.from_json(body)
+    action_type: str | None = None  # known once the claim has read the job
 
     def report(disposition: str, reason: str, **extra: Any) -> ExecutionReport:
         result = ExecutionReport(
             disposition, reason, message.job_key, message.execution_tag, message.action,
-            message.attempt, **extra,
+            message.attempt, action_type=action_type, start_at=message.start_at, **extra,
         )  # fmt: skip
         _log(result, message)
         return result
@@ -153,6 +158,7 @@ def _handle(
     if isinstance(claimed, claims.Skip):
         return report(claimed.disposition, claimed.reason)
     record, verdict, collection = claimed
+    action_type = outcomes.action_type(record, message)
     # Judged at the first claim: a Rerun of an attempt that started in time still runs.
     claimed_at = lifecycle.claimed_at(record, message) or clock()
     if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):

@@ -22,7 +22,7 @@ from datetime import datetime
 
 from scheduler_lib.domain import HistoryStatus
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution import claims, lifecycle, outcomes
 from scheduler_lib.execution.late import not_run_entry
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.store import HistoryEntry, TableStore, add_history, find_job
@@ -43,6 +43,8 @@ class PoisonReport:
     disposition: str
     reason: str
     history: HistoryEntry | None = None
+    job_key: str = ""
+    action_type: str | None = None  # of the attempt's action, when recorded
 
 
 def record_poisoned(
@@ -72,4 +74,5 @@ def record_poisoned(
     )
     claims.finish(store, record, message, message_id, attempt, now=now)
     log.error("execution message poisoned; recorded in the job's history", extra=extra)
-    return PoisonReport("Recorded", "recorded as a failed attempt", entry)
+    kind = outcomes.action_type(record, message)
+    return PoisonReport("Recorded", "recorded as a failed attempt", entry, record.key, kind)

@@ -162,6 +162,12 @@ class ExecutionQueue:
     def _source(self, poisoned: bool) -> QueueClient:
         return self.poison if poisoned else self.client
 
+    def depth(self, *, poisoned: bool = False) -> int:
+        """Approximately how many messages the queue (or its poison queue) holds, those not
+        yet visible included (a retry waiting, an occurrence sent a minute ahead)."""
+        properties = self._source(poisoned).get_queue_properties()
+        return int(properties.approximate_message_count or 0)
+
     def delete(self, message: ReceivedMessage, *, poisoned: bool = False) -> None:
         self._source(poisoned).delete_message(message.id, message.pop_receipt)
 

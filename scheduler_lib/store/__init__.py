@@ -1,4 +1,5 @@
-"""The only package that talks to Table storage: collections, jobs, due index, history.
+"""The only package that talks to Table storage: collections, jobs, due index, history, and
+the scheduler's own state (the dispatcher's, the shards', the metrics' rows).
 
 Each module owns one table; `tables.TableStore` holds the clients. Records are plain frozen
 dataclasses holding wire JSON, so the domain code never sees storage entities.
@@ -59,12 +60,23 @@ from scheduler_lib.store.history_purge import (
     request_history_purge,
 )
 from scheduler_lib.store.jobs import enabled_jobs, find_job, get_job, put_job
+from scheduler_lib.store.metrics_rows import (
+    INSTANCE_PREFIX,
+    RETIRED,
+    MetricsRow,
+    fold_row,
+    metrics_rows,
+    register_label,
+    save_instance_row,
+)
 from scheduler_lib.store.tables import TableStore, storage_unavailable
 
 __all__ = [
     "HISTORY_KEEP",
+    "INSTANCE_PREFIX",
     "MINUTE_FORMAT",
     "POSTPONED_STATUS",
+    "RETIRED",
     "TICK_BUDGET",
     "TRANSACTION_LIMIT",
     "DispatcherState",
@@ -72,6 +84,7 @@ __all__ = [
     "HistoryEntry",
     "LeaseLostError",
     "LostRace",
+    "MetricsRow",
     "ShardState",
     "TableStore",
     "acquire_shard",
@@ -84,6 +97,7 @@ __all__ = [
     "due_rows",
     "enabled_jobs",
     "find_job",
+    "fold_row",
     "get_collection",
     "get_dispatcher_state",
     "get_job",
@@ -92,6 +106,7 @@ __all__ = [
     "has_due_row",
     "history_purge_pending",
     "list_history",
+    "metrics_rows",
     "migrate_unsharded",
     "minute_key",
     "open_dashboard_session",
@@ -99,6 +114,7 @@ __all__ = [
     "prune_history",
     "purge_histories",
     "put_job",
+    "register_label",
     "reindex_overdue",
     "release_shard",
     "remove_due",
@@ -108,6 +124,7 @@ __all__ = [
     "request_history_purge",
     "retry_lost_races",
     "save_dispatcher_state",
+    "save_instance_row",
     "save_repair_state",
     "shard_states",
     "storage_unavailable",

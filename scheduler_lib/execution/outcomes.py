@@ -1,0 +1,66 @@
+"""The executor's reports as events (`domain.outcomes`): what an attempt did and how its
+occurrence ended, read off the report the entry point gets back, so the executor itself
+stays as it was and records nothing twice.
+
+An occurrence ends `Completed` when its main action succeeds (on any attempt) and `Faulted`
+when its main action fails on its last allowed attempt (the errorAction, if any, follows:
+its attempts are attempts, not another outcome). `Postponed` and `Skipped` come from the
+dispositions of the same names, `Poisoned` from the poison queue's report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from scheduler_lib.domain import HistoryStatus, JobRecord
+from scheduler_lib.domain.outcomes import AttemptEnded, Event, OccurrenceEnded
+from scheduler_lib.domain.vocabulary import Outcome
+from scheduler_lib.execution.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
+
+if TYPE_CHECKING:  # execute and poisoned import this module
+    from scheduler_lib.execution.execute import ExecutionReport
+    from scheduler_lib.execution.poisoned import PoisonReport
+
+#: Dispositions of a message whose attempt ran (now, or in an earlier delivery: Recorded).
+RAN = ("Ran", "Rerun", "Recorded")
+_NOT_RUN = {"Postponed": Outcome.POSTPONED, "Skipped": Outcome.SKIPPED}
+
+
+def action_type(record: JobRecord, message: ExecutionMessage) -> str | None:
+    """The type of the action `message` names (None: no such action, or not readable)."""
+    action = record.definition.get("action")
+    if isinstance(action, Mapping) and message.action == ERROR_ACTION:
+        action = action.get("errorAction")
+    kind = action.get("type") if isinstance(action, Mapping) else None
+    return kind if isinstance(kind, str) else None
+
+
+def execution_events(report: ExecutionReport) -> list[Event]:
+    """What one executed message tells (nothing for a duplicate, a drop, a deferral)."""
+    kind = report.action_type or ""
+    if report.disposition in _NOT_RUN:
+        return [OccurrenceEnded(report.job_key, kind, _NOT_RUN[report.disposition])]
+    entry = report.history
+    if report.disposition not in RAN or entry is None:
+        return []
+    status = HistoryStatus(entry.status)
+    attempt = AttemptEnded(
+        report.job_key, kind, report.action_name, report.attempt, status,
+        entry.start_time, entry.end_time, report.start_at,
+    )  # fmt: skip
+    events: list[Event] = [attempt]
+    if report.action_name == MAIN_ACTION:
+        follow_up = report.follow_up
+        if status is HistoryStatus.COMPLETED:
+            events.append(OccurrenceEnded(report.job_key, kind, Outcome.COMPLETED))
+        elif follow_up is None or follow_up.action == ERROR_ACTION:  # no retry left
+            events.append(OccurrenceEnded(report.job_key, kind, Outcome.FAULTED))
+    return events
+
+
+def poison_events(report: PoisonReport) -> list[Event]:
+    """A poisoned message recorded in its job ends its occurrence as `Poisoned`."""
+    if report.disposition != "Recorded":
+        return []
+    return [OccurrenceEnded(report.job_key, report.action_type or "", Outcome.POISONED)]
