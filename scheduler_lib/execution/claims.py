@@ -28,10 +28,13 @@ from scheduler_lib.store import (
 
 @dataclass(frozen=True)
 class Skip:
-    """Why a message is not run: disposition Dropped or Duplicate, and the reason."""
+    """Why a message is not run: disposition Dropped or Duplicate, and the reason;
+    `postponed`: the job as read, when this very message's attempt was made final without
+    running (a redelivery: `late.resend_late_run` may owe it its late run)."""
 
     disposition: str
     reason: str
+    postponed: JobRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,8 @@ def claim(
         record, collection = found
         verdict, why = lifecycle.judge(record, message, message_id)
         if verdict is lifecycle.Verdict.DUPLICATE:
-            return Skip("Duplicate", why)
+            here = lifecycle.postponed_here(record, message, message_id)
+            return Skip("Duplicate", why, record if here else None)
         claimed = lifecycle.with_claim(record, message, message_id, now=now)
         try:
             return put_job(store, claimed, etag=record.etag), verdict, collection

@@ -150,17 +150,20 @@ def _handle(
         return report("Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
     claimed = claims.claim(store, message, message_id, now=clock())
+    grace = settings.grace_period
     if isinstance(claimed, claims.Skip):
+        if claimed.postponed is not None:  # redelivered: its late run may not have been sent
+            postponed = claimed.postponed
+            execute_late.resend_late_run(queue, postponed, message, grace=grace, now=clock())
         return report(claimed.disposition, claimed.reason)
     record, verdict, collection = claimed
     # Judged at the first claim: a Rerun of an attempt that started in time still runs.
     claimed_at = lifecycle.claimed_at(record, message) or clock()
-    if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
-        rerun = verdict is lifecycle.Verdict.RERUN
-        grace = settings.grace_period
+    if execute_late.too_late(message, now=claimed_at, grace=grace):
         late = execute_late.postpone_late(
-            store, record, message, rerun=rerun, now=clock(), grace=grace
-        )
+            store, queue, record, message, rerun=verdict is lifecycle.Verdict.RERUN,
+            claimed_at=claimed_at, now=clock(), grace=grace,
+        )  # fmt: skip
         return report("Postponed", "started later than the grace period", job_state=_state(late))
 
     if start_at is not None:

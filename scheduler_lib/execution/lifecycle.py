@@ -95,6 +95,20 @@ def judge(record: JobRecord, message: ExecutionMessage, message_id: str) -> tupl
     return Verdict.DUPLICATE, "another message for this attempt was already taken"
 
 
+def postponed_here(record: JobRecord, message: ExecutionMessage, message_id: str) -> bool:
+    """Whether `message`, delivered again under `message_id`, is the one whose attempt was
+    made final without running (postponed, or skipped by its concurrencyPolicy)."""
+    claim = executor_state(record).claims.get(message.execution_tag)
+    return (
+        claim is not None
+        and claim.final
+        and claim.postponed
+        and claim.message_id == message_id
+        and not message.manual
+        and _same_step(claim, message)
+    )
+
+
 def with_claim(
     record: JobRecord, message: ExecutionMessage, message_id: str, *, now: datetime
 ) -> JobRecord:
