@@ -47,13 +47,18 @@ EARLY_DELIVERY = timedelta(seconds=1)
 
 
 def _client_options(patience: StoragePatience) -> dict[str, Any]:
-    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts."""
+    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts. Its
+    counts per kind of failure (refused connection, lost answer, 5xx) default to 3 whatever
+    `retry_total` says, so each is set too."""
     options: dict[str, Any] = patience.transport_options()
     if patience.retries is not None:
         options["retry_policy"] = LinearRetry(
             backoff=patience.backoff,  # type: ignore[arg-type]  # typed int, takes float seconds
             retry_total=patience.retries,
             random_jitter_range=0,
+            retry_connect=patience.retries,
+            retry_read=patience.retries,
+            retry_status=patience.retries,
         )
     return options
 
