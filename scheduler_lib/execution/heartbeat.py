@@ -98,9 +98,7 @@ class Heartbeat:
                     self.lost = True
                     return
             except Exception:  # storage unreachable: the next beat tries again
-                log.warning(
-                    "lease not renewed", exc_info=True, extra={"job": self.message.job_key}
-                )
+                log.warning("lease not renewed", exc_info=True, extra={"job": self.message.job_key})
 
 
 @contextmanager

@@ -6,9 +6,11 @@ hidden for the visibility timeout, then ran the action a second time).
 
 A real Azurite of the test's own, with its data on disk, stopped and started again on the
 same ports; the local host's executor loop (`worker_loop`) and the real `Runtime` on the
-real clock (the queue's visibility delays are real time); a real HTTP target. Two one-time
+real clock (the queue's visibility delays are real time); a real HTTP target. One-time
 jobs: `running`, whose action is in flight when storage stops (its history is written
-during the outage), and `during`, whose message becomes visible during the outage."""
+during the outage), and two whose messages become visible during the outage and which
+start later than the grace period (10 s here), so each is judged by its missedRunPolicy as
+after downtime: `during` (RunLatest) runs late, `skipped` (Skip, the default) is Postponed."""
 
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ import pytest
 from devtools.azurite import Azurite, start_azurite
 from devtools.devhost import worker_loop
 from scheduler_lib.config import Settings
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.storage_patience import INTERACTIVE
-from scheduler_lib.store.history import list_history
+from scheduler_lib.store.history import HistoryEntry, list_history
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import utc_now
 from tests.dispatch.support import definition, make_collection, make_job
@@ -65,22 +68,34 @@ def test_the_host_recovers_within_seconds_of_storage_coming_back(
 ) -> None:
     azurite = own_azurite[0]
     ports = (azurite.blob_port, azurite.queue_port, azurite.table_port)
-    settings = replace(settings, storage_connection_string=azurite.connection_string)
+    settings = replace(
+        settings,
+        storage_connection_string=azurite.connection_string,
+        grace_period=timedelta(seconds=10),
+    )
     runtime = Runtime(settings)
     runtime.ensure_storage()
     make_collection(runtime.store)
     reader = TableStore(settings, patience=INTERACTIVE)
     stop = threading.Event()
     worker = threading.Thread(target=worker_loop, args=(runtime, stop), name="outage-worker")
+    jobs: dict[str, JobRecord] = {}
+
+    def history(name: str) -> list[HistoryEntry]:
+        entries, _ = list_history(reader, jobs[name].history_key, page_size=10)
+        return entries
+
     with HttpTarget() as target:
         target.reply(delay=4, path="/running")  # in flight when storage stops
         now = utc_now().replace(microsecond=0)
-        jobs = {}
-        for name, seconds in (("running", 4), ("during", 12)):
+        for name, seconds, policy in (
+            ("running", 4, "Skip"), ("during", 12, "RunLatest"), ("skipped", 12, "Skip"),
+        ):  # fmt: skip
             props = definition(now + timedelta(seconds=seconds), frequency=None)
             props["action"]["request"]["uri"] = target.url_for("/" + name)
+            props["missedRunPolicy"] = policy
             jobs[name] = make_job(runtime.store, name, props, created=now)
-        assert runtime.tick().messages_sent == 2
+        assert runtime.tick().messages_sent == 3
         worker.start()
         try:
             target.wait_for_requests(1, timeout=30)
@@ -90,17 +105,20 @@ def test_the_host_recovers_within_seconds_of_storage_coming_back(
             up = time.monotonic()
 
             arrived = _waited(lambda: len(target.requests_to("/during")) >= 1, up)
-
-            def recorded() -> bool:
-                entries, _ = list_history(reader, jobs["running"].history_key, page_size=10)
-                return bool(entries)
-
-            written = _waited(recorded, up)
+            written = _waited(lambda: bool(history("running")), up)
+            postponed = _waited(lambda: bool(history("skipped")), up)
         finally:
             stop.set()
             worker.join(timeout=60)
-        measured = f"storage back; `during` ran after {arrived} s, `running` recorded {written} s"
-        assert arrived is not None and arrived <= RECOVERY, measured
-        assert written is not None and written <= RECOVERY, measured
+        measured = (
+            f"storage back; `during` ran after {arrived} s, `running` recorded after "
+            f"{written} s, `skipped` recorded after {postponed} s"
+        )
+        for seconds in (arrived, written, postponed):
+            assert seconds is not None and seconds <= RECOVERY, measured
         assert len(target.requests_to("/running")) == 1  # not run a second time
         assert len(target.requests_to("/during")) == 1
+        assert target.requests_to("/skipped") == []
+        assert [e.status for e in history("skipped")] == ["Postponed"]
+        statuses = sorted((e.status, e.message.split(" ")[0]) for e in history("during"))
+        assert statuses == [("Completed", "[CatchUp]"), ("Postponed", "Skipped")]
