@@ -29,7 +29,8 @@ and messages of its own:
 Bound: a worker that dies is taken over `LEASE` + `CONFIRM` (+ a whole second of queue
 delay and the trigger's polling) after its last heartbeat, about 20 s. A step taken over
 `MAX_TAKEOVERS` times (an attempt whose invocation fails however often it runs) is left to
-the queue's own redelivery and poison handling.
+the queue's own redelivery and poison handling, as is a worker that dies in the moment
+between writing its claim and sending the watchdog.
 """
 
 from __future__ import annotations
