@@ -19,9 +19,10 @@ spread over the window every few seconds. What happens, in seconds after M0:
   double of it, or any occurrence after the last PUT missing or doubled, is counted).
 
 `SCHEDULER_GRACE_PERIOD` is one minute, so occurrences missed by the downtime run late. A
-message the killed host had already taken stays hidden for its visibility timeout (the local
-host's 300 s; the Functions queue trigger holds one up to 10 minutes), so its occurrence
-arrives after this window closes and is reported lost "due during host kill -9".
+message the killed host had already taken stays hidden for its visibility timeout (10
+minutes, as the Functions queue trigger holds one); an attempt it had claimed is taken over
+by its watchdog once the claim's lease runs out (about 20 s after the kill) and runs again,
+a repeat with the same execution tag ("in-flight repeated").
 """
 
 from __future__ import annotations

@@ -10,8 +10,12 @@ host runs the same `Runtime` methods the functions call:
   (minute, shard) control message at a time off the dispatch queue as the dispatch
   function does (so shards are dispatched in parallel under their leases, as in Azure),
 - a worker that consumes the execution queue as the queue trigger does: messages are
-  hidden while they run, deleted on success, made visible again on failure after host.json's
-  `visibilityTimeout`, and moved to the poison queue after its `maxDequeueCount` dequeues;
+  hidden for 10 minutes when taken (the Functions host's dequeue visibility; it renews that
+  while a function runs, which no invocation here lasts long enough to need), deleted on
+  success, made visible again after host.json's `visibilityTimeout` on failure, and moved
+  to the poison queue after its `maxDequeueCount` dequeues. A host that is killed leaves its
+  messages hidden those 10 minutes, as in Azure: what brings an attempt back sooner is its
+  claim's lease and watchdog (`scheduler_lib/execution/lease.py`), not the queue;
 - a worker on the poison queue, as the poison-queue trigger: each poisoned message is
   recorded in its job's history and status, then deleted;
 - the daily housekeeping at `housekeeping.DAILY_AT` UTC, as the daily timer trigger (a host
@@ -52,7 +56,7 @@ log = logging.getLogger("scheduler.devhost")
 
 #: host.json's queues section, as the Functions host applies it to every queue trigger.
 MAX_DEQUEUE_COUNT, RETRY_VISIBILITY = queue_trigger_settings()
-VISIBILITY_TIMEOUT = 300  # seconds a message stays hidden while it runs
+VISIBILITY_TIMEOUT = 600  # seconds a taken message stays hidden (the Functions host's 10 min)
 POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
 #: A dispatch worker polls more often: a control message is at the start of a minute's work.
 DISPATCH_POLL_INTERVAL = 0.1

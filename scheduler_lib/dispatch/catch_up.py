@@ -1,6 +1,7 @@
 """Extension 3 (2026-12-01): occurrences run late on purpose. A job's `missedRunPolicy`
-decides what the dispatcher's postponement (`postpone`) also runs; `POST .../backfill` runs
-the occurrences of a past range (`backfill`).
+decides what the dispatcher's postponement (`postpone`) also runs (`model/missed.missed_runs`,
+which the executor asks too about an occurrence whose message arrived late); `POST
+.../backfill` runs the occurrences of a past range (`backfill`).
 
 Each late run is its occurrence's message with the occurrence's own execution tag (the tag
 derives from the job and the instant, so a target sees the tag the on-time run would have
@@ -13,14 +14,13 @@ postponed or skipped runs.
 
 from __future__ import annotations
 
-from collections import deque
 from datetime import datetime
 from itertools import islice, takewhile
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage, ExecutionQueue
-from scheduler_lib.model.missed import MAX_RUNS, MissedRunPolicy, window_of
+from scheduler_lib.model.missed import MAX_RUNS
 from scheduler_lib.schedule import Schedule, parse_schedule
 
 
@@ -29,21 +29,6 @@ def between(schedule: Schedule, first: datetime, last: datetime) -> list[datetim
     tell "too many"), ascending."""
     within = takewhile(lambda instant: instant <= last, schedule.executions_from(first))
     return list(islice(within, MAX_RUNS + 1))
-
-
-def missed_runs(
-    job: JobRecord, schedule: Schedule, first_missed: datetime, *, now: datetime
-) -> list[datetime]:
-    """The missed occurrences (from `first_missed` through `now`) the job's policy runs late:
-    none (Skip), the latest (RunLatest), or those inside `catchUpWindow`, the latest
-    `MAX_RUNS` (RunAll). Occurrences older than the window never run."""
-    policy = MissedRunPolicy(job.definition.get("missedRunPolicy") or MissedRunPolicy.SKIP)
-    if policy is MissedRunPolicy.SKIP:
-        return []
-    start = max(first_missed, now - window_of(job.definition))
-    missed = takewhile(lambda instant: instant <= now, schedule.executions_from(start))
-    keep = 1 if policy is MissedRunPolicy.RUN_LATEST else MAX_RUNS
-    return list(deque(missed, maxlen=keep))
 
 
 def note(runs: list[datetime]) -> str:

@@ -32,6 +32,7 @@ from scheduler_lib.dispatch.context import (
 from scheduler_lib.domain import JobRecord, JobState, Outcome, Postponement
 from scheduler_lib.domain.outcomes import OccurrenceEnded
 from scheduler_lib.execution import MAIN_ACTION
+from scheduler_lib.model.missed import missed_runs
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (
     POSTPONED_STATUS,
@@ -55,7 +56,7 @@ def postpone(
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
     schedule = ctx.schedules.of(job)
     nxt = schedule.next_after(ctx.now)
-    late = catch_up.missed_runs(job, schedule, row.due, now=ctx.now)  # its missedRunPolicy
+    late = missed_runs(job, schedule, row.due, now=ctx.now)  # its missedRunPolicy
     marker = Postponement(row.due, _message(ctx, schedule, row.due, nxt) + catch_up.note(late))
 
     def advance(current: JobRecord) -> JobRecord:

@@ -6,7 +6,8 @@ Typed here so no one reads it by string key; `from_stored`/`to_stored` (reached 
 form is unchanged by the typing: times are written as `isoformat()` (`+00:00`, as they always
 were; they are not shown to anyone), a flag the executor sets only on some claims
 (`abandoned`, `postponed`) is written only when set, a claim written before `claimedAt`
-existed stays without it, and keys this version does not know are carried along.
+existed stays without it, a claim's lease (`leaseUntil`, `takeovers`) is written only while
+it has one, and keys this version does not know are carried along.
 `execution/lifecycle.py` holds the rules that change it.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 #: The claim's own keys (stored JSON); any other key of a stored claim is kept in `other`.
 _CLAIM_KEYS = {
     "action", "attempt", "messageId", "number", "manual", "done", "final", "faulted", "at",
-    "claimedAt", "abandoned", "postponed",
+    "claimedAt", "abandoned", "postponed", "leaseUntil", "takeovers",
 }  # fmt: skip
 _STATE_KEYS = {"claims", "lastFinished", "endedAt", "buffered"}
 
@@ -45,6 +46,10 @@ class Claim:
     faulted: bool = False  # the occurrence's main action exhausted its retries
     abandoned: bool = False  # made final without running: its job was no longer Enabled
     postponed: bool = False  # made final without running: it would have started too late
+    #: Until when the worker running the step holds it (`execution/lease.py`): renewed while
+    #: the action runs, cleared when the step is done; None on claims written before leases.
+    lease_until: datetime | None = None
+    takeovers: int = 0  # times a watchdog took the step over from a worker that stopped
     other: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -55,6 +60,7 @@ class Claim:
     @classmethod
     def from_stored(cls, stored: Mapping[str, Any]) -> Claim:
         claimed_at = stored.get("claimedAt")
+        lease = stored.get("leaseUntil")
         return cls(
             action=stored["action"],
             attempt=stored["attempt"],
@@ -68,6 +74,8 @@ class Claim:
             faulted=bool(stored.get("faulted")),
             abandoned=bool(stored.get("abandoned")),
             postponed=bool(stored.get("postponed")),
+            lease_until=datetime.fromisoformat(lease) if lease else None,
+            takeovers=int(stored.get("takeovers") or 0),
             other={k: v for k, v in stored.items() if k not in _CLAIM_KEYS},
         )
 
@@ -90,6 +98,10 @@ class Claim:
             stored["abandoned"] = True
         if self.postponed:
             stored["postponed"] = True
+        if self.lease_until is not None:
+            stored["leaseUntil"] = self.lease_until.isoformat()
+        if self.takeovers:
+            stored["takeovers"] = self.takeovers
         return stored
 
 

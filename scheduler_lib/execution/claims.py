@@ -15,6 +15,7 @@ from datetime import datetime
 from scheduler_lib.domain import CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lifecycle
+from scheduler_lib.execution.lease import Takeover
 from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store import (
     LostRace,
@@ -28,10 +29,13 @@ from scheduler_lib.store import (
 
 @dataclass(frozen=True)
 class Skip:
-    """Why a message is not run: disposition Dropped or Duplicate, and the reason."""
+    """Why a message is not run: disposition Dropped or Duplicate, and the reason;
+    `postponed`: the job as read, when this very message's attempt was made final without
+    running (a redelivery: `late.resend_late_run` may owe it its late run)."""
 
     disposition: str
     reason: str
+    postponed: JobRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,17 @@ class Attempt:
 
 
 def claim(
-    store: TableStore, message: ExecutionMessage, message_id: str, *, now: datetime
+    store: TableStore,
+    message: ExecutionMessage,
+    message_id: str,
+    *,
+    now: datetime,
+    takeover: Takeover | None = None,
 ) -> tuple[JobRecord, lifecycle.Verdict, CollectionRecord] | Skip:
     """Claim the attempt (ETag loop), or say why it is not run. With the claimed job comes
     its collection as the claim read it (an attempt that does not wait for its second takes
-    its signing secrets from it, rather than reading the collection again)."""
+    its signing secrets from it, rather than reading the collection again). `takeover`: a
+    watchdog's, for the step's expired lease (`lease`)."""
 
     def attempt() -> tuple[JobRecord, lifecycle.Verdict, CollectionRecord] | Skip:
         found = _runnable(store, message, now=now)
@@ -58,9 +68,10 @@ def claim(
         if isinstance(found, Skip):
             return found
         record, collection = found
-        verdict, why = lifecycle.judge(record, message, message_id)
+        verdict, why = lifecycle.judge(record, message, message_id, takeover)
         if verdict is lifecycle.Verdict.DUPLICATE:
-            return Skip("Duplicate", why)
+            here = lifecycle.postponed_here(record, message, message_id)
+            return Skip("Duplicate", why, record if here else None)
         claimed = lifecycle.with_claim(record, message, message_id, now=now)
         try:
             return put_job(store, claimed, etag=record.etag), verdict, collection

@@ -10,7 +10,10 @@
    (`POST .../run`) runs whatever the job's state: the user asked for it explicitly, and the API
    decides whether to accept that request; a disabled collection still stops it.
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
-   running it (`claims`; the rules are in `lifecycle`). A duplicate is skipped.
+   running it (`claims`; the rules are in `lifecycle`). A duplicate is skipped. The claim
+   holds a lease, renewed while the attempt runs, and a watchdog message takes the attempt
+   over within seconds if its worker dies (`lease`, `heartbeat`, `watchdog`): a watchdog
+   message is handled here too, and its takeover runs as a Rerun, its entry marked [Rerun].
    An attempt with an exact start (`ExecutionMessage.start_at`: a scheduled occurrence) is
    delivered 1-2 s early so that this happens before its second; the executor then waits
    for the second itself (`sleep`), so the action starts on time rather than up to a polling
@@ -44,7 +47,6 @@ poison-queue function records that in the job's history (`poisoned`).
 
 from __future__ import annotations
 
-import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -55,49 +57,30 @@ from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution import claims, lifecycle, outcomes, overlap
+from scheduler_lib.execution import claims, heartbeat, lifecycle, outcomes, overlap, watchdog
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
-from scheduler_lib.execution.retry import Delivery, RetryPolicy
+from scheduler_lib.execution.report import ExecutionReport, log_report
+from scheduler_lib.execution.retry import RetryPolicy
 from scheduler_lib.model import signing
 from scheduler_lib.store import HistoryEntry, TableStore, add_history
 from scheduler_lib.timeutil import Clock
 
-log = logging.getLogger("scheduler.execute")
+__all__ = ["ExecutionReport", "Executor"]
 
 #: Table storage caps a string property at 64 KiB (32K UTF-16 characters); an outcome message
 #: is normally far shorter (headers plus at most 2048 bytes of body).
 HISTORY_MESSAGE_LIMIT = 16_000
 
+#: What starts the history message of an attempt run again because its worker stopped in
+#: the middle of it: same occurrence, action, retryCount and execution tag.
+RERUN_MARK = "[Rerun] "
+
 #: The longest an executor holds a message for its exact start: the early delivery plus its
 #: one-second rounding, plus a margin for clocks a little apart. Anything earlier is deferred.
 MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
-
-
-@dataclass(frozen=True)
-class ExecutionReport:
-    """What became of one message; the entry point logs it (never holds a secret)."""
-
-    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed" |
-    #: "Skipped" | "Buffered" (a job's concurrencyPolicy, `overlap`)
-    disposition: str
-    reason: str
-    job_key: str
-    execution_tag: str
-    action_name: str
-    attempt: int
-    outcome: ActionOutcome | None = None
-    history: HistoryEntry | None = None
-    follow_up: ExecutionMessage | None = None
-    follow_up_at: datetime | None = None
-    delivery: Delivery | None = None
-    job_state: str | None = None
-    #: The type of the action the message names, once its job was read (metrics' label).
-    action_type: str | None = None
-    #: The second the attempt was to start at (`ExecutionMessage.start_at`), if it had one.
-    start_at: datetime | None = None
 
 
 def job_arm_id(record: JobRecord) -> str:
@@ -136,8 +119,7 @@ class Executor:
 def _handle(
     executor: Executor, body: str, *, message_id: str, dequeue_count: int
 ) -> ExecutionReport:
-    store, queue, settings = executor.store, executor.queue, executor.settings
-    clock, sleep, action_adapters = executor.clock, executor.sleep, executor.action_adapters
+    store, queue, clock = executor.store, executor.queue, executor.clock
     message = ExecutionMessage.from_json(body)
     action_type: str | None = None  # known once the claim has read the job
 
@@ -146,80 +128,124 @@ def _handle(
             disposition, reason, message.job_key, message.execution_tag, message.action,
             message.attempt, action_type=action_type, start_at=message.start_at, **extra,
         )  # fmt: skip
-        _log(result, message)
+        log_report(result, message)
         return result
+
+    takeover = None
+    if message.watchdog:
+        looked = watchdog.look(store, queue, message, now=clock())
+        if looked.takeover is None:
+            return report(looked.disposition, looked.reason)
+        message, takeover = message.watched(), looked.takeover
 
     start_at = message.start_at
     if start_at is not None and start_at - clock() > MAX_START_WAIT:
         queue.send(message, visible_at=start_at, now=clock())
         return report("Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
-    claimed = claims.claim(store, message, message_id, now=clock())
+    claimed = claims.claim(store, message, message_id, now=clock(), takeover=takeover)
     if isinstance(claimed, claims.Skip):
+        if claimed.postponed is not None:  # redelivered: its late run may not have been sent
+            grace, postponed = executor.settings.grace_period, claimed.postponed
+            execute_late.resend_late_run(queue, postponed, message, grace=grace, now=clock())
         return report(claimed.disposition, claimed.reason)
     record, verdict, collection = claimed
     action_type = outcomes.action_type(record, message)
-    # Judged at the first claim: a Rerun of an attempt that started in time still runs.
-    claimed_at = lifecycle.claimed_at(record, message) or clock()
-    if execute_late.too_late(message, now=claimed_at, grace=settings.grace_period):
-        rerun = verdict is lifecycle.Verdict.RERUN
+    attempt = _Claimed(executor, message, message_id, verdict, report, dequeue_count)
+    with heartbeat.watched(store, queue, message, message_id, clock) as beat:
+        return attempt.run(record, collection, beat)
+
+
+@dataclass(frozen=True)
+class _Claimed:
+    """An attempt this worker claimed (steps 3-7), watched by its lease (`heartbeat`)."""
+
+    executor: Executor
+    message: ExecutionMessage
+    message_id: str
+    verdict: lifecycle.Verdict
+    report: Callable[..., ExecutionReport]
+    dequeue_count: int
+
+    def run(
+        self, record: JobRecord, collection: CollectionRecord, beat: heartbeat.Heartbeat
+    ) -> ExecutionReport:
+        executor, message, message_id, report = (
+            self.executor, self.message, self.message_id, self.report
+        )  # fmt: skip
+        store, queue, settings, clock = (
+            executor.store, executor.queue, executor.settings, executor.clock
+        )  # fmt: skip
+        rerun = self.verdict is lifecycle.Verdict.RERUN
+        # Judged at the first claim: a Rerun of an attempt that started in time still runs.
+        claimed_at = lifecycle.claimed_at(record, message) or clock()
         grace = settings.grace_period
-        late = execute_late.postpone_late(
-            store, record, message, rerun=rerun, now=clock(), grace=grace
+        if execute_late.too_late(message, now=claimed_at, grace=grace):
+            late = execute_late.postpone_late(
+                store, queue, record, message, rerun=rerun, claimed_at=claimed_at, now=clock(),
+                grace=grace,
+            )  # fmt: skip
+            reason = "started later than the grace period"
+            return report("Postponed", reason, job_state=_state(late))
+
+        start_at = message.start_at
+        if start_at is not None:
+            early = (start_at - clock()).total_seconds()
+            if early > 0:
+                executor.sleep(early)
+                confirmed = claims.confirm(store, message, now=clock())
+                if isinstance(confirmed, claims.Skip):
+                    return report(confirmed.disposition, confirmed.reason)
+                record, collection = confirmed
+
+        # A Rerun decides again: what ran before it is still running only if it skipped then.
+        held = overlap.hold(store, record, message, now=clock())
+        if held is not overlap.Overlap.RUN:
+            return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
+
+        action = _action_of(record, message)
+        if action is None:  # the errorAction was removed after the main action faulted
+            # The occurrence is over (faulted); the job may be complete.
+            now = clock()
+            gone = claims.Attempt(succeeded=False, started=now, faulted_now=False, final=True)
+            over = claims.finish(store, record, message, message_id, gone, now=now)
+            reason = "the job has no errorAction any more"
+            return report("Dropped", reason, job_state=_state(over))
+        policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
+        after = execute_finish.Finish(
+            store, queue, record, message, message_id, policy, clock, executor.draw
         )
-        return report("Postponed", "started later than the grace period", job_state=_state(late))
+        if rerun:
+            entry = execute_finish.recorded_attempt(store, record, message)
+            if entry is not None:  # it ran; only the job's update was lost
+                why = "its action already ran"
+                return after.conclude(entry, report, "Recorded", why, resumed=True)
+        if beat.lost:  # cut off long enough to be taken over: the other worker runs it
+            return report("Duplicate", "its lease was taken over before the action started")
 
-    if start_at is not None:
-        early = (start_at - clock()).total_seconds()
-        if early > 0:
-            sleep(early)
-            confirmed = claims.confirm(store, message, now=clock())
-            if isinstance(confirmed, claims.Skip):
-                return report(confirmed.disposition, confirmed.reason)
-            record, collection = confirmed
+        started = clock()  # the instant the action starts is the one its request says it was sent
+        context = ExecutionContext(
+            job_id=job_arm_id(record),
+            job_collection_id=collection_arm_id(record),
+            expected_execution_time=message.occurrence,
+            execution_tag=message.execution_tag,
+            retry_count=message.attempt,
+            occurrence_number=message.occurrence_number,
+            placeholders=bool(record.definition.get("placeholders")),
+            signing_secrets=_signing_secrets(action, collection),
+            sent_at=started,
+            action_name=message.action,
+        )
+        adapters = dict(executor.action_adapters or {})
+        outcome = run_action(action, context, settings, **adapters)
+        ended = clock()
+        entry = add_history(
+            store, _history_entry(record, message, outcome, started, ended, rerun=rerun)
+        )
 
-    # A Rerun decides again: what ran before it is still running only if it skipped then.
-    held = overlap.hold(store, record, message, now=clock())
-    if held is not overlap.Overlap.RUN:
-        return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
-
-    action = _action_of(record, message)
-    if action is None:  # the errorAction was removed after the main action faulted
-        # The occurrence is over (faulted); the job may be complete.
-        now = clock()
-        gone = claims.Attempt(succeeded=False, started=now, faulted_now=False, final=True)
-        over = claims.finish(store, record, message, message_id, gone, now=now)
-        return report("Dropped", "the job has no errorAction any more", job_state=_state(over))
-    policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
-    after = execute_finish.Finish(
-        store, queue, record, message, message_id, policy, clock, executor.draw
-    )
-    if verdict is lifecycle.Verdict.RERUN:
-        entry = execute_finish.recorded_attempt(store, record, message)
-        if entry is not None:  # it ran; only the job's update was lost
-            return after.conclude(entry, report, "Recorded", "its action already ran", resumed=True)
-
-    signing_secrets = _signing_secrets(action, collection)
-    started = clock()  # the instant the action starts is the one its request says it was sent
-    context = ExecutionContext(
-        job_id=job_arm_id(record),
-        job_collection_id=collection_arm_id(record),
-        expected_execution_time=message.occurrence,
-        execution_tag=message.execution_tag,
-        retry_count=message.attempt,
-        occurrence_number=message.occurrence_number,
-        placeholders=bool(record.definition.get("placeholders")),
-        signing_secrets=signing_secrets,
-        sent_at=started,
-        action_name=message.action,
-    )
-    outcome = run_action(action, context, settings, **dict(action_adapters or {}))
-    ended = clock()
-    entry = add_history(store, _history_entry(record, message, outcome, started, ended))
-
-    disposition = "Rerun" if verdict is lifecycle.Verdict.RERUN else "Ran"
-    reason = f"{verdict.value}: dequeue {dequeue_count}"
-    return after.conclude(entry, report, disposition, reason, outcome=outcome)
+        disposition = "Rerun" if rerun else "Ran"
+        reason = f"{self.verdict.value}: dequeue {self.dequeue_count}"
+        return after.conclude(entry, report, disposition, reason, outcome=outcome)
 
 
 def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any] | None:
@@ -247,36 +273,18 @@ def _history_entry(
     outcome: ActionOutcome,
     started: datetime,
     ended: datetime,
+    *,
+    rerun: bool,
 ) -> HistoryEntry:
     text = outcome.message
     if len(text) > HISTORY_MESSAGE_LIMIT:
         text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
     status = HistoryStatus.COMPLETED if outcome.succeeded else HistoryStatus.FAILED
+    if rerun:  # the same attempt again: its worker stopped mid-attempt (`lease`)
+        text = RERUN_MARK + text
     if message.catch_up:  # a late run on purpose says so (docs/extensions.md)
         text = f"[{message.catch_up}] " + text
     return execute_late.attempt_entry(record, message, status, text, started=started, ended=ended)
-
-
-def _log(report: ExecutionReport, message: ExecutionMessage) -> None:
-    """One line per message, with the context fields `logs.py` renders (never the outcome
-    message: it holds the target's answer, which is the history's business, not the log's)."""
-    entry = report.history
-    log.info(
-        "execution %s: %s",
-        report.disposition,
-        report.reason,
-        extra={
-            "job": report.job_key,
-            "occurrence": message.occurrence.isoformat(),
-            "tag": report.execution_tag,
-            "action": report.action_name,
-            "attempt": report.attempt,
-            "outcome": entry.status if entry else None,
-            "duration_ms": (
-                round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
-            ),
-        },
-    )
 
 
 def _state(record: JobRecord | None) -> str | None:

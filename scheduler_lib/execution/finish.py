@@ -16,7 +16,6 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
@@ -24,6 +23,7 @@ from scheduler_lib.execution import claims, lifecycle, overlap, pause
 from scheduler_lib.execution.backoff import Draw, Failure
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.execution.report import ExecutionReport
 from scheduler_lib.execution.retry import RetryPolicy, deliver
 from scheduler_lib.store import (
     HistoryEntry,
@@ -33,9 +33,6 @@ from scheduler_lib.store import (
     request_history_purge,
 )
 from scheduler_lib.timeutil import Clock
-
-if TYPE_CHECKING:  # execute imports this module
-    from scheduler_lib.execution.execute import ExecutionReport
 
 #: Newest history entries searched. A redelivery comes seconds to minutes after the attempt
 #: (the queue's retry delay or visibility timeout), so its entry is among the newest few.

@@ -8,9 +8,19 @@ its scheduled time, it is recorded as `Postponed` (like the dispatcher's postpon
 history entry, nothing counted) and not run; the job goes on with its next occurrence.
 Retries, the errorAction and manual runs are never postponed: their occurrence started in time.
 
+The job's `missedRunPolicy` decides as it does for the dispatcher's postponement, with the same
+function (`model/missed.missed_runs`, asked about the range that starts with this occurrence,
+at the instant the attempt was claimed): RunAll inside `catchUpWindow`, or RunLatest when no
+later occurrence was missed, also sends the occurrence's late run (`ExecutionMessage.late_run`,
+marked `[CatchUp]`, the occurrence's own tag), which the executor then runs as it runs the
+dispatcher's.
+
 Once per occurrence, also under redelivery: the entry is written before the claim is marked
 final (a crash in between leaves the claim open), and a redelivered message whose claim is
-still open first looks for the entry it may already have written.
+still open first looks for the entry it may already have written. The late run is sent after
+the claim is final (sent before, it could meet the open claim and be judged a Duplicate); a
+redelivery of the same message that finds its claim already postponed sends it again
+(`resend_late_run`): a late run that already ran makes a second copy a Duplicate.
 """
 
 from __future__ import annotations
@@ -22,7 +32,10 @@ import isodate
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.messages import CATCH_UP, ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.model.missed import missed_runs, policy_of
+from scheduler_lib.schedule import parse_schedule
 from scheduler_lib.store import (
     POSTPONED_STATUS,
     HistoryEntry,
@@ -42,29 +55,63 @@ def too_late(message: ExecutionMessage, *, now: datetime, grace: timedelta) -> b
     return start_at is not None and now - start_at > grace
 
 
+def runs_late(record: JobRecord, message: ExecutionMessage, *, claimed_at: datetime) -> bool:
+    """Whether the job's missedRunPolicy runs this late occurrence late (see the module)."""
+    schedule = parse_schedule(record.definition, now=record.created_time)
+    return message.occurrence in missed_runs(record, schedule, message.occurrence, now=claimed_at)
+
+
 def postpone_late(
     store: TableStore,
+    queue: ExecutionQueue,
     record: JobRecord,
     message: ExecutionMessage,
     *,
     rerun: bool,
+    claimed_at: datetime,
     now: datetime,
     grace: timedelta,
 ) -> JobRecord | None:
-    """Record the occurrence as Postponed (once) and close its claim; the job as written."""
+    """Record the occurrence as Postponed (once), close its claim and, if the job's policy
+    runs it late, send its late run; the job as written."""
+    late_run = runs_late(record, message, claimed_at=claimed_at)
     if not (rerun and already_recorded(store, record, message, POSTPONED_STATUS)):
-        late = now - (message.start_at or message.occurrence)  # the jittered start, if any
+        late = claimed_at - (message.start_at or message.occurrence)  # the jittered start
         text = (
             f"Skipped the occurrence due at {iso_z(message.occurrence)}: its execution would "
             f"have started {round(late.total_seconds())} s late, more than the grace period "
-            f"({isodate.duration_isoformat(grace)}). The job continues at its next occurrence."
+            f"({isodate.duration_isoformat(grace)})."
         )
+        if late_run:
+            text += f" Running it late (missedRunPolicy {policy_of(record)}), marked [CatchUp]."
+        else:
+            text += " The job continues at its next occurrence."
         add_history(store, not_run_entry(record, message, POSTPONED_STATUS, text, now=now))
         log.info(
             "occurrence postponed: started too late",
             extra={"job": record.key, "occurrence": iso_z(message.occurrence)},
         )
-    return close_not_run(store, record, message, now=now)
+    saved = close_not_run(store, record, message, now=now)
+    if saved is not None and late_run:
+        queue.send(message.late_run(CATCH_UP), visible_at=now, now=now)
+    return saved
+
+
+def resend_late_run(
+    queue: ExecutionQueue, record: JobRecord, message: ExecutionMessage, *, grace: timedelta,
+    now: datetime,
+) -> bool:  # fmt: skip
+    """For a redelivered `message` whose claim it closed as postponed (`record` as read): send
+    its late run again if the policy ran it late (the first delivery may have died before
+    sending it). Whether it was sent."""
+    claim = lifecycle.executor_state(record).claims[message.execution_tag]
+    claimed_at = claim.started
+    if not too_late(message, now=claimed_at, grace=grace):
+        return False  # skipped by its concurrencyPolicy, not postponed for lateness
+    if not runs_late(record, message, claimed_at=claimed_at):
+        return False
+    queue.send(message.late_run(CATCH_UP), visible_at=now, now=now)
+    return True
 
 
 def close_not_run(

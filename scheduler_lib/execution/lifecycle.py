@@ -11,6 +11,8 @@ A message is judged against its tag's claim:
 - the same step, not done, same queue message id -> Rerun: the queue redelivered the message
   because the worker died mid-action. This is the one case where an attempt repeats
   (at-least-once); HTTP targets see the same x-ms-execution-tag and can de-duplicate;
+- the same step, not done, its lease expired unrenewed -> Rerun under the watchdog's message
+  id (`lease`: the worker died; its message comes back only minutes later);
 - anything else (an earlier step, a step already done, the same step under another message id:
   a dispatcher tick that re-sent the occurrence) -> Duplicate, skipped.
 Finished claims are kept for a day (re-sends come within the dispatcher's grace period, minutes),
@@ -44,6 +46,7 @@ from typing import Any
 
 from scheduler_lib.domain import Claim, ExecutorState, JobRecord, JobState, LastFinished
 from scheduler_lib.execution import pause
+from scheduler_lib.execution.lease import Takeover, lease_from
 from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.schedule import parse_schedule
 
@@ -73,8 +76,17 @@ def _same_step(claim: Claim | None, message: ExecutionMessage) -> bool:
     )
 
 
-def judge(record: JobRecord, message: ExecutionMessage, message_id: str) -> tuple[Verdict, str]:
-    """Whether this worker should run `message` (see the module docstring)."""
+def step_claim(record: JobRecord, message: ExecutionMessage) -> Claim | None:
+    """The claim of `message`'s tag if it is at `message`'s very step."""
+    claim = executor_state(record).claims.get(message.execution_tag)
+    return claim if _same_step(claim, message) else None
+
+
+def judge(
+    record: JobRecord, message: ExecutionMessage, message_id: str, takeover: Takeover | None = None
+) -> tuple[Verdict, str]:
+    """Whether this worker should run `message` (see the module docstring); `takeover`: a
+    watchdog's, for the step's expired lease."""
     claim = executor_state(record).claims.get(message.execution_tag)
     if claim is None:
         return Verdict.RUN, "first delivery"
@@ -92,7 +104,18 @@ def judge(record: JobRecord, message: ExecutionMessage, message_id: str) -> tupl
         return Verdict.DUPLICATE, "this attempt already ran"
     if claim.message_id == message_id:
         return Verdict.RERUN, "redelivered after a worker stopped mid-attempt"
+    if takeover is not None and takeover.matches(claim):
+        return Verdict.RERUN, "taken over: its worker stopped renewing its lease"
     return Verdict.DUPLICATE, "another message for this attempt was already taken"
+
+
+def postponed_here(record: JobRecord, message: ExecutionMessage, message_id: str) -> bool:
+    """Whether `message`, delivered again under `message_id`, is the one whose attempt was
+    made final without running (postponed, or skipped by its concurrencyPolicy)."""
+    claim = step_claim(record, message)
+    if claim is None or not (claim.final and claim.postponed):
+        return False
+    return claim.message_id == message_id and not message.manual
 
 
 def with_claim(
@@ -101,6 +124,7 @@ def with_claim(
     """`record` with `message`'s attempt claimed under `message_id`."""
     state = executor_state(record)
     previous = state.claims.get(message.execution_tag)
+    same = previous if _same_step(previous, message) else None
     claim = Claim(
         action=message.action,
         attempt=message.attempt,
@@ -109,8 +133,11 @@ def with_claim(
         manual=message.manual,
         at=now,
         # When this step was first claimed: a redelivery (Rerun) started then, not now.
-        claimed_at=previous.started if previous and _same_step(previous, message) else now,
+        claimed_at=same.started if same else now,
         faulted=previous is not None and previous.faulted,
+        lease_until=lease_from(now),
+        # Taken over from another message of the same step: a watchdog's takeover.
+        takeovers=(same.takeovers + (same.message_id != message_id)) if same else 0,
     )
     claims = _pruned({**state.claims, message.execution_tag: claim}, now)
     return with_state(record, replace(state, claims=claims))
@@ -118,8 +145,8 @@ def with_claim(
 
 def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
     """When `message`'s step was first claimed (its attempt started then), if it is claimed."""
-    claim = executor_state(record).claims.get(message.execution_tag)
-    return claim.started if claim is not None and _same_step(claim, message) else None
+    claim = step_claim(record, message)
+    return claim.started if claim is not None else None
 
 
 def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) -> JobRecord | None:
@@ -130,7 +157,7 @@ def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) ->
     claim = state.claims.get(message.execution_tag)
     if claim is None or claim.final:
         return None
-    marked = replace(claim, final=True, done=True, abandoned=True, at=now)
+    marked = replace(claim, final=True, done=True, abandoned=True, at=now, lease_until=None)
     claims = {**state.claims, message.execution_tag: marked}
     return with_state(record, replace(state, claims=claims))
 
@@ -165,7 +192,7 @@ def with_attempt(
     claim = claims.get(message.execution_tag)
     if claim is not None and _same_step(claim, message):
         # Only our own claim is updated: a retry may already have claimed the next step.
-        claim = replace(claim, done=True, faulted=claim.faulted or faulted_now)
+        claim = replace(claim, done=True, faulted=claim.faulted or faulted_now, lease_until=None)
         if final:
             claim = replace(claim, final=True, at=now)
         claims[message.execution_tag] = claim
@@ -187,7 +214,7 @@ def with_postponed(record: JobRecord, message: ExecutionMessage, *, now: datetim
     if claim is None or not claim.postponed:
         record = _given_back(record, now=now)
     if claim is not None:
-        marked = replace(claim, done=True, final=True, postponed=True, at=now)
+        marked = replace(claim, done=True, final=True, postponed=True, at=now, lease_until=None)
         state = replace(state, claims={**state.claims, message.execution_tag: marked})
     state, job_state = _finished(record, state, message, faulted=False, now=now)
     state = replace(state, claims=_pruned(state.claims, now))

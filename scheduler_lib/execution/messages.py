@@ -50,6 +50,13 @@ class ExecutionMessage:
     #: `POST .../backfill`): sent as a manual run with the occurrence's own tag, and marked
     #: so in its history entries.
     catch_up: str = ""
+    #: A watchdog of this attempt, not the attempt itself (`execution/watchdog.py`): sent
+    #: when the attempt is claimed, it takes the attempt over if the claim's lease expires
+    #: unrenewed (its worker stopped).
+    watchdog: bool = False
+    #: The expired lease (ISO) a watchdog saw on its previous visit: it takes the attempt
+    #: over only if the lease is still that one (no heartbeat renewed it meanwhile).
+    lease_seen: str = ""
 
     @classmethod
     def scheduled(
@@ -89,7 +96,9 @@ class ExecutionMessage:
         trigger polls at intervals. Retries and the errorAction follow a failure by at least
         `retryInterval` anyway, and a manual run is due when it is sent.
         """
-        if self.manual or self.buffered or self.action != MAIN_ACTION or self.attempt:
+        if self.manual or self.buffered or self.watchdog or self.action != MAIN_ACTION:
+            return None
+        if self.attempt:
             return None
         return self.occurrence + timedelta(seconds=self.jitter_seconds)
 
@@ -102,6 +111,14 @@ class ExecutionMessage:
         """Whether this message was sent for that incarnation of its job (a message from an
         older sender, without one, belongs to any)."""
         return not self.incarnation or self.incarnation == incarnation
+
+    def watching(self, *, lease_seen: str = "") -> ExecutionMessage:
+        """The watchdog of this attempt (`lease_seen`: the expired lease it saw last time)."""
+        return replace(self, watchdog=True, lease_seen=lease_seen)
+
+    def watched(self) -> ExecutionMessage:
+        """The attempt this watchdog watches."""
+        return replace(self, watchdog=False, lease_seen="")
 
     def next_attempt(self) -> ExecutionMessage:
         return replace(self, attempt=self.attempt + 1)
@@ -118,6 +135,10 @@ class ExecutionMessage:
             del body["buffered"]
         if not self.catch_up:
             del body["catch_up"]
+        if not self.watchdog:
+            del body["watchdog"]
+        if not self.lease_seen:
+            del body["lease_seen"]
         body["v"] = VERSION
         return json.dumps(body, separators=(",", ":"))
 

@@ -7,6 +7,9 @@ look at a job's history and status, not at queues, so the poison-queue function 
 failed: a `Failed` history entry saying the message was poisoned, the attempt counted as a
 failure, the occurrence faulted (for the main action) and over, so the job can still complete.
 
+A watchdog message (`watchdog`) is recorded only when it had taken its attempt over (the
+claim is under its id): otherwise the attempt's own message stands for it.
+
 Idempotent under redelivery of the poisoned message: the occurrence's claim is marked final in
 the same ETag-conditional write that counts it, and a message whose occurrence is already
 final is not recorded again. The history entry is written first, so a crash in between leaves
@@ -64,6 +67,10 @@ def record_poisoned(
     claim = lifecycle.executor_state(record).claims.get(message.execution_tag)
     if claim is not None and claim.final:
         return PoisonReport("Dropped", "the occurrence is already over")
+    if message.watchdog:  # only a watchdog that took its attempt over stands for it
+        if claim is None or claim.message_id != message_id:
+            return PoisonReport("Dropped", "a watchdog of an attempt it did not take over")
+        message = message.watched()
 
     failed = not_run_entry(record, message, HistoryStatus.FAILED, POISONED_MESSAGE, now=now)
     entry = add_history(store, failed)

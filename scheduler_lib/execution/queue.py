@@ -15,6 +15,7 @@ time, never earlier (rounded up).
 
 from __future__ import annotations
 
+import logging
 import math
 from contextlib import suppress
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any, Self
 
-from azure.core.exceptions import ResourceExistsError
+from azure.core.exceptions import AzureError, ResourceExistsError
 from azure.storage.queue import (
     BinaryBase64DecodePolicy,
     BinaryBase64EncodePolicy,
@@ -36,6 +37,8 @@ from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 
+log = logging.getLogger("scheduler.queue")
+
 #: The longest visibility delay Storage queues accept, less a margin for clock skew.
 MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
 
@@ -47,15 +50,28 @@ EARLY_DELIVERY = timedelta(seconds=1)
 
 
 def _client_options(patience: StoragePatience) -> dict[str, Any]:
-    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts."""
+    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts. Its
+    counts per kind of failure (refused connection, lost answer, 5xx) default to 3 whatever
+    `retry_total` says, so each is set too."""
     options: dict[str, Any] = patience.transport_options()
     if patience.retries is not None:
         options["retry_policy"] = LinearRetry(
             backoff=patience.backoff,  # type: ignore[arg-type]  # typed int, takes float seconds
             retry_total=patience.retries,
             random_jitter_range=0,
+            retry_connect=patience.retries,
+            retry_read=patience.retries,
+            retry_status=patience.retries,
         )
     return options
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    """A message this worker sent: what it needs to delete it while it is not yet visible."""
+
+    id: str
+    pop_receipt: str
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,9 @@ class ExecutionQueue:
             with suppress(ResourceExistsError):
                 client.create_queue()
 
-    def send(self, message: ExecutionMessage, *, visible_at: datetime, now: datetime) -> None:
+    def send(
+        self, message: ExecutionMessage, *, visible_at: datetime, now: datetime
+    ) -> SentMessage:
         """Send `message` so that it becomes visible at `visible_at` (never earlier), or,
         when it has an exact start, between 1 and 2 seconds before that (`EARLY_DELIVERY`).
 
@@ -133,14 +151,24 @@ class ExecutionQueue:
             seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
         else:
             seconds = max(0, math.ceil(delay.total_seconds()))
-        self.send_body(message.to_json(), delay_seconds=seconds)
+        return self.send_body(message.to_json(), delay_seconds=seconds)
 
-    def send_body(self, body: str, *, delay_seconds: int = 0) -> None:
+    def send_body(self, body: str, *, delay_seconds: int = 0) -> SentMessage:
         """Send a message as it is (an execution message's JSON, a control message, one sent
         again), visible after `delay_seconds`."""
-        self.client.send_message(
+        sent = self.client.send_message(
             body.encode(), visibility_timeout=max(0, delay_seconds) or None, time_to_live=-1
         )
+        return SentMessage(sent.id, sent.pop_receipt or "")
+
+    def discard(self, sent: SentMessage) -> None:
+        """Delete a message this worker sent and no longer needs, if it still can (one that
+        became visible and was taken meanwhile has another pop receipt: it stays, and its
+        handler finds it has nothing to do)."""
+        try:
+            self.client.delete_message(sent.id, sent.pop_receipt)
+        except AzureError as exc:
+            log.debug("message %s not discarded: %s", sent.id, type(exc).__name__)
 
     def receive(
         self, *, max_messages: int = 16, visibility_timeout: int = 300, poisoned: bool = False

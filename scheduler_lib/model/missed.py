@@ -1,6 +1,9 @@
-"""Extension 3 (2026-12-01): missed runs on purpose, validated here. `missedRunPolicy` and
-`catchUpWindow` (job properties; applied by the dispatcher when it postpones occurrences
-missed by downtime, `dispatch/catch_up.py`) and the body of `POST .../backfill`.
+"""Extension 3 (2026-12-01): missed runs on purpose. `missedRunPolicy` and `catchUpWindow`
+(job properties) and the body of `POST .../backfill` are validated here, and `missed_runs` is
+the one decision of which missed occurrences run late: the dispatcher takes it when it
+postpones occurrences missed by downtime (`dispatch/postpone.py`), the executor when an
+occurrence's message arrives later than the grace period (`execution/late.py`: it was queued
+before an outage, so the dispatcher's postponement never saw it).
 
 Inspired by Kubernetes CronJob's `startingDeadlineSeconds`, Quartz's misfire instructions
 (fire once now / fire all), Temporal's catch-up window and Airflow's `catchup`/`backfill`.
@@ -8,13 +11,17 @@ Inspired by Kubernetes CronJob's `startingDeadlineSeconds`, Quartz's misfire ins
 
 from __future__ import annotations
 
+from collections import deque
 from datetime import datetime, timedelta
 from enum import StrEnum
+from itertools import takewhile
 from typing import Any
 
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.model import wire
 from scheduler_lib.model.durations import read_iso_duration
+from scheduler_lib.schedule import Schedule
 
 
 class MissedRunPolicy(StrEnum):
@@ -53,6 +60,25 @@ def check_window(definition: dict[str, Any], value: Any, path: str) -> None:
 def window_of(definition: dict[str, Any]) -> timedelta:
     value = definition.get("catchUpWindow")
     return DEFAULT_WINDOW if value is None else read_iso_duration(value, "catchUpWindow")
+
+
+def policy_of(job: JobRecord) -> MissedRunPolicy:
+    return MissedRunPolicy(job.definition.get("missedRunPolicy") or MissedRunPolicy.SKIP)
+
+
+def missed_runs(
+    job: JobRecord, schedule: Schedule, first_missed: datetime, *, now: datetime
+) -> list[datetime]:
+    """The missed occurrences (from `first_missed` through `now`) the job's policy runs late:
+    none (Skip), the latest (RunLatest), or those inside `catchUpWindow`, the latest
+    `MAX_RUNS` (RunAll). Occurrences older than the window never run."""
+    policy = policy_of(job)
+    if policy is MissedRunPolicy.SKIP:
+        return []
+    start = max(first_missed, now - window_of(job.definition))
+    missed = takewhile(lambda instant: instant <= now, schedule.executions_from(start))
+    keep = 1 if policy is MissedRunPolicy.RUN_LATEST else MAX_RUNS
+    return list(deque(missed, maxlen=keep))
 
 
 def backfill_range(body: Any, *, now: datetime) -> tuple[datetime, datetime]:

@@ -4,6 +4,7 @@ target and leave history; SIGTERM must stop the host cleanly."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -124,3 +125,15 @@ def test_a_job_due_in_seconds_runs_and_leaves_history(devhost) -> None:
     assert process.returncode == 0, output
     assert "stopped" in output
     assert "execution" in output and "job=" in output  # structured executor log line
+
+
+def test_the_local_host_settles_messages_as_the_functions_host_does() -> None:
+    """host.json's retry pause and dequeue limit; the 10-minute visibility of a taken
+    message is the Functions host's own (not configurable in host.json)."""
+    from devtools import devhost
+
+    queues = json.loads((ROOT / "host.json").read_text())["extensions"]["queues"]
+    hours, minutes, seconds = (int(part) for part in queues["visibilityTimeout"].split(":"))
+    assert hours * 3600 + minutes * 60 + seconds == devhost.RETRY_VISIBILITY
+    assert queues["maxDequeueCount"] == devhost.MAX_DEQUEUE_COUNT
+    assert devhost.VISIBILITY_TIMEOUT == 600

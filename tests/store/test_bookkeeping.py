@@ -51,7 +51,8 @@ STORED_FORMS: list[dict[str, Any]] = [
     {"occurrences": 1, "executor": {"claims": {}}, "someday": {"x": [1, 2]}},
     # Claims as the executor writes them: one written before `claimedAt` was recorded, a
     # manual run abandoned (its job disabled), an occurrence the executor postponed, an
-    # errorAction retry; keys this version does not know, in a claim and beside the claims.
+    # attempt running under a lease taken over twice, an errorAction retry; keys this version
+    # does not know, in a claim and beside the claims.
     {
         "occurrences": 4,
         "executor": {
@@ -59,6 +60,10 @@ STORED_FORMS: list[dict[str, Any]] = [
                 "old": {k: v for k, v in CLAIM.items() if k != "claimedAt"},
                 "manual": {**CLAIM, "manual": True, "number": 0, "abandoned": True},
                 "late": {**CLAIM, "number": 4, "postponed": True, "faulted": False},
+                "leased": {
+                    **CLAIM, "done": False, "final": False,
+                    "leaseUntil": "2026-03-04T09:00:41.120000+00:00", "takeovers": 2,
+                },
                 "error": {
                     **CLAIM, "action": "ErrorAction", "attempt": 2, "done": False,
                     "final": False, "faulted": True, "later": {"y": 1},
@@ -112,6 +117,10 @@ def test_the_executors_claims_read_as_typed_fields() -> None:
         True, 0, True, False
     )  # fmt: skip
     assert (late.postponed, late.abandoned) == (True, False)
+    assert (old.lease_until, old.takeovers, late.lease_until) == (None, 0, None)
+    leased = executor.claims["leased"]
+    assert leased.lease_until == datetime(2026, 3, 4, 9, 0, 41, 120000, tzinfo=UTC)
+    assert (leased.takeovers, leased.other) == (2, {})
     assert (error.action, error.attempt, error.done, error.final, error.faulted) == (
         "ErrorAction", 2, False, False, True
     )  # fmt: skip

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +45,8 @@ class RecordedRequest:
     headers: CaseInsensitiveDict[str]
     body: bytes
     client_certificate_subject: str | None = None  # RFC 4514, when a client cert was shown
+    #: When it arrived (`time.monotonic`), for tests that measure how late a request came.
+    arrived: float = field(default_factory=time.monotonic)
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name)

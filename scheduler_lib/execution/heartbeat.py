@@ -1,0 +1,121 @@
+"""The worker's side of a claim's lease (`lease`): send the attempt's watchdog, renew the
+lease while the attempt runs, and delete the watchdog when the attempt ends normally.
+
+The renewal runs on a thread of its own, since the attempt's own thread is inside the
+action (an HTTP call of up to 60 s); it reads the job, extends the lease of the claim this
+worker holds, and writes it ETag-conditionally, so it never undoes another writer's change
+(re-read and re-applied on a conflict). When the claim is no longer this worker's (done, or
+taken over by a watchdog after this worker was cut off too long) it stops, and says so
+(`lost`): an attempt that has not started its action yet then does not start it.
+
+An attempt that raises leaves its watchdog in the queue: its claim stays open, and the
+watchdog takes it over once the lease runs out (sooner than the host's retry of a failed
+invocation, and whatever the host does).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime
+
+from scheduler_lib.domain import JobRecord
+from scheduler_lib.errors import NotFoundError, PreconditionFailedError
+from scheduler_lib.execution import lease, lifecycle
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.store import LostRace, TableStore, find_job, put_job, retry_lost_races
+from scheduler_lib.timeutil import Clock
+
+log = logging.getLogger("scheduler.execute")
+
+
+def renewed(
+    record: JobRecord, message: ExecutionMessage, message_id: str, now: datetime
+) -> JobRecord | None:
+    """`record` with the lease of `message`'s step extended from `now`, if this worker
+    (`message_id`) still holds the step; None when it does not."""
+    claim = lifecycle.step_claim(record, message)
+    if claim is None or claim.message_id != message_id or not lease.held(claim):
+        return None
+    state = lifecycle.executor_state(record)
+    extended = replace(claim, lease_until=lease.lease_from(now))
+    claims = {**state.claims, message.execution_tag: extended}
+    return lifecycle.with_state(record, replace(state, claims=claims))
+
+
+def renew(store: TableStore, message: ExecutionMessage, message_id: str, clock: Clock) -> bool:
+    """Extend the lease this worker holds (ETag loop); False when it holds it no longer."""
+
+    def attempt() -> bool:
+        record = find_job(store, message.job_key)
+        if record is None or not message.belongs_to(record.incarnation):
+            return False
+        updated = renewed(record, message, message_id, clock())
+        if updated is None:
+            return False
+        try:
+            put_job(store, updated, etag=record.etag)
+        except (PreconditionFailedError, NotFoundError) as exc:
+            raise LostRace from exc
+        return True
+
+    return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
+
+
+class Heartbeat:
+    """Renews a claim's lease every `interval` seconds (real time) until stopped."""
+
+    def __init__(
+        self,
+        store: TableStore,
+        message: ExecutionMessage,
+        message_id: str,
+        clock: Clock,
+        interval: float = lease.HEARTBEAT,
+    ) -> None:
+        self.store, self.message, self.message_id = store, message, message_id
+        self.clock, self.interval = clock, interval
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop renewing and wait for a renewal in progress (none is written afterwards)."""
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                if not renew(self.store, self.message, self.message_id, self.clock):
+                    self.lost = True
+                    return
+            except Exception:  # storage unreachable: the next beat tries again
+                log.warning("lease not renewed", exc_info=True, extra={"job": self.message.job_key})
+
+
+@contextmanager
+def watched(
+    store: TableStore,
+    queue: ExecutionQueue,
+    message: ExecutionMessage,
+    message_id: str,
+    clock: Clock,
+) -> Iterator[Heartbeat]:
+    """The claimed attempt `message`, watched while the block runs (see the module)."""
+    now = clock()
+    sent = queue.send(message.watching(), visible_at=now + lease.LEASE + lease.MARGIN, now=now)
+    beat = Heartbeat(store, message, message_id, clock)
+    beat.start()
+    try:
+        yield beat
+    finally:
+        beat.stop()
+    queue.discard(sent)  # not reached when the attempt raised: the watchdog stays

@@ -1,0 +1,78 @@
+"""A claim's lease: how a worker that died mid-attempt is noticed within seconds.
+
+A queue message taken by a worker that dies stays hidden for the queue trigger's visibility
+timeout: the Functions host dequeues with 10 minutes (renewed while the function runs) and
+deletes the message with its pop receipt when the function returns, so the function cannot
+shorten that from inside (changing the message's visibility would change its pop receipt
+and break the host's delete). At-least-once held, but the attempt ran again 5-10 minutes
+late, a stale duplicate long after the fact. So the attempt watches itself, through state
+and messages of its own:
+
+- Its claim carries a lease (`Claim.lease_until`, `LEASE` from the claim), which the worker
+  renews every `HEARTBEAT` seconds while the attempt runs (`heartbeat.Heartbeat`) and which
+  is cleared when the step is done.
+- With the claim it sends a watchdog message (`ExecutionMessage.watching`), visible just
+  after the lease would run out, and deletes it again when the attempt ends normally, so
+  most attempts never see it delivered.
+- A watchdog that is delivered (`watchdog.look`) finds the step done (nothing to do), its
+  lease still running (it comes back when that ends), or expired. An expired lease is
+  confirmed first: the watchdog comes back `CONFIRM` later, and takes the attempt over only
+  if the lease is still the one it saw, unrenewed through two heartbeats. A living worker
+  cut off from storage for a while (an outage: neither its heartbeat nor the watchdog gets
+  through) renews before then, so it is never taken over; clocks a little apart do not
+  matter either, since only the lease's value is compared. The takeover is a claim of the
+  same step under the watchdog's message id, conditional on that lease (`Takeover`), and
+  runs the attempt again ("Rerun", same execution tag, its history entry marked `[Rerun]`).
+- The original message, when the queue gives it back minutes later, finds the step taken
+  by another message (or done): a Duplicate.
+
+Bound: a worker that dies is taken over `LEASE` + `CONFIRM` (+ a whole second of queue
+delay and the trigger's polling) after its last heartbeat, about 20 s. A step taken over
+`MAX_TAKEOVERS` times (an attempt whose invocation fails however often it runs) is left to
+the queue's own redelivery and poison handling, as is a worker that dies in the moment
+between writing its claim and sending the watchdog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from scheduler_lib.domain import Claim
+
+#: How long a claim holds without renewal.
+LEASE = timedelta(seconds=10)
+#: Seconds between renewals while the attempt runs: three fit in a lease.
+HEARTBEAT = 3.0
+#: How long a watchdog waits, after it saw an expired lease, before it takes the attempt
+#: over: two heartbeats and a second, so a worker that is alive has renewed by then.
+CONFIRM = timedelta(seconds=2 * HEARTBEAT + 1)
+#: After the lease's end, before the watchdog looks (the queue counts whole seconds).
+MARGIN = timedelta(seconds=1)
+#: Takeovers of one step before it is left to the queue's redelivery (and poison queue).
+MAX_TAKEOVERS = 4
+
+
+@dataclass(frozen=True)
+class Takeover:
+    """A watchdog's claim on an attempt whose lease expired: valid only while the step is
+    still held under `message_id` with exactly that `lease_until` (nobody renewed it)."""
+
+    message_id: str
+    lease_until: datetime
+
+    def matches(self, claim: Claim) -> bool:
+        return claim.message_id == self.message_id and claim.lease_until == self.lease_until
+
+
+def lease_from(now: datetime) -> datetime:
+    """The end of a lease taken or renewed at `now`."""
+    return now + LEASE
+
+
+def held(claim: Claim | None) -> bool:
+    """Whether `claim` is a step still in progress under a lease (one written before leases
+    existed has none, and is left to the queue's redelivery as it always was)."""
+    if claim is None or claim.done or claim.final:
+        return False
+    return claim.lease_until is not None

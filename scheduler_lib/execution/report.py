@@ -1,0 +1,62 @@
+"""What became of one execution message (`ExecutionReport`), and the one log line per
+message the executor writes about it."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from scheduler_lib.actions import ActionOutcome
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.retry import Delivery
+from scheduler_lib.store import HistoryEntry
+
+log = logging.getLogger("scheduler.execute")
+
+
+@dataclass(frozen=True)
+class ExecutionReport:
+    """What became of one message; the entry point logs it (never holds a secret)."""
+
+    #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed" |
+    #: "Skipped" | "Buffered" (a job's concurrencyPolicy, `overlap`) | "Watched" |
+    #: "Watching" (a watchdog that found nothing to take over, `watchdog`)
+    disposition: str
+    reason: str
+    job_key: str
+    execution_tag: str
+    action_name: str
+    attempt: int
+    outcome: ActionOutcome | None = None
+    history: HistoryEntry | None = None
+    follow_up: ExecutionMessage | None = None
+    follow_up_at: datetime | None = None
+    delivery: Delivery | None = None
+    job_state: str | None = None
+    #: The type of the action the message names, once its job was read (metrics' label).
+    action_type: str | None = None
+    #: The second the attempt was to start at (`ExecutionMessage.start_at`), if it had one.
+    start_at: datetime | None = None
+
+
+def log_report(report: ExecutionReport, message: ExecutionMessage) -> None:
+    """One line per message, with the context fields `logs.py` renders (never the outcome
+    message: it holds the target's answer, which is the history's business, not the log's)."""
+    entry = report.history
+    log.info(
+        "execution %s: %s",
+        report.disposition,
+        report.reason,
+        extra={
+            "job": report.job_key,
+            "occurrence": message.occurrence.isoformat(),
+            "tag": report.execution_tag,
+            "action": report.action_name,
+            "attempt": report.attempt,
+            "outcome": entry.status if entry else None,
+            "duration_ms": (
+                round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
+            ),
+        },
+    )

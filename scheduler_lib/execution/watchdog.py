@@ -1,0 +1,54 @@
+"""A delivered watchdog message (`lease`): look at the attempt it watches, and either leave
+it (done, or still renewed), come back later, or hand it to the executor to take over.
+
+Every look that does not take over ends the watchdog's own message; one that comes back
+sends a new watchdog, so a step has at most one in the queue at a time besides the one its
+worker sent (which that worker deletes when the attempt ends).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from scheduler_lib.execution import lease, lifecycle
+from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.store import TableStore, find_job
+from scheduler_lib.timeutil import iso_z
+
+
+@dataclass(frozen=True)
+class Look:
+    """What a watchdog found: "Watched" (nothing to do), "Watching" (it comes back later),
+    or a `takeover` of the attempt for the executor to claim and run again."""
+
+    disposition: str
+    reason: str
+    takeover: lease.Takeover | None = None
+
+
+def look(
+    store: TableStore, queue: ExecutionQueue, watchdog: ExecutionMessage, *, now: datetime
+) -> Look:
+    """Look at the attempt `watchdog` watches (see the module)."""
+    attempt = watchdog.watched()
+    record = find_job(store, attempt.job_key)
+    if record is None or not attempt.belongs_to(record.incarnation):
+        return Look("Watched", "the job no longer exists")
+    claim = lifecycle.step_claim(record, attempt)
+    if claim is None or not lease.held(claim) or claim.lease_until is None:
+        return Look("Watched", "the attempt is over")
+    if claim.takeovers >= lease.MAX_TAKEOVERS:
+        why = f"taken over {claim.takeovers} times: left to the queue's redelivery"
+        return Look("Watched", why)
+    until = iso_z(claim.lease_until)
+    if claim.lease_until > now:
+        again = claim.lease_until + lease.MARGIN
+        queue.send(attempt.watching(), visible_at=again, now=now)
+        return Look("Watching", f"its worker holds it until {until}")
+    seen = claim.lease_until.isoformat()  # exact: a renewal always changes it
+    if watchdog.lease_seen != seen:
+        queue.send(attempt.watching(lease_seen=seen), visible_at=now + lease.CONFIRM, now=now)
+        return Look("Watching", f"its lease ended at {until}: taken over unless renewed soon")
+    return Look("TakeOver", "", lease.Takeover(claim.message_id, claim.lease_until))

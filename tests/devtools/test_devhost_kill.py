@@ -1,0 +1,140 @@
+"""The local host killed with SIGKILL in the middle of its actions: each occurrence in flight
+runs again within seconds, as a rerun of the same execution tag, and none is lost.
+
+The killed host's messages stay hidden for the queue trigger's visibility timeout (the
+Functions host's 10 minutes, which the local host keeps too), so the redelivery of those
+messages is not what brings them back: each claim carries a lease its worker renews while
+the action runs, and a watchdog message sent at the claim takes an expired lease over
+(`execution/lease.py`). A living worker is never taken over: the actions are held longer
+than a lease before the kill, and no second request arrives meanwhile.
+
+Real pieces: two `python -m devtools.devhost` processes one after the other (the second
+stands for the other instances of a Function App), the session's Azurite, a real HTTP
+target that holds each first request and answers the reruns at once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from devtools.azurite import ROOT, Azurite, free_port
+from scheduler_lib.config import Settings
+from tests.devtools.test_devhost import COLLECTION, KEY, _healthy, _wait_until
+from tests.support.http_target import HttpTarget
+
+JOBS = 12
+#: How long the target holds each first request: longer than a lease and its confirmation
+#: (`lease.LEASE` + `lease.CONFIRM`), so a takeover of a living worker would show.
+HOLD = 40.0
+ALIVE = 20.0  # seconds the actions run under a living host before the kill
+BOUND = 30.0  # seconds after the kill within which every occurrence must run again
+
+
+class Hosts:
+    """Local hosts started one after the other on one storage prefix."""
+
+    def __init__(self, azurite: Azurite, settings: Settings) -> None:
+        self.env = {
+            **os.environ,
+            "AzureWebJobsStorage": azurite.connection_string,
+            "SCHEDULER_API_KEYS": KEY,
+            "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
+        }
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self) -> str:
+        port = free_port()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
+            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.processes.append(process)
+        base = f"http://127.0.0.1:{port}/api"
+        _wait_until(lambda: _healthy(base), timeout=60, what="a devhost's first tick")
+        return base
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def hosts(azurite: Azurite, settings: Settings) -> Iterator[Hosts]:
+    started = Hosts(azurite, settings)
+    try:
+        yield started
+    finally:
+        started.stop_all()
+
+
+def _client(base: str) -> httpx.Client:
+    return httpx.Client(
+        base_url=base,
+        headers={"Authorization": f"Bearer {KEY}"},
+        params={"api-version": "2016-03-01"},
+        timeout=30,
+    )
+
+
+def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
+    hosts: Hosts,
+) -> None:
+    with HttpTarget() as target:
+        target.reply(delay=HOLD, times=JOBS)  # every first request; the reruns get 200 at once
+        with _client(hosts.start()) as client:
+            answer = client.put(
+                COLLECTION, json={"location": "local", "properties": {"sku": {"name": "Standard"}}}
+            )
+            assert answer.status_code in (200, 201), answer.text
+            start = (datetime.now(UTC) + timedelta(seconds=5)).replace(microsecond=0)
+            for i in range(JOBS):
+                request = {"method": "POST", "uri": target.url_for(f"/j{i}")}
+                job = {"properties": {
+                    "startTime": start.isoformat().replace("+00:00", "Z"),
+                    "action": {"type": "Http", "request": request},
+                }}  # fmt: skip
+                created = client.put(f"{COLLECTION}/jobs/j{i}", json=job)
+                assert created.status_code == 201, created.text
+        target.wait_for_requests(JOBS, timeout=60)
+        time.sleep(ALIVE)  # the actions run on: a living worker is not taken over
+        assert len(target.requests) == JOBS
+
+        hosts.processes[0].kill()  # SIGKILL: no shutdown, its messages stay hidden
+        killed = time.monotonic()
+        with _client(hosts.start()) as client:
+            try:
+                target.wait_for_requests(2 * JOBS, timeout=BOUND + 15)
+            finally:
+                requests = target.requests
+            reruns = requests[JOBS:]
+            late = sorted(round(r.arrived - killed, 1) for r in reruns)
+            assert len(reruns) == JOBS and late[-1] <= BOUND, f"reruns after the kill (s): {late}"
+            for i in range(JOBS):
+                first, again = target.requests_to(f"/j{i}")
+                assert again.header("x-ms-execution-tag") == first.header("x-ms-execution-tag")
+
+            def recorded() -> bool:
+                return all(_history(client, i) for i in range(JOBS))
+
+            _wait_until(recorded, timeout=30, what="the reruns' history")
+            for i in range(JOBS):
+                [entry] = _history(client, i)
+                assert entry["status"] == "Completed" and entry["retryCount"] == 0
+                assert entry["message"].startswith("[Rerun] "), entry["message"]
+                assert entry["expectedExecutionTime"] == start.isoformat().replace("+00:00", "Z")
+            assert len(target.requests) == 2 * JOBS  # none ran a third time
+
+
+def _history(client: httpx.Client, i: int) -> list[dict]:
+    response = client.get(f"{COLLECTION}/jobs/j{i}/history")
+    assert response.status_code == 200, response.text
+    return [h["properties"] for h in response.json()["value"]]
