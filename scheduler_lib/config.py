@@ -167,9 +167,11 @@ class Settings:
     @property
     def configuration_problem(self) -> str | None:
         """Why the API cannot serve requests now (no secret in it), or None."""
-        if not self.unresolved_references:
+        # An unresolved metrics token only keeps GET /api/metrics closed (`metrics_settings`).
+        api = [n for n in self.unresolved_references if n != "SCHEDULER_METRICS_TOKEN"]
+        if not api:
             return None
-        names = ", ".join(self.unresolved_references)
+        names = ", ".join(api)
         return (
             f"The app setting {names} is a Key Vault reference that did not resolve: check "
             "that the app's identity may read the secret, then restart the app."

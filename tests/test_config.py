@@ -128,3 +128,14 @@ def test_unresolved_api_keys_reference_is_no_key_and_a_stated_problem() -> None:
     problem = settings.configuration_problem
     assert problem and "SCHEDULER_API_KEYS" in problem and "vault1" not in problem
     assert Settings.from_env({**QUEUES, "SCHEDULER_API_KEYS": "k"}).configuration_problem is None
+
+
+def test_an_unresolved_metrics_token_closes_only_the_metrics_endpoint() -> None:
+    """The API and health keep serving; the reference text never opens /api/metrics."""
+    reference = "@Microsoft.KeyVault(SecretUri=https://vault1.vault.azure.net/secrets/m/)"
+    settings = Settings.from_env(
+        {**QUEUES, "SCHEDULER_API_KEYS": "k", "SCHEDULER_METRICS_TOKEN": reference}
+    )
+    assert settings.unresolved_references == ("SCHEDULER_METRICS_TOKEN",)
+    assert settings.configuration_problem is None
+    assert reference not in settings.metrics.tokens
