@@ -121,7 +121,7 @@ def _connection_classes(
         def send(self: Any, data: Any) -> None:
             if deadline is not None and self.sock is not None:
                 self.sock.settimeout(deadline.remaining())
-            super().send(data)  # type: ignore[misc]
+            super().send(data)  # type: ignore[misc]  # a mixin: super() is the urllib3 connection it is mixed into
 
         def _new_conn(self: Any) -> socket.socket:
             try:
