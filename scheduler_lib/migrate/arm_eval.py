@@ -113,6 +113,9 @@ def _call(node: Call, scope: Scope) -> Any:
             if value is not None:
                 return value
         return None
+    unknown = deployment.not_here(name)
+    if unknown is not None:
+        return unknown
     args = [_known(arg, scope) for arg in node.args]
     if name in ("parameters", "variables"):
         _arity(node, 1, 1)

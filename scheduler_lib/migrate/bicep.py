@@ -86,6 +86,9 @@ class BicepFile:
             return self._once(f"resource {name}", lambda: reference(self, self.resources[name]))
         raise SourceError("", f"{text(node)}: the file declares no param, var or resource {name!r}")
 
+    def is_resource(self, name: str) -> bool:
+        return name in self.resources and name not in self.params and name not in self.vars
+
     def _once(self, key: str, compute: Callable[[], Any]) -> Any:
         if key not in self._cache:
             if key in self._busy:

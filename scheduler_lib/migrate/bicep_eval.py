@@ -33,6 +33,8 @@ class Symbols(Protocol):
 
     def symbol(self, name: str, node: Node) -> Any: ...
 
+    def is_resource(self, name: str) -> bool: ...
+
     def call(self, name: str, args: list[Any], node: Node) -> Any:
         """A call the file answers itself (`loadTextContent`, ...), or NotImplemented."""
         ...
@@ -111,8 +113,11 @@ class Evaluator:
         if kind_ == "identifier":
             return self._name(text(node), node)
         if kind_ == "member_expression":
-            target = self.evaluate(node.child_by_field_name("object"))  # type: ignore[arg-type]
+            owner = node.child_by_field_name("object")
             name = text(node.child_by_field_name("property"))  # type: ignore[arg-type]
+            if owner is not None and self._deployed_state(owner, name):
+                return Unknown(f"it reads the deployed state of the resource {text(owner)}")
+            target = self.evaluate(owner)  # type: ignore[arg-type]
             safe = any(c.type == ".?" for c in node.children)
             return member(target, name, text(node), safe=safe)
         if kind_ == "subscript_expression":
@@ -124,6 +129,19 @@ class Evaluator:
         if kind_ in ("unary_expression", "binary_expression", "ternary_expression"):
             return operate(self, node)
         raise SourceError("", f"{text(node)}: Bicep's {kind_.replace('_', ' ')} is not supported")
+
+    def _deployed_state(self, owner: Node, name: str) -> bool:
+        """`res.properties`, `res.location`, ...: what Azure holds once `res` is deployed
+        (only `name`, `id`, `type` and `apiVersion` are known before)."""
+        symbol = text(owner)
+        local = any(symbol in frame for frame in self.locals)
+        known = name in ("name", "id", "type", "apiVersion")
+        return (
+            owner.type == "identifier"
+            and not local
+            and self.symbols.is_resource(symbol)
+            and not known
+        )
 
     def _name(self, name: str, node: Node) -> Any:
         for frame in reversed(self.locals):
@@ -163,6 +181,9 @@ class Evaluator:
             raise SourceError("", f"{text(node)}: Bicep writes conditions as a ? b : c")
         if lowered == "any":
             return self.evaluate(arg_nodes[0])
+        unknown = deployment.not_here(name)
+        if unknown is not None:
+            return unknown
         args = [self.known(arg) for arg in arg_nodes]
         own = self.symbols.call(name, args, node)
         if own is not NotImplemented:

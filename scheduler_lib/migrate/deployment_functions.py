@@ -123,11 +123,21 @@ def utc_now(d: Deployment, args: list[Any], *, in_default: bool) -> Any:
     return render("utcNow", d.import_time, pattern) if pattern else iso(d.import_time)
 
 
-def call(d: Deployment, name: str, args: list[Any], *, in_default: bool) -> Any:
-    """The value of a deployment function, or `NotImplemented` for any other name."""
+def not_here(name: str) -> Unknown | None:
+    """The `Unknown` a function only Azure can answer returns, whatever its arguments (they
+    are not evaluated: the call as a whole is what cannot be known)."""
     lowered = name.lower()
     if lowered in NOT_HERE or lowered.startswith("list"):
         return Unknown(NOT_HERE.get(lowered, "it asks Azure for keys or secrets"))
+    return None
+
+
+def call(d: Deployment, name: str, args: list[Any], *, in_default: bool) -> Any:
+    """The value of a deployment function, or `NotImplemented` for any other name."""
+    lowered = name.lower()
+    unknown = not_here(lowered)
+    if unknown is not None:
+        return unknown
     if lowered == "resourcegroup":
         return resource_group(d)
     if lowered == "subscription":
