@@ -81,20 +81,11 @@ _BINARY = (("||",), ("&&",), ("==", "!="), ("<", ">", "<=", ">="), ("+", "-"), (
 def parse_value(raw: str) -> Any:
     """An attribute as python-hcl2 writes it: `${expr}` or a quoted template."""
     stripped = raw.strip()
-    if stripped.startswith("${") and stripped.endswith("}") and _balanced(stripped[2:-1]):
+    if stripped.startswith("${") and stripped.endswith("}"):  # python-hcl2's bare expression
         return parse_expression(stripped[2:-1])
     if stripped.startswith('"') and stripped.endswith('"'):
         return parse_template(stripped[1:-1])
     return parse_expression(stripped)
-
-
-def _balanced(text: str) -> bool:
-    try:
-        parser = _Parser(text)
-        parser.expression()
-        return parser.at_end()
-    except SourceError:
-        return False
 
 
 def parse_expression(text: str) -> Any:
