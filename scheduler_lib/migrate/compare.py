@@ -44,14 +44,17 @@ def check_job(job: ImportedJob) -> CheckedJob:
     wire = extensions.older_form(secrets.redact(definition), DEFAULT_VERSION)
     if "recurrence" in wire:
         wire["recurrence"] = timing.to_wire_recurrence(wire["recurrence"])
-    schedule = {k: definition[k] for k in ("startTime", "recurrence") if k in definition}
+    schedule: dict[str, Any] = {
+        k: definition[k] for k in ("startTime", "recurrence") if k in definition
+    }
     return CheckedJob(wire, str(state), schedule)
 
 
 def check_collection(collection: ImportedCollection) -> dict[str, Any]:
     """The collection as the API would store it (defaults filled); ValidationError else."""
     location, tags, properties = model_collections.normalize_body(collection.body)
-    result = {"tags": tags or {}, "properties": model_collections.complete(properties)}
+    result: dict[str, Any] = {"tags": tags or {}}
+    result["properties"] = model_collections.complete(properties)
     if location is not None:
         result["location"] = location
     return result

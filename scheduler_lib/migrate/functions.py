@@ -61,7 +61,8 @@ def kind(value: Any) -> str:
         return "a bool"
     if is_int(value):
         return "an int"
-    return {str: "a string", list: "an array", dict: "an object"}.get(type(value), "a value")
+    names: dict[type, str] = {str: "a string", list: "an array", dict: "an object"}
+    return names.get(type(value), "a value")
 
 
 def to_string(value: Any) -> str:

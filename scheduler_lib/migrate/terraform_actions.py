@@ -131,7 +131,7 @@ def retry_policy(body: Body, job: FoundJob) -> dict[str, Any]:
         ))  # fmt: skip
         return {"retryType": "None"}
     _check_fields(retry, {"interval", "count"}, job)
-    policy = {"retryType": "Fixed"}
+    policy: dict[str, Any] = {"retryType": "Fixed"}
     for name, key, default in (
         ("interval", "retryInterval", "00:00:30"),
         ("count", "retryCount", 4),

@@ -67,7 +67,8 @@ def run_import(
 def path(*parts: str) -> str:
     """An ARM path of the test subscription: rg, collection[, job]."""
     group, collection, *job = parts
-    base = f"/subscriptions/{SUB}/resourceGroups/{group}/providers/Microsoft.Scheduler/jobCollections/{collection}"
+    provider = f"/subscriptions/{SUB}/resourceGroups/{group}/providers/Microsoft.Scheduler"
+    base = f"{provider}/jobCollections/{collection}"
     return base + (f"/jobs/{job[0]}" if job else "")
 
 

@@ -121,7 +121,8 @@ def test_nested_expressions_parameters_and_variables() -> None:
             "hours": {"type": "array", "defaultValue": [1, 2]},
             "name": {
                 "type": "string",
-                "defaultValue": "[concat(toLower(parameters('prefix')), '-', string(length(parameters('hours'))))]",
+                "defaultValue": "[concat(toLower(parameters('prefix')), '-', "
+                "string(length(parameters('hours'))))]",
             },
         },
         "variables": {
@@ -177,15 +178,22 @@ def test_utc_now_only_as_a_parameter_default_and_only_with_an_import_time() -> N
 @pytest.mark.parametrize(
     ("expression", "named", "reason"),
     [
-        ("[reference(resourceId('Microsoft.Web/sites', 'app')).hostNames[0]]",
-         "reference(resourceId('Microsoft.Web/sites', 'app'))", "deployed state"),
-        ("[listKeys('rule', '2017-04-01').primaryKey]", "listKeys('rule', '2017-04-01')", "only Azure holds"),
+        (
+            "[reference(resourceId('Microsoft.Web/sites', 'app')).hostNames[0]]",
+            "reference(resourceId('Microsoft.Web/sites', 'app'))",
+            "deployed state",
+        ),
+        (
+            "[listKeys('rule', '2017-04-01').primaryKey]",
+            "listKeys('rule', '2017-04-01')",
+            "only Azure holds",
+        ),
         ("[uniqueString(resourceGroup().id)]", "uniqueString(resourceGroup().id)", "unpublished"),
         ("[guid('a')]", "guid('a')", "unpublished"),
         ("[newGuid()]", "newGuid()", "random"),
         ("[resourceGroup().tags.owner]", "resourceGroup().tags", "tags are not known"),
     ],
-)  # fmt: skip
+)
 def test_what_cannot_be_known_is_refused_with_the_expression_and_its_path(
     expression: str, named: str, reason: str
 ) -> None:

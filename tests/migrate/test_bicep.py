@@ -85,12 +85,16 @@ def test_loops_conditions_nesting_and_parents(tmp_path: Path) -> None:
         HEADER
         + """
 param names array = ['a', 'b', 'c']
-resource jobs 'Microsoft.Scheduler/jobCollections/jobs@2016-03-01' = [for (name, i) in names: if (name != 'b') {
+resource jobs 'Microsoft.Scheduler/jobCollections/jobs@2016-03-01' = [for (name, i) in names: if (
+  name != 'b') {
   parent: coll
   name: '${name}-job'
   properties: {
     startTime: '2026-01-0${i + 1}T08:00:00Z'
-    action: { type: 'Http', request: { uri: 'https://example.com/${coll.name}/${i}', method: 'GET' } }
+    action: {
+      type: 'Http'
+      request: { uri: 'https://example.com/${coll.name}/${i}', method: 'GET' }
+    }
     recurrence: { frequency: 'Day', schedule: { hours: [for h in range(8, 2): h] } }
   }
 }]
@@ -111,8 +115,10 @@ resource named 'Microsoft.Scheduler/jobCollections/jobs@2016-03-01' = if (length
     plan = build_plan(found, Target("s", "rg"))
     assert [c.name for c in plan.collections] == ["coll"]  # the existing one is not created
     assert [(j.collection, j.name) for j in plan.jobs] == [
-        ("coll", "a-job"), ("coll", "c-job"), ("existing-coll", "nested")
-    ]  # fmt: skip
+        ("coll", "a-job"),
+        ("coll", "c-job"),
+        ("existing-coll", "nested"),
+    ]
     first = plan.jobs[0].body["properties"]
     assert first["startTime"] == "2026-01-01T08:00:00Z"
     assert first["action"]["request"]["uri"] == "https://example.com/coll/0"
@@ -130,7 +136,12 @@ resource site 'Microsoft.Web/sites@2022-03-01' existing = { name: 'site' }
 resource job 'Microsoft.Scheduler/jobCollections/jobs@2016-03-01' = {
   parent: coll
   name: 'j'
-  properties: { action: { type: 'Http', request: { uri: 'https://${site.properties.defaultHostName}', method: 'GET' } } }
+  properties: {
+    action: {
+      type: 'Http'
+      request: { uri: 'https://${site.properties.defaultHostName}', method: 'GET' }
+    }
+  }
 }
 """
     )
@@ -168,7 +179,7 @@ def test_load_functions_read_files_next_to_the_bicep_file(tmp_path: Path) -> Non
     (tmp_path / "body.txt").write_text("hello")
     assert variable(tmp_path, "loadTextContent('body.txt')") == "hello"
     assert variable(tmp_path, "loadFileAsBase64('body.txt')") == "aGVsbG8="
-    with pytest.raises(Unresolved, match="is not next to main.bicep"):
+    with pytest.raises(Unresolved, match=r"is not next to main\.bicep"):
         variable(tmp_path, "loadFileAsBase64('cert.pfx')")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import httpx
 
-from tests.migrate.conftest import FIXTURES, path, next_runs
+from tests.migrate.conftest import FIXTURES, next_runs, path
 
 ARM = FIXTURES / "arm"
 BICEP = FIXTURES / "bicep"
@@ -19,19 +19,36 @@ SB_KEY_NAME = (
 )
 #: The quickstart's job (no startTime): created at 09:00:00, it runs then, and then on
 #: weekdays at 10:00, 10:30, 12:00 and 12:30 UTC.
-WEBAPP_RUNS = ["2026-03-02T09:00:00Z", "2026-03-02T10:00:00Z", "2026-03-02T10:30:00Z",
-               "2026-03-02T12:00:00Z", "2026-03-02T12:30:00Z"]  # fmt: skip
+WEBAPP_RUNS = [
+    "2026-03-02T09:00:00Z",
+    "2026-03-02T10:00:00Z",
+    "2026-03-02T10:30:00Z",
+    "2026-03-02T12:00:00Z",
+    "2026-03-02T12:30:00Z",
+]
 #: The Service Bus quickstart's default recurrence, every minute from its creation.
 EVERY_MINUTE = [f"2026-03-02T09:0{m}:00Z" for m in range(5)]
 
 
-def test_arm_scheduler_webapp_is_refused_until_the_web_apps_address_is_given(run_import, client: httpx.Client) -> None:  # fmt: skip
-    args = [str(ARM / "scheduler-webapp" / "azuredeploy.json"), "--resource-group", "rg1",
-            "--location", "westus", "--set", "jobCollectionName=webjobs", "--set", "jobName=ping"]  # fmt: skip
+def test_arm_scheduler_webapp_is_refused_until_the_web_apps_address_is_given(
+    run_import, client: httpx.Client
+) -> None:
+    args = [
+        str(ARM / "scheduler-webapp" / "azuredeploy.json"),
+        "--resource-group",
+        "rg1",
+        "--location",
+        "westus",
+        "--set",
+        "jobCollectionName=webjobs",
+        "--set",
+        "jobName=ping",
+    ]
     refused = run_import(*args)
     assert refused.code == 2
     assert refused.err.strip() == (
-        f"error: {WEBAPP_URI}: reference(resourceId('Microsoft.Web/sites', parameters('webAppName'))) "
+        f"error: {WEBAPP_URI}: reference(resourceId('Microsoft.Web/sites', "
+        f"parameters('webAppName'))) "
         "cannot be evaluated here: it reads the deployed state of another resource "
         f"(give its value with --set '{WEBAPP_URI}=VALUE')"
     )
@@ -46,9 +63,10 @@ def test_arm_scheduler_webapp_is_refused_until_the_web_apps_address_is_given(run
     assert collection["properties"]["sku"] == {"name": "Standard"}
     job = client.get(path("rg1", "webjobs", "ping")).json()
     assert job["properties"]["action"] == {
-        "type": "Http", "request": {"uri": "http://ping.example.com", "method": "GET"},
+        "type": "Http",
+        "request": {"uri": "http://ping.example.com", "method": "GET"},
         "retryPolicy": {"retryType": "None"},
-    }  # fmt: skip
+    }
     assert job["properties"]["state"] == "Enabled"
     assert next_runs(client, job) == WEBAPP_RUNS
 
@@ -59,27 +77,42 @@ def test_arm_scheduler_webapp_is_refused_until_the_web_apps_address_is_given(run
     assert client.get(path("rg1", "webjobs", "ping")).json() == job
 
 
-def test_arm_scheduler_service_bus_imports_disabled_for_its_listkeys_secret(run_import, client: httpx.Client) -> None:  # fmt: skip
+def test_arm_scheduler_service_bus_imports_disabled_for_its_listkeys_secret(
+    run_import, client: httpx.Client
+) -> None:
     folder = ARM / "scheduler-service-bus"
-    args = [str(folder / "azuredeploy.json"), "--parameters", str(folder / "azuredeploy.parameters.json"),
-            "--resource-group", "rg2", "--location", "westus"]  # fmt: skip
+    args = [
+        str(folder / "azuredeploy.json"),
+        "--parameters",
+        str(folder / "azuredeploy.parameters.json"),
+        "--resource-group",
+        "rg2",
+        "--location",
+        "westus",
+    ]
     refused = run_import(*args)
     assert refused.code == 2
-    assert f"error: {SB_KEY_NAME}: listKeys(variables('queueSendOnlyKeyName'), '2018-01-01-preview') " \
-           "cannot be evaluated here: it lists keys that only Azure holds" in refused.err  # fmt: skip
+    assert (
+        f"error: {SB_KEY_NAME}: listKeys(variables('queueSendOnlyKeyName'), '2018-01-01-preview') "
+        "cannot be evaluated here: it lists keys that only Azure holds" in refused.err
+    )
     assert client.get(path("rg2", "QueuePoster")).status_code == 404
 
     imported = run_import(*args, "--set", f"{SB_KEY_NAME}=Scheduler")
     assert imported.code == 0, imported.out + imported.err
-    assert ("missing secret: properties.action.serviceBusQueueMessage.authentication.sasKey: the source's "
-            "listKeys(variables('queueSendOnlyKeyName'), '2018-01-01-preview')") in imported.out  # fmt: skip
+    assert (
+        "missing secret: properties.action.serviceBusQueueMessage.authentication.sasKey: the "
+        "source's "
+        "listKeys(variables('queueSendOnlyKeyName'), '2018-01-01-preview')"
+    ) in imported.out
     job = client.get(
         path("rg2", "QueuePoster", "PostMessage"), params={"api-version": "2026-12-01"}
     ).json()
     properties = job["properties"]
     assert properties["state"] == "Disabled"
     assert properties["pauseNote"].startswith(
-        "Imported Disabled: the source does not hold properties.action.serviceBusQueueMessage.authentication.sasKey"
+        "Imported Disabled: the source does not hold "
+        "properties.action.serviceBusQueueMessage.authentication.sasKey"
     )
     message = properties["action"]["serviceBusQueueMessage"]
     assert message["namespace"] == "GEN-UNIQUE"  # from the parameters file
@@ -91,8 +124,15 @@ def test_arm_scheduler_service_bus_imports_disabled_for_its_listkeys_secret(run_
     assert next_runs(client, job) == EVERY_MINUTE
 
     # The operator sets the key and enables the job; importing the source again leaves it so.
-    patched = client.patch(path("rg2", "QueuePoster", "PostMessage"), json={"properties": {
-        "state": "Enabled", "action": {"serviceBusQueueMessage": {"authentication": {"sasKey": "real-key"}}}}})  # fmt: skip
+    patched = client.patch(
+        path("rg2", "QueuePoster", "PostMessage"),
+        json={
+            "properties": {
+                "state": "Enabled",
+                "action": {"serviceBusQueueMessage": {"authentication": {"sasKey": "real-key"}}},
+            }
+        },
+    )
     assert patched.status_code == 200, patched.text
     again = run_import(*args, "--set", f"{SB_KEY_NAME}=Scheduler")
     assert again.code == 0
@@ -104,21 +144,50 @@ def test_arm_scheduler_service_bus_imports_disabled_for_its_listkeys_secret(run_
 
 
 def test_bicep_fixtures_import_as_their_arm_templates_do(run_import, client: httpx.Client) -> None:
-    webapp = run_import(str(BICEP / "scheduler-webapp.bicep"), "--resource-group", "rg3", "--location", "westus",
-                        "--set", "jobCollectionName=webjobs", "--set", "jobName=ping")  # fmt: skip
+    webapp = run_import(
+        str(BICEP / "scheduler-webapp.bicep"),
+        "--resource-group",
+        "rg3",
+        "--location",
+        "westus",
+        "--set",
+        "jobCollectionName=webjobs",
+        "--set",
+        "jobName=ping",
+    )
     assert webapp.code == 2
-    assert ("error: job.properties.action.request.uri: webApp.properties cannot be evaluated here: "
-            "it reads the deployed state of the resource webApp") in webapp.err  # fmt: skip
-    webapp = run_import(str(BICEP / "scheduler-webapp.bicep"), "--resource-group", "rg3", "--location", "westus",
-                        "--set", "jobCollectionName=webjobs", "--set", "jobName=ping",
-                        "--set", "job.properties.action.request.uri=http://ping.example.com")  # fmt: skip
+    assert (
+        "error: job.properties.action.request.uri: webApp.properties cannot be evaluated here: "
+        "it reads the deployed state of the resource webApp"
+    ) in webapp.err
+    webapp = run_import(
+        str(BICEP / "scheduler-webapp.bicep"),
+        "--resource-group",
+        "rg3",
+        "--location",
+        "westus",
+        "--set",
+        "jobCollectionName=webjobs",
+        "--set",
+        "jobName=ping",
+        "--set",
+        "job.properties.action.request.uri=http://ping.example.com",
+    )
     assert webapp.code == 0, webapp.out + webapp.err
     job = client.get(path("rg3", "webjobs", "ping")).json()
     assert next_runs(client, job) == WEBAPP_RUNS
 
-    bus = run_import(str(BICEP / "scheduler-service-bus.bicep"), "--resource-group", "rg3", "--location", "westus",
-                     "--parameters", str(ARM / "scheduler-service-bus" / "azuredeploy.parameters.json"),
-                     "--set", "schedulerJob.properties.action.serviceBusQueueMessage.authentication.sasKeyName=Scheduler")  # fmt: skip
+    bus = run_import(
+        str(BICEP / "scheduler-service-bus.bicep"),
+        "--resource-group",
+        "rg3",
+        "--location",
+        "westus",
+        "--parameters",
+        str(ARM / "scheduler-service-bus" / "azuredeploy.parameters.json"),
+        "--set",
+        "schedulerJob.properties.action.serviceBusQueueMessage.authentication.sasKeyName=Scheduler",
+    )
     assert bus.code == 0, bus.out + bus.err
     job = client.get(path("rg3", "QueuePoster", "PostMessage")).json()
     assert job["properties"]["state"] == "Disabled"
@@ -135,9 +204,10 @@ def test_terraform_scheduler_jobs_example(run_import, client: httpx.Client) -> N
     collection = client.get(path(group, coll)).json()
     assert collection["location"] == "westus"
     assert collection["properties"] == {
-        "sku": {"name": "Standard"}, "state": "Enabled",
+        "sku": {"name": "Standard"},
+        "state": "Enabled",
         "quota": {"maxJobCount": 10, "maxRecurrence": {"frequency": "Minute", "interval": 10}},
-    }  # fmt: skip
+    }
 
     def job(name: str) -> dict:
         answer = client.get(path(group, coll, name))
@@ -160,33 +230,54 @@ def test_terraform_scheduler_jobs_example(run_import, client: httpx.Client) -> N
     daily = job("tfex-web-recurring_daily-auth_basic")
     assert daily["properties"]["action"]["type"] == "Https"
     assert daily["properties"]["action"]["retryPolicy"] == {"retryType": "None"}
-    assert next_runs(client, daily) == ["2026-03-02T12:00:07Z", "2026-03-02T12:15:07Z", "2026-03-02T12:30:07Z",
-                                        "2026-03-02T12:45:07Z", "2026-03-03T00:00:07Z"]  # fmt: skip
+    assert next_runs(client, daily) == [
+        "2026-03-02T12:00:07Z",
+        "2026-03-02T12:15:07Z",
+        "2026-03-02T12:30:07Z",
+        "2026-03-02T12:45:07Z",
+        "2026-03-03T00:00:07Z",
+    ]
     # Its pfx is a file that is not in the example: imported Disabled, a placeholder pfx.
     weekly = job("tfex-web-recurring_weekly-auth_cert")
     assert weekly["properties"]["state"] == "Disabled"
     assert weekly["properties"]["action"]["request"]["authentication"][
         "certificateSubjectName"
     ] == ("CN=placeholder: the imported job's certificate is missing")
-    assert next_runs(client, weekly) == ["2026-03-07T14:07:07Z", "2026-03-08T14:07:07Z", "2026-03-14T14:07:07Z",
-                                         "2026-03-15T14:07:07Z", "2026-03-21T14:07:07Z"]  # fmt: skip
+    assert next_runs(client, weekly) == [
+        "2026-03-07T14:07:07Z",
+        "2026-03-08T14:07:07Z",
+        "2026-03-14T14:07:07Z",
+        "2026-03-15T14:07:07Z",
+        "2026-03-21T14:07:07Z",
+    ]
     # The SAS token is the storage account's key, which only Azure knows: Disabled too.
     queue = job("tfex-schedulerjob-storage_queue")
     assert queue["properties"]["state"] == "Disabled"
     assert queue["properties"]["action"]["queueMessage"] == {
-        "storageAccount": "tfexstorageaccount", "queueName": "tfex-schedulerjob-storagequeue",
+        "storageAccount": "tfexstorageaccount",
+        "queueName": "tfex-schedulerjob-storagequeue",
         "message": "storage message",
-    }  # fmt: skip
-    assert next_runs(client, queue) == ["2026-03-08T14:07:07Z", "2026-03-15T14:07:07Z", "2026-03-22T14:07:07Z",
-                                        "2026-03-29T14:07:07Z", "2026-04-05T14:07:07Z"]  # fmt: skip
+    }
+    assert next_runs(client, queue) == [
+        "2026-03-08T14:07:07Z",
+        "2026-03-15T14:07:07Z",
+        "2026-03-22T14:07:07Z",
+        "2026-03-29T14:07:07Z",
+        "2026-04-05T14:07:07Z",
+    ]
     # First, third and last Sunday of the month at the start's 14:07:07 UTC.
     monthly = job("tfex-web-recurring_monthly-auth_ad")
     assert monthly["properties"]["action"]["errorAction"]["request"]["authentication"] == {
         "type": "Basic",
         "username": "login",
     }
-    assert next_runs(client, monthly) == ["2026-03-15T14:07:07Z", "2026-03-29T14:07:07Z", "2026-04-05T14:07:07Z",
-                                          "2026-04-19T14:07:07Z", "2026-04-26T14:07:07Z"]  # fmt: skip
+    assert next_runs(client, monthly) == [
+        "2026-03-15T14:07:07Z",
+        "2026-03-29T14:07:07Z",
+        "2026-04-05T14:07:07Z",
+        "2026-04-19T14:07:07Z",
+        "2026-04-26T14:07:07Z",
+    ]
 
     again = run_import(str(TERRAFORM / "scheduler-jobs"))
     assert again.code == 0
@@ -203,10 +294,12 @@ def test_conflicts_are_left_alone_unless_replace(run_import, client: httpx.Clien
     assert changed.status_code == 200, changed.text
     conflict = run_import(str(TERRAFORM / "scheduler-jobs"))
     assert conflict.code == 1
-    assert (f"job {group}/{coll}/tfex-web-recurring: conflict, left alone (--replace replaces it)\n"
-            "  from azurerm_scheduler_job.web-recurring\n"
-            "  properties.action.request.uri: 'http://other.example.com' here, 'http://example.com' in the source"
-            ) in conflict.out  # fmt: skip
+    assert (
+        f"job {group}/{coll}/tfex-web-recurring: conflict, left alone (--replace replaces it)\n"
+        "  from azurerm_scheduler_job.web-recurring\n"
+        "  properties.action.request.uri: 'http://other.example.com' here, 'http://example.com' "
+        "in the source"
+    ) in conflict.out
     assert (
         client.get(address).json()["properties"]["action"]["request"]["uri"]
         == "http://other.example.com"
@@ -227,15 +320,22 @@ def test_terraform_documentation_examples(run_import, client: httpx.Client) -> N
         in collection.out
     )
     stored = client.get(path("tfex-job_collection", "example_job_collection")).json()
-    assert stored["properties"] == {"sku": {"name": "Free"}, "state": "Enabled",
-                                    "quota": {"maxJobCount": 5, "maxRecurrence": {"frequency": "Hour", "interval": 24}}}  # fmt: skip
+    assert stored["properties"] == {
+        "sku": {"name": "Free"},
+        "state": "Enabled",
+        "quota": {"maxJobCount": 5, "maxRecurrence": {"frequency": "Hour", "interval": 24}},
+    }
 
     daily = TERRAFORM / "docs-job-recurring-daily"
     refused = run_import(str(daily))
     assert refused.code == 2
-    assert ("azurerm_scheduler_job.web-recurring-daily.job_collection_name: azurerm_scheduler_job_collection.example.name "
-            "cannot be evaluated here: azurerm_scheduler_job_collection.example is not defined in the files given "
-            "(give --collection") in refused.err  # fmt: skip
+    assert (
+        "azurerm_scheduler_job.web-recurring-daily.job_collection_name: "
+        "azurerm_scheduler_job_collection.example.name "
+        "cannot be evaluated here: azurerm_scheduler_job_collection.example is not defined in "
+        "the files given "
+        "(give --collection"
+    ) in refused.err
     made = client.put(
         path("docs", "standard"),
         json={"location": "westus", "properties": {"sku": {"name": "Standard"}}},
@@ -249,15 +349,23 @@ def test_terraform_documentation_examples(run_import, client: httpx.Client) -> N
         "retryInterval": "PT5M",
         "retryCount": 10,
     }
-    assert next_runs(client, job) == ["2026-03-02T12:00:07Z", "2026-03-02T12:15:07Z", "2026-03-02T12:30:07Z",
-                                      "2026-03-02T12:45:07Z", "2026-03-03T00:00:07Z"]  # fmt: skip
+    assert next_runs(client, job) == [
+        "2026-03-02T12:00:07Z",
+        "2026-03-02T12:15:07Z",
+        "2026-03-02T12:30:07Z",
+        "2026-03-02T12:45:07Z",
+        "2026-03-03T00:00:07Z",
+    ]
 
     monthly = run_import(
         str(TERRAFORM / "docs-job-monthly"), "--collection", "standard", "--resource-group", "docs"
     )
     assert monthly.code == 1
-    assert ("400 BadRequest: properties.recurrence.frequency: 'monthly' is not one of Minute, Hour, Day, Week, "
-            "Month, Year (did you mean 'Month'?)") in monthly.out  # fmt: skip
+    assert (
+        "400 BadRequest: properties.recurrence.frequency: 'monthly' is not one of Minute, Hour, "
+        "Day, Week, "
+        "Month, Year (did you mean 'Month'?)"
+    ) in monthly.out
     assert (
         client.get(path("docs", "standard", "tfex-web-recurring-daily")).json() == job
     )  # untouched

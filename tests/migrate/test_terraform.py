@@ -69,7 +69,10 @@ def test_expressions(tmp_path: Path, expression: str, expected: Any) -> None:
 
 
 def test_variables_from_defaults_tfvars_and_set(tmp_path: Path) -> None:
-    source = 'variable "name" {\n  default = "dflt"\n}\nvariable "n" {\n  type = number\n}\nlocals {\n  x = "${var.name}-${var.n}"\n}\n'
+    source = (
+        'variable "name" {\n  default = "dflt"\n}\nvariable "n" {\n  type = number\n}\n'
+        'locals {\n  x = "${var.name}-${var.n}"\n}\n'
+    )
     assert module(tmp_path, source, "n=3").local("x") == "dflt-3"
     assert module(tmp_path, source, tfvars='name = "given"\nn = 4\n').local("x") == "given-4"
     with pytest.raises(Unresolved, match="variable 'n' has no value"):
@@ -120,18 +123,22 @@ resource "azurerm_scheduler_job" "web" {
     assert properties["action"]["type"] == "Https"
     assert properties["action"]["request"]["uri"] == "https://example.com/1"
     assert properties["action"]["request"]["authentication"] == {
-        "type": "ActiveDirectoryOAuth", "tenant": "contoso.onmicrosoft.com", "clientId": "app",
-        "secret": "s3cret", "audience": "https://management.core.windows.net/",
-    }  # fmt: skip
+        "type": "ActiveDirectoryOAuth",
+        "tenant": "contoso.onmicrosoft.com",
+        "clientId": "app",
+        "secret": "s3cret",
+        "audience": "https://management.core.windows.net/",
+    }
     assert properties["action"]["retryPolicy"] == {
         "retryType": "Fixed",
         "retryInterval": "P1D",
         "retryCount": 4,
     }
     assert properties["recurrence"] == {
-        "frequency": "week", "endTime": "2027-01-01T00:00:00Z",
+        "frequency": "week",
+        "endTime": "2027-01-01T00:00:00Z",
         "schedule": {"minutes": [30], "hours": [9], "weekDays": ["monday"]},
-    }  # fmt: skip
+    }
     notes = [str(n) for n in job.notes]
     assert notes == [
         "defaulted: azurerm_scheduler_job.web.action_web.method: not given: azurerm's default, GET",
