@@ -14,17 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from scheduler_lib.migrate.hcl_template import Lit, closing, parse_template
 from scheduler_lib.migrate.problems import SourceError
-
-
-@dataclass(frozen=True)
-class Lit:
-    value: Any
-
-
-@dataclass(frozen=True)
-class Template:
-    parts: tuple[Any, ...]  # str | Expr
 
 
 @dataclass(frozen=True)
@@ -74,7 +65,6 @@ _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][\w-]*)"
     r"|(?P<op>==|!=|<=|>=|&&|\|\||=>|\.\.\.|[-+*/%<>!?:.,()\[\]{}=])|(?P<quote>\"))"
 )
-_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 _BINARY = (("||",), ("&&",), ("==", "!="), ("<", ">", "<=", ">="), ("+", "-"), ("*", "/", "%"))
 
 
@@ -84,7 +74,7 @@ def parse_value(raw: str) -> Any:
     if stripped.startswith("${") and stripped.endswith("}"):  # python-hcl2's bare expression
         return parse_expression(stripped[2:-1])
     if stripped.startswith('"') and stripped.endswith('"'):
-        return parse_template(stripped[1:-1])
+        return parse_template(stripped[1:-1], parse_expression)
     return parse_expression(stripped)
 
 
@@ -94,68 +84,6 @@ def parse_expression(text: str) -> Any:
     if not parser.at_end():
         parser.fail("unexpected text")
     return node
-
-
-def parse_template(body: str) -> Any:
-    """A template's body (between the quotes): literal text, escapes and `${...}`."""
-    parts: list[Any] = []
-    literal, i = [], 0
-    while i < len(body):
-        char = body[i]
-        if char == "\\" and i + 1 < len(body):
-            code = body[i + 1]
-            if code in "uU":
-                size = 4 if code == "u" else 8
-                literal.append(chr(int(body[i + 2 : i + 2 + size], 16)))
-                i += 2 + size
-                continue
-            literal.append(_ESCAPES.get(code, "\\" + code))
-            i += 2
-        elif body.startswith("$${", i) or body.startswith("%%{", i):
-            literal.append(body[i + 1 : i + 3])
-            i += 3
-        elif body.startswith("%{", i):
-            raise SourceError(
-                "", f"the template directive {body[i : i + 20]!r}... is not supported"
-            )
-        elif body.startswith("${", i):
-            end = _closing(body, i + 2)
-            parts.append("".join(literal))
-            literal = []
-            parts.append(
-                parse_expression(body[i + 2 : end].strip().removeprefix("~").removesuffix("~"))
-            )
-            i = end + 1
-        else:
-            literal.append(char)
-            i += 1
-    parts.append("".join(literal))
-    kept = tuple(p for p in parts if p != "")
-    if all(isinstance(p, str) for p in kept):
-        return Lit("".join(kept))
-    return Template(kept)
-
-
-def _closing(text: str, start: int) -> int:
-    """The index of the `}` closing an interpolation that starts at `start`."""
-    depth, i, quoted = 0, start, False
-    while i < len(text):
-        char = text[i]
-        if quoted:
-            if char == "\\":
-                i += 1
-            elif char == '"':
-                quoted = False
-        elif char == '"':
-            quoted = True
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            if depth == 0:
-                return i
-            depth -= 1
-        i += 1
-    raise SourceError("", f"an interpolation is not closed in {text!r}")
 
 
 class _Parser:
@@ -250,7 +178,7 @@ class _Parser:
             end = self._string_end()
             body = self.text[self.position : end]
             self.position = end + 1
-            return parse_template(body)
+            return parse_template(body, parse_expression)
         if kind == "name":
             if token in ("true", "false", "null"):
                 return Lit({"true": True, "false": False, "null": None}[token])
@@ -298,7 +226,7 @@ class _Parser:
                 i += 2
                 continue
             if self.text.startswith("${", i):
-                i = _closing(self.text, i + 2) + 1
+                i = closing(self.text, i + 2) + 1
                 continue
             if self.text[i] == '"':
                 return i

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from scheduler_lib.migrate.arm_eval import find_unknown
 from scheduler_lib.migrate.functions import ArgumentError, is_int, kind
-from scheduler_lib.migrate.hcl_expression import Attr, Func, Idx, Items, Lit, Obj, Op, Ref, Template
+from scheduler_lib.migrate.hcl_expression import Attr, Func, Idx, Items, Obj, Op, Ref
+from scheduler_lib.migrate.hcl_template import Lit, Template
 from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
 from scheduler_lib.migrate.terraform_functions import FUNCTIONS, call_file, tf_string, timestamp
 
