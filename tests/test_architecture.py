@@ -27,6 +27,8 @@ FORBIDDEN = {
     "execution": {"api", "dispatch"},
     "dispatch": {"api"},
     "dashboard": {"dispatch", "actions"},
+    # The import writes through the HTTP API like any client: never the store or the services.
+    "migrate": {"store", "api", "dispatch", "execution", "dashboard"},
 }
 #: (module, module it imports) edges that compose rather than depend (see the docstring).
 COMPOSITION = {("scheduler_lib.api.app", "scheduler_lib.dashboard")}
