@@ -19,7 +19,7 @@ from scheduler_lib.migrate.arm_eval import evaluate_template_string
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
 from scheduler_lib.migrate.overrides import Overrides, typed
-from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
+from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
 
 #: Called with (path, refusal) when a value cannot be known; returns what to use instead
 #: (e.g. a missing secret's marker) or raises.
@@ -122,7 +122,7 @@ class Template:
             except Unresolved as error:
                 return Unknown(
                     f"parameter {name!r} has no value and its default {error.detail}",
-                    f"give it in --parameters FILE or with --set {name}=VALUE",
+                    parameter_hint(name, error),
                 )
             finally:
                 self.in_default = saved

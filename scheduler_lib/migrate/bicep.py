@@ -26,7 +26,7 @@ from scheduler_lib.migrate.bicep_resources import reference
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
 from scheduler_lib.migrate.overrides import Overrides, typed
-from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
+from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bicep.language()))
 _TYPES = {"string": str, "int": int, "bool": bool, "object": dict, "array": list}
@@ -112,13 +112,16 @@ class BicepFile:
             if isinstance(value, Unknown):
                 return value
         elif any(c.type == "=" for c in node.children):
+            self.evaluator.in_default = True
             try:
                 value = self.evaluator.known(node.named_children[-1])
             except Unresolved as error:
                 return Unknown(
                     f"param {name!r} has no value and its default {error.detail}",
-                    f"give it in --parameters FILE or with --set {name}=VALUE",
+                    parameter_hint(name, error),
                 )
+            finally:
+                self.evaluator.in_default = False
         else:
             return Unknown(
                 f"param {name!r} has no value",

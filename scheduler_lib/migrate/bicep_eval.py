@@ -40,6 +40,15 @@ class Symbols(Protocol):
         ...
 
 
+def child(node: Node, name: str) -> Node:
+    """A node's child by field name (the grammar guarantees it; a parse error would not
+    reach here, `bicep._check_syntax` refuses it first)."""
+    found = node.child_by_field_name(name)
+    if found is None:
+        raise SourceError("", f"{text(node)}: expected its {name}")
+    return found
+
+
 def text(node: Node) -> str:
     return (node.text or b"").decode()
 
@@ -80,6 +89,7 @@ class Evaluator:
     def __init__(self, symbols: Symbols) -> None:
         self.symbols = symbols
         self.locals: list[dict[str, Any]] = []
+        self.in_default = False  # a param's default: where utcNow() is allowed
 
     def known(self, node: Node) -> Any:
         value = self.evaluate(node)
@@ -113,11 +123,10 @@ class Evaluator:
         if kind_ == "identifier":
             return self._name(text(node), node)
         if kind_ == "member_expression":
-            owner = node.child_by_field_name("object")
-            name = text(node.child_by_field_name("property"))  # type: ignore[arg-type]
-            if owner is not None and self._deployed_state(owner, name):
+            owner, name = child(node, "object"), text(child(node, "property"))
+            if self._deployed_state(owner, name):
                 return Unknown(f"it reads the deployed state of the resource {text(owner)}")
-            target = self.evaluate(owner)  # type: ignore[arg-type]
+            target = self.evaluate(owner)
             safe = any(c.type == ".?" for c in node.children)
             return member(target, name, text(node), safe=safe)
         if kind_ == "subscript_expression":
@@ -150,8 +159,8 @@ class Evaluator:
         return self.symbols.symbol(name, node)
 
     def _subscript(self, node: Node) -> Any:
-        target = self.evaluate(node.child_by_field_name("object"))  # type: ignore[arg-type]
-        index = self.known(node.child_by_field_name("index"))  # type: ignore[arg-type]
+        target = self.evaluate(child(node, "object"))
+        index = self.known(child(node, "index"))
         safe = any(c.type == "?" for c in node.children)
         if isinstance(target, list) and is_int(index):
             if 0 <= index < len(target):
@@ -170,7 +179,7 @@ class Evaluator:
         arg_nodes = arguments.named_children if arguments is not None else []
         if function.type == "member_expression":
             owner = function.child_by_field_name("object")
-            name = text(function.child_by_field_name("property"))  # type: ignore[arg-type]
+            name = text(child(function, "property"))
             if owner is not None and text(owner) not in ("sys", "az"):
                 self.evaluate(owner)  # a resource's own function: listKeys(), ...
                 return Unknown("a resource function asks Azure for the deployed resource's state")
@@ -188,7 +197,7 @@ class Evaluator:
         own = self.symbols.call(name, args, node)
         if own is not NotImplemented:
             return own
-        value = deployment.call(self.symbols.deployment, lowered, args, in_default=True)
+        value = deployment.call(self.symbols.deployment, lowered, args, in_default=self.in_default)
         if value is not NotImplemented:
             return value
         implementation = FUNCTIONS.get(lowered)

@@ -144,12 +144,12 @@ def _retry_intervals(action: Any, path: str, notes: list[Note]) -> None:
     for holder, where in holders:
         policy = holder.get("retryPolicy") if isinstance(holder, dict) else None
         interval = policy.get("retryInterval") if isinstance(policy, dict) else None
-        if isinstance(interval, str) and ":" in interval:
+        if isinstance(policy, dict) and isinstance(interval, str) and ":" in interval:
             try:
                 iso = isodate.duration_isoformat(parse_time_to_live(interval, field=where))
             except ValidationError as error:
                 raise SourceError(f"{where}.retryPolicy.retryInterval", error.message) from None
-            policy["retryInterval"] = iso  # type: ignore[index]
+            policy["retryInterval"] = iso
             notes.append(
                 changed(f"{where}.retryPolicy.retryInterval", f"TimeSpan {interval} → {iso}")
             )

@@ -50,6 +50,14 @@ class Unresolved(SourceError):
         return Unresolved(where, self.expression, self.reason, hint)
 
 
+def parameter_hint(name: str, error: Unresolved | None = None) -> str:
+    """How to give a parameter that has no value (and what its default needed, if that is
+    what failed: `--location`, `--import-time`)."""
+    hint = f"give it in --parameters FILE or with --set {name}=VALUE"
+    inner = (error.hint or "").split(", or give its value with --set")[0] if error else ""
+    return f"{hint}, or {inner}" if inner and not inner.startswith("give its value") else hint
+
+
 def set_hint(where: str) -> str:
     """How to give a value the source does not have: the override of that very path."""
     return f"give its value with --set '{where}=VALUE'"

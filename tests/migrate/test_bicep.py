@@ -4,6 +4,7 @@ refusals as ARM templates for what cannot be known."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,19 @@ resource job 'Microsoft.Scheduler/jobCollections/jobs@2016-03-01' = {
     assert [(m.field, m.source) for m in job.missing] == [
         ("properties.action.request.authentication.password", "password")
     ]
+
+
+def test_utc_now_only_in_a_params_default_with_an_import_time(tmp_path: Path) -> None:
+    source = "param start string = utcNow('yyyy-MM-dd')\nvar result = start\n"
+    path = tmp_path / "main.bicep"
+    path.write_text(source)
+    at = Deployment("s", "rg", "westus", datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    file = BicepFile(path, given={}, overrides=Overrides(), deployment=at)
+    assert file.symbol("result", None) == "2026-03-02"  # type: ignore[arg-type]
+    with pytest.raises(Unresolved, match="give --import-time"):
+        load(tmp_path, source).symbol("result", None)  # type: ignore[arg-type]
+    with pytest.raises(SourceError, match="only allowed in a parameter's default"):
+        variable(tmp_path, "utcNow()")
 
 
 def test_load_functions_read_files_next_to_the_bicep_file(tmp_path: Path) -> None:
