@@ -103,6 +103,12 @@ def _group(target: Target, found: str | None, where: str) -> str:
 def _job(job: FoundJob, target: Target, renamed: dict[str, str]) -> ImportedJob:
     notes = list(job.notes)
     collection = job.collection and renamed.get(job.collection.lower(), job.collection)
+    if target.collection and collection and collection.lower() != target.collection.lower():
+        notes.append(
+            changed(
+                f"{job.where}.name", f"collection {collection} → {target.collection} (--collection)"
+            )
+        )
     collection = target.collection or collection
     if not collection:
         raise SourceError(job.where, "the job's collection is not known", "give --collection")

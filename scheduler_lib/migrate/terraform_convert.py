@@ -65,6 +65,7 @@ def _unknown_fields(body: Body, known: set[str]) -> list[Any]:
 def _collection(body: Body, resource_group: str | None) -> FoundCollection:
     collection = FoundCollection(name=string_field(body, "name"), where=body.path)
     collection.resource_group = resource_group or _placement(body, "resource_group_name")
+    collection.notes += _placed_by_options(body, resource_group=resource_group)
     location = body.get("location")
     if isinstance(location, str):
         collection.location = location.replace(" ", "").lower()  # as the provider sends it
@@ -108,6 +109,19 @@ def _quota(quota: Body, collection: FoundCollection) -> dict[str, Any]:
     return result
 
 
+def _placed_by_options(
+    body: Body, *, collection: str | None = None, resource_group: str | None = None
+) -> list[Any]:
+    """What an option says instead of the source (the source's value is not read)."""
+    given = (("job_collection_name", "--collection", collection),
+             ("resource_group_name", "--resource-group", resource_group))  # fmt: skip
+    return [
+        changed(f"{body.path}.{name}", f"not read: {option} {value} places it")
+        for name, option, value in given
+        if value is not None and body.has(name)
+    ]
+
+
 def _placement(body: Body, name: str) -> str:
     """Where a resource goes, as the source says; an option can say it instead."""
     option = "--collection" if name == "job_collection_name" else "--resource-group"
@@ -123,6 +137,7 @@ def _job(body: Body, collection: str | None, resource_group: str | None) -> Foun
     if collection is None:
         job.collection = _placement(body, "job_collection_name")
     job.resource_group = resource_group or _placement(body, "resource_group_name")
+    job.notes += _placed_by_options(body, collection=collection, resource_group=resource_group)
     secrets = MissingSecrets(job)
     properties: dict[str, Any] = {"action": action(body, job, secrets)}
     properties["action"]["retryPolicy"] = retry_policy(body, job)

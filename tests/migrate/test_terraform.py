@@ -172,6 +172,11 @@ resource "azurerm_scheduler_job" "j" {
     found = read_terraform(module(tmp_path, source), collection="c", resource_group="rg")
     job = found.jobs[0]
     assert (job.collection, job.resource_group) == ("c", "rg")
+    assert [str(n) for n in job.notes if n.kind == "changed"] == [
+        "changed: azurerm_scheduler_job.j.job_collection_name: not read: --collection c places it",
+        "changed: azurerm_scheduler_job.j.resource_group_name: "
+        "not read: --resource-group rg places it",
+    ]
     assert [(m.field, m.source) for m in job.missing] == [
         ("properties.action.queueMessage.sasToken", "data.azurerm_storage_account_sas.sas.sas")
     ]
