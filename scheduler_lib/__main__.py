@@ -1,4 +1,5 @@
-"""Command line: `python -m scheduler_lib preview JOB.json [--count N] [--now ISO]`.
+"""Command line: `python -m scheduler_lib preview JOB.json [--count N] [--now ISO]`, and
+`python -m scheduler_lib import FILE...` (ARM, Bicep, Terraform; see docs/import.md).
 
 An entry point, so it may read the clock: `--now` defaults to the current time. A job that
 fails validation prints one line naming the field to stderr and exits with status 2, the
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.migrate import add_import_command, run_import
 from scheduler_lib.model.arm import job_key_of_id
 from scheduler_lib.schedule import job_properties, preview_table, read_now
 
@@ -32,7 +34,10 @@ def main(argv: list[str] | None = None) -> int:
     show.add_argument(
         "--now", type=_instant, help="evaluate as of this ISO 8601 instant (default: now; UTC)"
     )
+    add_import_command(commands, _instant)
     args = parser.parse_args(argv)
+    if args.command == "import":
+        return run_import(args, now=datetime.now(UTC))
     now = args.now or datetime.now(UTC)
     try:
         document = _load(args.job)

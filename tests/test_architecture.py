@@ -29,6 +29,8 @@ FORBIDDEN = {
     "dashboard": {"dispatch", "actions"},
     # The metrics read events and storage; the API serves them, the runtime feeds them.
     "metrics": {"api", "dispatch", "actions", "dashboard"},
+    # The import writes through the HTTP API like any client: never the store or the services.
+    "migrate": {"store", "api", "dispatch", "execution", "dashboard"},
 }
 #: (module, module it imports) edges that compose rather than depend (see the docstring).
 COMPOSITION = {("scheduler_lib.api.app", "scheduler_lib.dashboard")}

@@ -1,0 +1,15 @@
+"""Bring your jobs: import job collections and jobs from ARM templates, Bicep and Terraform.
+
+Readers (`arm_resources`, `bicep_resources`, `terraform_convert`) evaluate a source with its
+own language's rules (`arm_eval` and the function tables, `bicep_eval`, `terraform_eval`)
+and find the scheduler resources in it; `convert` makes the bodies the 2016-03-01 API takes;
+`apply` compares them with what the scheduler holds and writes them through its HTTP API;
+`report` prints what happened. Nothing is guessed: what cannot be known here is refused by
+name (`problems`), except a missing secret, which imports the job Disabled.
+See docs/import.md.
+"""
+
+from scheduler_lib.migrate.cli import add_command as add_import_command
+from scheduler_lib.migrate.cli import run as run_import
+
+__all__ = ["add_import_command", "run_import"]

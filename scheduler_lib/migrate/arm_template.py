@@ -1,0 +1,211 @@
+"""An ARM template's scope: its parameters and variables, evaluated lazily, and the
+evaluation of any JSON value in it (with property `copy` loops and `--set` overrides).
+
+A parameter's value is, in order: a `--set NAME=VALUE`, the parameters file, its
+`defaultValue` (an expression may use other parameters and, there only, `utcNow()`). Without
+any, it is an `Unknown`: refused where it is read, except in a secret's place, where the job
+imports Disabled (`missing_secrets`). A value outside `allowedValues` or of another type than
+declared is refused, as ARM refuses the deployment. Variables may hold `copy` loops. Nothing
+is evaluated that the scheduler resources do not read: a template's other resources may need
+parameters the import never asks for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from scheduler_lib.migrate.arm_eval import evaluate_template_string
+from scheduler_lib.migrate.deployment_functions import Deployment
+from scheduler_lib.migrate.functions import is_int, kind
+from scheduler_lib.migrate.overrides import Overrides, typed
+from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
+
+#: Called with (path, refusal) when a value cannot be known; returns what to use instead
+#: (e.g. a missing secret's marker) or raises.
+OnUnresolved = Callable[[str, Unresolved], Any]
+_TYPES = {"string": str, "securestring": str, "int": int, "bool": bool, "object": dict,
+          "secureobject": dict, "array": list}  # fmt: skip
+
+
+def _raise(path: str, error: Unresolved) -> Any:
+    raise error
+
+
+def lookup(mapping: dict[str, Any], name: str) -> tuple[str, Any] | None:
+    """A template name, matched case-insensitively as ARM matches them."""
+    return next(((k, v) for k, v in mapping.items() if k.lower() == name.lower()), None)
+
+
+class Template:
+    """One template with its given parameter values, evaluated for one deployment."""
+
+    def __init__(
+        self,
+        document: dict[str, Any],
+        *,
+        given: dict[str, Any],
+        overrides: Overrides,
+        deployment: Deployment,
+    ) -> None:
+        self.document = document
+        self.given = given
+        self.overrides = overrides
+        self.deployment = deployment
+        self.in_default = False
+        self.loops: list[tuple[str | None, int]] = []  # (loop name, index), innermost last
+        self._parameters: dict[str, Any] = {}
+        self._variables: dict[str, Any] = {}
+        self._busy: set[str] = set()
+
+    # --- the Scope protocol ----------------------------------------------------------------
+
+    def parameter(self, name: str) -> Any:
+        found = lookup(self.document.get("parameters") or {}, name)
+        if found is None:
+            raise SourceError("", f"parameters({name!r}): the template declares no such parameter")
+        key, declaration = found
+        if key not in self._parameters:
+            self._parameters[key] = self._guarded(
+                f"parameters.{key}", lambda: self._resolve(key, declaration)
+            )
+        return self._parameters[key]
+
+    def variable(self, name: str) -> Any:
+        found = lookup(self.document.get("variables") or {}, name)
+        if found is None:
+            copies = (self.document.get("variables") or {}).get("copy") or []
+            loop = next((c for c in copies if str(c.get("name", "")).lower() == name.lower()), None)
+            if loop is None:
+                raise SourceError(
+                    "", f"variables({name!r}): the template declares no such variable"
+                )
+            found = (loop["name"], loop)
+            key = f"variables.copy[{copies.index(loop)}]"
+            compute: Callable[[], Any] = lambda: self.copy_values(loop, key, _raise)  # noqa: E731
+        else:
+            key = f"variables.{found[0]}"
+            compute = lambda: self.value(found[1], key)  # noqa: E731
+        if found[0] not in self._variables:
+            self._variables[found[0]] = self._guarded(key, compute)
+        return self._variables[found[0]]
+
+    def copy_index(self, loop: str | None) -> int:
+        for name, index in reversed(self.loops):
+            if loop is None or (name or "").lower() == loop.lower():
+                return index
+        raise SourceError("", f"copyIndex({loop or ''}) is used outside a copy loop of that name")
+
+    # --- parameters ----------------------------------------------------------------------------
+
+    def _guarded(self, key: str, compute: Callable[[], Any]) -> Any:
+        if key in self._busy:
+            raise SourceError(key, "refers to itself (through other parameters or variables)")
+        self._busy.add(key)
+        try:
+            return compute()
+        finally:
+            self._busy.discard(key)
+
+    def _resolve(self, name: str, declaration: dict[str, Any]) -> Any:
+        path = f"parameters.{name}"
+        declared = str(declaration.get("type", "string"))
+        text = self.overrides.parameter(name)
+        if text is not None:
+            value = typed(name, declared, text)
+        elif (given := lookup(self.given, name)) is not None:
+            value = given[1]
+        elif "defaultValue" in declaration:
+            self.in_default, saved = True, self.in_default
+            try:
+                value = self.value(declaration["defaultValue"], f"{path}.defaultValue")
+            except Unresolved as error:
+                return Unknown(
+                    f"parameter {name!r} has no value and its default {error.detail}",
+                    parameter_hint(name, error),
+                )
+            finally:
+                self.in_default = saved
+        else:
+            return Unknown(
+                f"parameter {name!r} has no value",
+                f"give it in --parameters FILE or with --set {name}=VALUE",
+            )
+        if isinstance(value, Unknown):
+            return value
+        _check(path, declared, value, declaration.get("allowedValues"))
+        return value
+
+    # --- values --------------------------------------------------------------------------------
+
+    def value(self, value: Any, path: str, on_unresolved: OnUnresolved = _raise) -> Any:
+        """A JSON value of the template, evaluated; `path` names it in messages and is what
+        a `--set path=VALUE` replaces."""
+        replaced, replacement = self.overrides.at(path)
+        if replaced:
+            return replacement
+        if isinstance(value, str):
+            try:
+                return evaluate_template_string(value, self)
+            except Unresolved as error:
+                return on_unresolved(path, error.at(path))
+            except SourceError as error:
+                raise error.at(path) from None
+        if isinstance(value, list):
+            return [self.value(item, f"{path}[{i}]", on_unresolved) for i, item in enumerate(value)]
+        if isinstance(value, dict):
+            result: dict[str, Any] = {}
+            for key, item in value.items():
+                if key == "copy" and isinstance(item, list) and path:
+                    for i, loop in enumerate(item):
+                        where = f"{path}.copy[{i}]"
+                        result[str(loop.get("name"))] = self.copy_values(loop, where, on_unresolved)
+                    continue
+                evaluated = self.value(item, f"{path}.{key}" if path else key, on_unresolved)
+                if evaluated is not MISSING:
+                    result[key] = evaluated
+            return result
+        return value
+
+    def copy_values(
+        self, loop: dict[str, Any], path: str, on_unresolved: OnUnresolved
+    ) -> list[Any]:
+        """A property or variable `copy` loop: `count` copies of `input`."""
+        count = self.count(loop.get("count"), f"{path}.count")
+        name = str(loop.get("name"))
+        values = []
+        for index in range(count):
+            self.loops.append((name, index))
+            try:
+                values.append(self.value(loop.get("input"), f"{path}.input", on_unresolved))
+            finally:
+                self.loops.pop()
+        return values
+
+    def count(self, value: Any, path: str) -> int:
+        count = self.value(value, path)
+        if not is_int(count) or not 0 <= count <= 800:
+            raise SourceError(path, f"a copy count must be an integer 0-800, not {count!r}")
+        return int(count)
+
+
+class _Missing:
+    """What `on_unresolved` returns for a secret it records as missing: the key is left out."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+def _check(path: str, declared: str, value: Any, allowed: Any) -> None:
+    expected = _TYPES.get(declared.lower())
+    matches = expected is None or (
+        is_int(value) if expected is int else isinstance(value, expected)
+    )
+    if not matches:
+        raise SourceError(path, f"is declared {declared} but the value is {kind(value)}")
+    if isinstance(allowed, list) and value not in allowed:
+        shown = value if declared.lower() not in ("securestring", "secureobject") else "(secret)"
+        raise SourceError(path, f"{shown!r} is not one of its allowedValues {allowed}")

@@ -1,0 +1,96 @@
+"""The scheduler's REST API as the import uses it: GET and PUT of job collections and jobs,
+over HTTP, so that an import reaches a deployed app exactly as it reaches `make run`'s.
+
+Every write goes through the API's routes, so an imported job is validated, quota-checked,
+scheduled and stored by the code every other client goes through; a refusal comes back as
+the API's ARM error (code, message, target), which the import reports as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from scheduler_lib.model import arm
+
+
+class ApiError(Exception):
+    """The API refused a request: its status and ARM error."""
+
+    def __init__(self, status: int, code: str, message: str, target: str | None = None) -> None:
+        self.status, self.code, self.message, self.target = status, code, message, target
+        super().__init__(f"{status} {code}: {message}")
+
+
+class Unreachable(Exception):
+    """No answer from the scheduler at all (not running, wrong URL)."""
+
+
+@dataclass(frozen=True)
+class Address:
+    subscription: str
+    resource_group: str
+    collection: str
+    job: str | None = None
+
+    def path(self) -> str:
+        sub, group, collection, job = (
+            quote(p or "", safe="")
+            for p in (self.subscription, self.resource_group, self.collection, self.job)
+        )
+        base = f"/subscriptions/{sub}/resourceGroups/{group}/providers/{arm.COLLECTION_TYPE}"
+        return f"{base}/{collection}" + (f"/jobs/{job}" if self.job else "")
+
+
+class SchedulerClient:
+    def __init__(self, base_url: str, key: str, *, timeout: float = 60) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {key}"
+        self.timeout = timeout
+
+    def get(self, address: Address, version: str) -> dict[str, Any] | None:
+        """The resource as GET returns it, or None when it does not exist."""
+        response = self._send("GET", address, version)
+        if response.status_code == 404:
+            return None
+        return _json(response)
+
+    def put(self, address: Address, body: dict[str, Any], version: str) -> dict[str, Any]:
+        return _json(self._send("PUT", address, version, body))
+
+    def _send(
+        self, method: str, address: Address, version: str, body: Any = None
+    ) -> requests.Response:
+        try:
+            return self.session.request(
+                method,
+                self.base_url + address.path(),
+                params={"api-version": version},
+                json=body,
+                timeout=self.timeout,
+            )
+        except requests.RequestException as error:
+            raise Unreachable(
+                f"the scheduler at {self.base_url} does not answer ({error})"
+            ) from None
+
+
+def _json(response: requests.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    if response.status_code >= 400:
+        error = body.get("error") if isinstance(body, dict) else None
+        error = error if isinstance(error, dict) else {}
+        raise ApiError(
+            response.status_code,
+            str(error.get("code", response.reason)),
+            str(error.get("message", response.text[:200])),
+            error.get("target"),
+        )
+    return body if isinstance(body, dict) else {}

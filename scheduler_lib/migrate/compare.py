@@ -1,0 +1,122 @@
+"""The API's own validation of an imported body, run here, and its comparison with what the
+scheduler holds.
+
+No second validator: `check_job` and `check_collection` call the model functions the API's
+PUT calls (`jobs.normalize_properties`, `secrets.finalize`, `jobs.check_size`,
+`collections.normalize_body` and `complete`), so a dry run shows the same 400 messages. What
+only the server can judge (its quotas, its egress and identity settings, an existing job's
+stored secrets) is judged by the PUT itself.
+
+The canonical form is the one GET returns (secrets left out, `Occurrence` spelled as the
+SDK reads it), so importing the same source twice finds the job "unchanged". Secrets are
+write-only: a changed password is invisible here (`--replace` writes the source's again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler_lib.actions.client_certificate import describe_certificate
+from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
+from scheduler_lib.model import collections as model_collections
+from scheduler_lib.model import extensions, secrets, timing
+from scheduler_lib.model import jobs as model_jobs
+from scheduler_lib.model.actions import CERT_DERIVED
+from scheduler_lib.model.versions import DEFAULT_VERSION, parse_version
+
+
+@dataclass(frozen=True)
+class CheckedJob:
+    wire: dict[str, Any]  # the properties as GET (2016-03-01) returns them, without state/status
+    state: str
+    timing: dict[str, Any]  # startTime and recurrence, canonical: what a preview reads
+
+
+def check_job(job: ImportedJob) -> CheckedJob:
+    """The job as the API would store it; ValidationError with the API's message."""
+    properties = model_jobs.split_body(job.body)
+    definition, state, _ = model_jobs.normalize_properties(
+        properties, version=parse_version(job.api_version)
+    )
+    secrets.finalize(definition["action"], describe_certificate)
+    model_jobs.check_size(definition)
+    wire = extensions.older_form(secrets.redact(definition), DEFAULT_VERSION)
+    if "recurrence" in wire:
+        wire["recurrence"] = timing.to_wire_recurrence(wire["recurrence"])
+    schedule: dict[str, Any] = {
+        k: definition[k] for k in ("startTime", "recurrence") if k in definition
+    }
+    return CheckedJob(wire, str(state), schedule)
+
+
+def check_collection(collection: ImportedCollection) -> dict[str, Any]:
+    """The collection as the API would store it (defaults filled); ValidationError else."""
+    location, tags, properties = model_collections.normalize_body(collection.body)
+    result: dict[str, Any] = {"tags": tags or {}}
+    result["properties"] = model_collections.complete(properties)
+    if location is not None:
+        result["location"] = location
+    return result
+
+
+def job_differences(job: ImportedJob, checked: CheckedJob, remote: dict[str, Any]) -> list[str]:
+    """What differs between the import and the job the scheduler holds (GET, 2016-03-01).
+
+    A job imported Disabled for a missing secret is compared without its state: once its
+    secret is set and it is enabled, importing the source again must not disable it."""
+    stored = dict(remote.get("properties") or {})
+    state = stored.pop("state", None)
+    stored.pop("status", None)
+    local = dict(checked.wire)
+    if any(m.field.endswith((".pfx", ".password")) for m in job.missing):
+        local, stored = _without_certificate(local), _without_certificate(stored)
+    found = list(differences(local, stored, "properties"))
+    if not job.missing and state != checked.state:
+        found.append(f"properties.state: {state} here, {checked.state} in the source")
+    return found
+
+
+def collection_differences(local: dict[str, Any], remote: dict[str, Any]) -> list[str]:
+    found = []
+    if "location" in local and _location(local["location"]) != _location(remote.get("location")):
+        found.append(f"location: {remote.get('location')} here, {local['location']} in the source")
+    found += differences(local["tags"], remote.get("tags") or {}, "tags")
+    found += differences(local["properties"], remote.get("properties") or {}, "properties")
+    return found
+
+
+def _location(value: Any) -> str:
+    return str(value or "").replace(" ", "").lower()
+
+
+def differences(local: Any, remote: Any, path: str) -> list[str]:
+    """The paths where two JSON values differ (secret values never shown: none are here)."""
+    if isinstance(local, dict) and isinstance(remote, dict):
+        keys = sorted(set(local) | set(remote))
+        return [d for k in keys for d in differences(local.get(k), remote.get(k), f"{path}.{k}")]
+    if isinstance(local, list) and isinstance(remote, list) and len(local) == len(remote):
+        return [d for i, pair in enumerate(zip(local, remote, strict=True))
+                for d in differences(*pair, f"{path}[{i}]")]  # fmt: skip
+    if local == remote:
+        return []
+    return [f"{path}: {_short(remote)} here, {_short(local)} in the source"]
+
+
+def _short(value: Any) -> str:
+    text = "absent" if value is None else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _without_certificate(properties: dict[str, Any]) -> dict[str, Any]:
+    """Properties without a certificate's derived fields (a placeholder's differ each time)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in CERT_DERIVED}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    result: dict[str, Any] = strip(properties)
+    return result
