@@ -21,6 +21,7 @@ from typing import Any
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.migrate.client import Address, ApiError, SchedulerClient
 from scheduler_lib.migrate.compare import (
+    COMPARE_VERSION,
     CheckedJob,
     check_collection,
     check_job,
@@ -108,7 +109,7 @@ class Run:
         if self.client is None:
             return True  # not asked: the PUT would say
         address = self._address(item.resource_group, item.collection)
-        return self.client.get(address, API_VERSION) is not None
+        return self.client.get(address, COMPARE_VERSION) is not None
 
     def _write(
         self,
@@ -119,7 +120,7 @@ class Run:
     ) -> Result:
         if self.client is None:
             return Result(item, Outcome.NOT_COMPARED)
-        remote = self.client.get(address, API_VERSION)
+        remote = self.client.get(address, COMPARE_VERSION)
         found = differ(remote) if remote is not None else []
         if remote is not None and not found:
             return Result(item, Outcome.UNCHANGED)

@@ -7,23 +7,30 @@ PUT calls (`jobs.normalize_properties`, `secrets.finalize`, `jobs.check_size`,
 only the server can judge (its quotas, its egress and identity settings, an existing job's
 stored secrets) is judged by the PUT itself.
 
-The canonical form is the one GET returns (secrets left out, `Occurrence` spelled as the
-SDK reads it), so importing the same source twice finds the job "unchanged". Secrets are
+The comparison is made in the canonical form, the one GET returns in api-version
+`COMPARE_VERSION` (2026-12-01: enums and durations as the spec writes them, whatever the
+source's spelling; 2016-03-01 answers echo the client's own spelling), rendered here by the
+API's own `dialect`, so importing the same source twice finds the job "unchanged". Secrets are
 write-only: a changed password is invisible here (`--replace` writes the source's again).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_lib.actions.client_certificate import describe_certificate
+from scheduler_lib.domain import JobRecord
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.model import collections as model_collections
-from scheduler_lib.model import extensions, secrets, timing
+from scheduler_lib.model import dialect, extensions, secrets
 from scheduler_lib.model import jobs as model_jobs
 from scheduler_lib.model.actions import CERT_DERIVED
-from scheduler_lib.model.versions import DEFAULT_VERSION, parse_version
+from scheduler_lib.model.versions import LATEST_VERSION, parse_version
+
+#: The api-version the scheduler's jobs and collections are read in to be compared.
+COMPARE_VERSION = LATEST_VERSION
 
 
 @dataclass(frozen=True)
@@ -41,9 +48,11 @@ def check_job(job: ImportedJob) -> CheckedJob:
     )
     secrets.finalize(definition["action"], describe_certificate)
     model_jobs.check_size(definition)
-    wire = extensions.older_form(secrets.redact(definition), DEFAULT_VERSION)
-    if "recurrence" in wire:
-        wire["recurrence"] = timing.to_wire_recurrence(wire["recurrence"])
+    canonical = extensions.older_form(secrets.redact(definition), COMPARE_VERSION)
+    # Only the definition and state are read by the rendering in COMPARE_VERSION.
+    record = JobRecord("", "", "", "", canonical, datetime(2000, 1, 1, tzinfo=UTC), str(state))
+    wire = dialect.job_properties(canonical, record, COMPARE_VERSION)
+    wire.pop("state", None)
     schedule: dict[str, Any] = {
         k: definition[k] for k in ("startTime", "recurrence") if k in definition
     }

@@ -14,6 +14,7 @@ import pytest
 from scheduler_lib.__main__ import main
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.migrate.compare import COMPARE_VERSION
 from tests.api.conftest import api_client
 from tests.support.api_server import ApiServer, ManualClock, serve
 
@@ -43,7 +44,9 @@ def server(settings: Settings, clock: ManualClock) -> Iterator[ApiServer]:
 
 @pytest.fixture
 def client(server: ApiServer) -> Iterator[httpx.Client]:
-    with api_client(server) as http:
+    # Read back in the canonical form the import compares with (`compare.COMPARE_VERSION`):
+    # 2016-03-01 answers in each client's own spelling (lower-case enums, TimeSpans as sent).
+    with api_client(server, version=COMPARE_VERSION) as http:
         yield http
 
 
