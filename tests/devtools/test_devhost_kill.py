@@ -26,7 +26,7 @@ import pytest
 
 from devtools.azurite import ROOT, Azurite, free_port
 from scheduler_lib.config import Settings
-from tests.devtools.test_devhost import COLLECTION, KEY, _healthy, _wait_until
+from tests.devtools.test_devhost import COLLECTION, KEY, _serving, _wait_until
 from tests.support.http_target import HttpTarget
 
 JOBS = 12
@@ -46,6 +46,8 @@ class Hosts:
             "AzureWebJobsStorage": azurite.connection_string,
             "SCHEDULER_API_KEYS": KEY,
             "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
+            "SCHEDULER_EXECUTION_QUEUE": settings.execution_queue_name,
+            "SCHEDULER_DISPATCH_QUEUE": settings.dispatch_queue_name,
         }
         self.processes: list[subprocess.Popen] = []
 
@@ -57,7 +59,8 @@ class Hosts:
         )  # fmt: skip
         self.processes.append(process)
         base = f"http://127.0.0.1:{port}/api"
-        _wait_until(lambda: _healthy(base), timeout=60, what="a devhost's first tick")
+        # A new deployment ticks at the next minute, not at start-up: wait for the API.
+        _wait_until(lambda: _serving(base), timeout=60, what="a devhost's API")
         return base
 
     def stop_all(self) -> None:
