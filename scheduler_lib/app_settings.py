@@ -32,6 +32,8 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
     "SCHEDULER_EGRESS_ALLOW": "CIDRs and host names of private targets actions may reach",
     "SCHEDULER_TRUSTED_PROXIES": "CIDRs of reverse proxies whose X-Forwarded-* headers count",
+    "SCHEDULER_DASHBOARD_EASY_AUTH": "true: the dashboard trusts App Service authentication's "
+    "X-MS-CLIENT-PRINCIPAL* headers (only with Easy Auth in front)",
     "SCHEDULER_PUBLIC_URL": "the dashboard's public URL (https://host) behind a reverse proxy",
     "SCHEDULER_IDENTITY_STORAGE_ACCOUNTS": "storage accounts queue actions reach with the app "
     "identity (default: the app's own account)",
