@@ -15,6 +15,7 @@ afterwards ("Connection pool is full"), so the next request paid a new TCP conne
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -41,10 +42,13 @@ def connection_pool_size(settings: Settings) -> int:
     return settings.executor_concurrency + dispatch + OTHER_THREADS
 
 
-def pooled_session(settings: Settings) -> requests.Session:
+def pooled_session(settings: Settings, kind: str = "storage") -> requests.Session:
     """A session as azure-core builds its own (its retries are the SDK's business, so the
-    adapter makes none), with a pool of `connection_pool_size` connections per host."""
-    session = requests.Session()
+    adapter makes none), with a pool of `connection_pool_size` connections per host.
+
+    With `SCHEDULER_BENCH_COUNT_CALLS` set (the cost benchmark), a session that counts its
+    requests by stage (`storage_calls`); `kind` names the service in those counts."""
+    session = _new_session(kind)
     size = connection_pool_size(settings)
     adapter = HTTPAdapter(
         pool_maxsize=size, max_retries=Retry(total=False, redirect=False, raise_on_status=False)
@@ -54,13 +58,24 @@ def pooled_session(settings: Settings) -> requests.Session:
     return session
 
 
+def _new_session(kind: str) -> requests.Session:
+    path = os.environ.get("SCHEDULER_BENCH_COUNT_CALLS")
+    if not path:
+        return requests.Session()
+    from scheduler_lib import storage_calls
+
+    storage_calls.start_writer(path)
+    return storage_calls.CountingSession(kind)
+
+
 def service_client(
     client_class: type[C], settings: Settings, endpoint: str, **options: Any
 ) -> C:
     """A `client_class` for the storage account, by connection string or by identity
     (`endpoint`: the service's endpoint, used only with the identity)."""
     factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)
-    options.setdefault("session", pooled_session(settings))  # azure-core's RequestsTransport
+    kind = client_class.__name__.removesuffix("ServiceClient").lower()
+    options.setdefault("session", pooled_session(settings, kind))  # azure-core's RequestsTransport
     if settings.storage_connection_string:
         connection = settings.storage_connection_string
         return cast(C, factory.from_connection_string(connection, **options))
