@@ -44,18 +44,21 @@ _writer: threading.Thread | None = None
 def stage_of(frame: Any) -> str:
     """`entry: module [METHOD]` for the request being made in `frame`'s thread: the entry is
     the `Runtime` method (the function invocation), else the local host's outermost function
-    (its queue polling and message settling, which the Functions host does in Azure)."""
-    module = runtime = host = ""
+    (its queue polling and message settling, which the Functions host does in Azure), else
+    the outermost scheduler module."""
+    module = runtime = host = outermost = ""
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
-        if not module and name.startswith("scheduler_lib.") and not name.startswith(ADAPTERS):
-            module = name.removeprefix("scheduler_lib.")
+        if name.startswith("scheduler_lib.") and not name.startswith(ADAPTERS):
+            module = module or name.removeprefix("scheduler_lib.")
+            outermost = name.removeprefix("scheduler_lib.")
         if name == "scheduler_lib.runtime" and not runtime:
             runtime = frame.f_code.co_name
         elif frame.f_code.co_filename.endswith("devhost.py"):  # also run as __main__
             host = f"host.{frame.f_code.co_name}"  # the outermost one wins: keep walking
         frame = frame.f_back
-    return f"{runtime or host or '?'}: {module or '-'}"
+    # A pool thread (the dispatcher's) has no invocation on its stack: its outermost module.
+    return f"{runtime or host or outermost or '?'}: {module or '-'}"
 
 
 def count(stage: str) -> None:
