@@ -151,7 +151,7 @@ def run(count: int, root: Path, idle_seconds: float, profile: str | None) -> dic
             params={"api-version": "2016-03-01"},
             timeout=60,
         )
-        ahead = timedelta(seconds=count / CREATE_RATE + 70)
+        ahead = timedelta(seconds=count / CREATE_RATE + 100)  # a loaded machine creates slower
         minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(
             minutes=1
         )
