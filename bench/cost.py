@@ -115,7 +115,7 @@ def diff(after: tuple, before: tuple) -> dict:  # type: ignore[type-arg]
     }
 
 
-def run(count: int, root: Path, idle_seconds: float, profile: str | None) -> dict:  # type: ignore[type-arg]
+def run(count: int, root: Path, idle_seconds: float, profile: str | None, margin: float) -> dict:  # type: ignore[type-arg]
     azurite, target = start_azurite(), Target()
     port = free_port()
     counts = Path(tempfile.mkdtemp(prefix="cost-")) / "counts.json"
@@ -151,7 +151,7 @@ def run(count: int, root: Path, idle_seconds: float, profile: str | None) -> dic
             params={"api-version": "2016-03-01"},
             timeout=60,
         )
-        ahead = timedelta(seconds=count / CREATE_RATE + 100)  # a loaded machine creates slower
+        ahead = timedelta(seconds=count / CREATE_RATE + margin)
         minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(
             minutes=1
         )
@@ -256,10 +256,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", default="this tree")
     parser.add_argument("--profile", help="pstats file for a CPU profile of the host")
     parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--margin", type=float, default=100.0,
+                        help="seconds added to the creation time when placing the minute ahead "
+                             "(more on a loaded machine, or with --profile)")  # fmt: skip
     args = parser.parse_args(argv)
     print(f"[{datetime.now(UTC):%H:%M:%S}] {args.label} ({args.root}); load {os.getloadavg()}",
           file=sys.stderr)  # fmt: skip
-    result = run(args.count, args.root.resolve(), args.idle, args.profile)
+    result = run(args.count, args.root.resolve(), args.idle, args.profile, args.margin)
     report(result, args.label)
     print(f"load average after: {os.getloadavg()}")
     if args.json:
