@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import requests
 from azure.core.exceptions import HttpResponseError
 from azure.core.pipeline import PipelineResponse
 from azure.data.tables import TableServiceClient
@@ -20,9 +21,10 @@ from azure.identity import DefaultAzureCredential
 from azure.storage.queue import QueueServiceClient
 from requests.adapters import HTTPAdapter
 
-from scheduler_lib.config import Settings
+from scheduler_lib import storage_calls
+from scheduler_lib.config import TABLES, Settings
 from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.storage_account import connection_pool_size, service_client
+from scheduler_lib.storage_account import connection_pool_size, pooled_session, service_client
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.tables import TableStore, _client_options
 
@@ -183,3 +185,18 @@ def test_a_ca_bundle_in_the_environment_verifies_tls(
     with pytest.raises(Exception, match="invalid path") as raised:
         list(client.list_tables())
     assert str(missing) in str(raised.value)
+
+
+def test_requests_are_counted_by_stage_only_for_the_cost_benchmark(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(storage_calls.COUNT_CALLS_SETTING, raising=False)
+    assert type(pooled_session(settings)) is requests.Session  # production: plain, uncounted
+
+    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
+    store = TableStore(settings)
+    before = storage_calls.snapshot()
+    store.ensure_tables()  # called from here: no invocation, no module asking but the adapter
+    after = storage_calls.snapshot()
+    counted = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    assert counted == {"?: - [table POST]": len(TABLES)}
