@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable
@@ -43,6 +44,7 @@ from datetime import datetime, timedelta
 
 import uvicorn
 
+from devtools import thread_profile
 from devtools.host_json import queue_trigger_settings
 from devtools.timer_monitor import TimerMonitor
 from scheduler_lib.config import Settings
@@ -51,6 +53,19 @@ from scheduler_lib.execution import ExecutionQueue, ReceivedMessage
 from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
+from scheduler_lib.storage_calls import COUNT_CALLS_SETTING, count
+
+#: App setting naming a pstats file: the host runs under `thread_profile` and writes it at exit.
+PROFILE_SETTING = "SCHEDULER_BENCH_PROFILE"
+#: Function invocations are counted with the storage calls (`bench/cost.py`) when it is set.
+COUNT_INVOCATIONS = bool(os.environ.get(COUNT_CALLS_SETTING))
+
+
+def count_invocation(function: str) -> None:
+    """One invocation of `function`, as the Functions host would bill it (counted only for
+    the cost benchmark)."""
+    if COUNT_INVOCATIONS:
+        count(f"invocation: {function}")
 
 log = logging.getLogger("scheduler.devhost")
 
@@ -88,6 +103,7 @@ def run_timer(
     Every run, failed or not, is recorded (the host's schedule status)."""
 
     def fire(occurrence: datetime) -> None:
+        count_invocation(monitor.function)
         try:
             function()
         except Exception:
@@ -193,6 +209,7 @@ def _settle(
 ) -> None:
     """What the queue trigger does around a function: `run` the message, then delete it,
     release it for another try, or poison it."""
+    count_invocation(queue.name)
     try:
         run(message)
     except Exception:
@@ -298,7 +315,12 @@ def main(argv: list[str] | None = None) -> None:
     except ValidationError as error:  # a missing or malformed app setting: one line, by name
         raise SystemExit(f"devhost: app setting {error}") from None
     configure_logging(settings)
+    profile = os.environ.get(PROFILE_SETTING)
+    if profile:
+        thread_profile.install()
     serve(settings, port=args.port, host=args.host)
+    if profile:
+        thread_profile.dump(profile)
 
 
 if __name__ == "__main__":

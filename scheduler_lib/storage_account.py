@@ -11,10 +11,18 @@ as the process has threads that may call storage at once (`connection_pool_size`
 SDKs' own session keeps 10: under load the local host's executor, dispatch workers and API
 run far more requests at once, and every one past the tenth had its connection discarded
 afterwards ("Connection pool is full"), so the next request paid a new TCP connection.
+
+The session reads its environment once, when the client is made, not on every request:
+`requests` with `trust_env` looks up `~/.netrc`, the proxy variables and the CA-bundle
+variables each time it sends, which was 13 % of the host's CPU under load (bench/cost.py,
+docs/cost.md). The same variables still apply, read at creation: `HTTP(S)_PROXY` and
+`NO_PROXY` for the client's endpoint, `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` as the bundle
+the client verifies TLS with. (`.netrc` never applied: the SDKs sign every request.)
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -41,10 +49,14 @@ def connection_pool_size(settings: Settings) -> int:
     return settings.executor_concurrency + dispatch + OTHER_THREADS
 
 
-def pooled_session(settings: Settings) -> requests.Session:
+def pooled_session(settings: Settings, kind: str = "storage") -> requests.Session:
     """A session as azure-core builds its own (its retries are the SDK's business, so the
-    adapter makes none), with a pool of `connection_pool_size` connections per host."""
-    session = requests.Session()
+    adapter makes none), with a pool of `connection_pool_size` connections per host.
+
+    With `SCHEDULER_BENCH_COUNT_CALLS` set (the cost benchmark), a session that counts its
+    requests by stage (`storage_calls`); `kind` names the service in those counts."""
+    session = _new_session(kind)
+    session.trust_env = False  # see `service_client`: the environment is read once there
     size = connection_pool_size(settings)
     adapter = HTTPAdapter(
         pool_maxsize=size, max_retries=Retry(total=False, redirect=False, raise_on_status=False)
@@ -54,20 +66,41 @@ def pooled_session(settings: Settings) -> requests.Session:
     return session
 
 
+def _new_session(kind: str) -> requests.Session:
+    path = os.environ.get("SCHEDULER_BENCH_COUNT_CALLS")
+    if not path:
+        return requests.Session()
+    from scheduler_lib import storage_calls
+
+    storage_calls.start_writer(path)
+    return storage_calls.CountingSession(kind)
+
+
 def service_client(
     client_class: type[C], settings: Settings, endpoint: str, **options: Any
 ) -> C:
     """A `client_class` for the storage account, by connection string or by identity
     (`endpoint`: the service's endpoint, used only with the identity)."""
     factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)
-    options.setdefault("session", pooled_session(settings))  # azure-core's RequestsTransport
+    kind = client_class.__name__.removesuffix("ServiceClient").lower()
+    session = options.setdefault("session", pooled_session(settings, kind))  # azure-core's
+    if bundle := ca_bundle():  # a request's verify=True would override the session's verify
+        options.setdefault("connection_verify", bundle)
     if settings.storage_connection_string:
         connection = settings.storage_connection_string
-        return cast(C, factory.from_connection_string(connection, **options))
-    from azure.identity import DefaultAzureCredential
+        client = factory.from_connection_string(connection, **options)
+    else:
+        from azure.identity import DefaultAzureCredential
 
-    credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
-    return cast(C, factory(endpoint, credential=credential, **options))
+        credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
+        client = factory(endpoint, credential=credential, **options)
+    session.proxies = requests.utils.get_environ_proxies(client.url)
+    return cast(C, client)
+
+
+def ca_bundle() -> str | None:
+    """The CA bundle `requests` would take from the environment (None: its own, certifi)."""
+    return os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or None
 
 
 class Once:

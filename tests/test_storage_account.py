@@ -6,20 +6,27 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
+import requests
+from azure.core.exceptions import HttpResponseError
 from azure.core.pipeline import PipelineResponse
 from azure.data.tables import TableServiceClient
 from azure.identity import DefaultAzureCredential
 from azure.storage.queue import QueueServiceClient
 from requests.adapters import HTTPAdapter
 
-from scheduler_lib.config import Settings
+from scheduler_lib import storage_calls
+from scheduler_lib.config import TABLES, Settings
 from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.storage_account import connection_pool_size, service_client
-from scheduler_lib.store.tables import TableStore
+from scheduler_lib.storage_account import connection_pool_size, pooled_session, service_client
+from scheduler_lib.storage_patience import INTERACTIVE
+from scheduler_lib.store.tables import TableStore, _client_options
 
 IDENTITY = Settings(
     storage_connection_string=None, storage_account_name="acct", storage_client_id="cid"
@@ -89,3 +96,107 @@ def test_as_many_requests_at_once_as_the_pool_holds_keep_their_connections(
     with quiet, ThreadPoolExecutor(threads) as pool:
         list(pool.map(request, range(threads)))
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
+
+
+# The environment a storage client honours is read once, when it is made (bench/cost.py
+# measured `requests` re-reading it on every request at 13 % of the host's CPU).
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
+
+
+class _Proxy:
+    """A real local HTTP proxy that records the absolute URLs sent to it and answers 502."""
+
+    def __init__(self) -> None:
+        seen = self.seen = []  # type: list[str]
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                seen.append(self.path)
+                self.send_response(502)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Proxy]:
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    server = _Proxy()
+    yield server
+    server.stop()
+
+
+def _quick(settings: Settings) -> TableServiceClient:
+    return service_client(TableServiceClient, settings, "", **_client_options(INTERACTIVE))
+
+
+def test_a_proxy_in_the_environment_carries_storage_requests(
+    settings: Settings, proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    client = _quick(settings)
+    with pytest.raises(HttpResponseError):
+        list(client.list_tables())
+    assert proxy.seen and all(url.startswith(client.url) for url in proxy.seen)
+
+
+def test_no_proxy_in_the_environment_bypasses_it(
+    settings: Settings, proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    list(_quick(settings).list_tables())
+    assert proxy.seen == []
+
+
+def test_the_environment_is_read_when_the_client_is_made_not_per_request(
+    settings: Settings, proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails with `requests`' default `trust_env`, which looks the variables up per request."""
+    client = _quick(settings)
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    list(client.list_tables())
+    assert proxy.seen == []
+
+
+def test_a_ca_bundle_in_the_environment_verifies_tls(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The bundle is the one TLS is verified with: a missing file fails every https
+    request before it connects (requests' own check), where certifi's bundle would not."""
+    missing = tmp_path / "no-such-bundle.pem"
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(missing))
+    assert settings.storage_connection_string
+    https = settings.storage_connection_string.replace("http://", "https://")
+    client = _quick(replace(settings, storage_connection_string=https))
+    with pytest.raises(Exception, match="invalid path") as raised:
+        list(client.list_tables())
+    assert str(missing) in str(raised.value)
+
+
+def test_requests_are_counted_by_stage_only_for_the_cost_benchmark(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(storage_calls.COUNT_CALLS_SETTING, raising=False)
+    assert type(pooled_session(settings)) is requests.Session  # production: plain, uncounted
+
+    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
+    store = TableStore(settings)
+    before = storage_calls.snapshot()
+    store.ensure_tables()  # called from here: no invocation, no module asking but the adapter
+    after = storage_calls.snapshot()
+    counted = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    assert counted == {"?: - [table POST]": len(TABLES)}

@@ -22,7 +22,13 @@ from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
 from scheduler_lib.store.etag import ContentionError, LostRace, retry_lost_races
-from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, initialised_counter
+from scheduler_lib.store.partition_counter import (
+    COUNTED_ROWS,
+    COUNTER_ROW,
+    count_rows,
+    counter_entity,
+    initialised_counter,
+)
 from scheduler_lib.store.tables import etag_kwargs
 
 #: Ids of a full partition's oldest entries the counter remembers (~26 characters each).
@@ -36,7 +42,10 @@ def insert_capped(table: TableClient, entity: dict[str, Any], *, keep: int) -> N
     partition = entity["PartitionKey"]
 
     def attempt() -> None:
-        counter = initialised_counter(table, partition)
+        counter = counter_entity(table, partition)
+        if counter is None:
+            _first_write(table, entity, keep)
+            return
         count, etag = int(counter.get("Count", 0)), counter.metadata["etag"]
         oldest: list[str] = json.loads(counter.get(OLDEST) or "[]")
         if count > keep or (count == keep and not oldest):
@@ -61,6 +70,25 @@ def insert_capped(table: TableClient, entity: dict[str, Any], *, keep: int) -> N
     except ContentionError:
         # The counter kept changing: never lose the entry itself; the next write trims.
         table.create_entity(entity)
+
+
+def _first_write(table: TableClient, entity: dict[str, Any], keep: int) -> None:
+    """A partition without a counter (a job's first entry, or history stored before the cap):
+    count it once, then insert the entry and create the counter in one transaction. A racing
+    writer that created the counter first fails it whole (create-only), so the caller reads
+    the counter and writes again; a partition already full is trimmed by that second try.
+    This costs a job's first entry three requests, where initialising the counter first
+    (`initialised_counter`: create, then read it back) and then writing cost five."""
+    partition = entity["PartitionKey"]
+    count = count_rows(table, partition)
+    if count + 1 > keep:
+        initialised_counter(table, partition)
+        raise LostRace
+    counter = {"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count + 1}
+    try:
+        table.submit_transaction([("create", entity), ("create", counter)])
+    except TableTransactionError as exc:
+        raise LostRace from exc
 
 
 def _counter_update(

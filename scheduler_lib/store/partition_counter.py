@@ -72,6 +72,14 @@ def counter_entity(table: TableClient, partition: str) -> Any | None:
         return None
 
 
+def count_rows(table: TableClient, partition: str) -> int:
+    """Count a partition's counted entities by reading their keys (a partition scan)."""
+    rows = table.query_entities(
+        f"PartitionKey eq @pk and {COUNTED_ROWS}", parameters={"pk": partition}, select=["RowKey"]
+    )
+    return sum(1 for _ in rows)
+
+
 def initialised_counter(table: TableClient, partition: str) -> Any:
     """The counter entity, created from one count of the partition if it is missing."""
 
@@ -79,12 +87,7 @@ def initialised_counter(table: TableClient, partition: str) -> Any:
         found = counter_entity(table, partition)
         if found is not None:
             return found
-        rows = table.query_entities(
-            f"PartitionKey eq @pk and {COUNTED_ROWS}",
-            parameters={"pk": partition},
-            select=["RowKey"],
-        )
-        count = sum(1 for _ in rows)
+        count = count_rows(table, partition)
         with suppress(ResourceExistsError):
             table.create_entity({"PartitionKey": partition, "RowKey": COUNTER_ROW, "Count": count})
         raise LostRace  # read it back (ours, or a racing initialiser's)

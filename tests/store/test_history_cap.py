@@ -4,10 +4,16 @@ than `keep` entries, the newest ones, and a write does not read the partition to
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from scheduler_lib import storage_calls
+from scheduler_lib.config import Settings
 from scheduler_lib.store.history import (
     HISTORY_KEEP,
     TABLE,
@@ -98,3 +104,40 @@ def test_a_remembered_entry_deleted_by_someone_else_is_not_a_stuck_write(
     _add(store, 6, keep=5)
 
     assert _messages(store) == _newest(2, 6)
+
+
+def _requests(store_made: Callable[[], TableStore], write: Callable[[TableStore], None]) -> int:
+    store = store_made()
+    before = sum(storage_calls.snapshot().values())
+    write(store)
+    return sum(storage_calls.snapshot().values()) - before
+
+
+def test_a_jobs_first_entry_costs_three_storage_requests_and_a_later_one_two(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Counted by the cost benchmark's hook on real requests. A one-time job's only entry is
+    its first: initialising the counter before writing (read, count, create, read again,
+    write) cost five."""
+    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
+    counting = TableStore(settings)
+    counting.ensure_tables()
+
+    assert _requests(lambda: counting, lambda s: _add(s, 0, keep=5)) == 3  # read, count, write
+    assert _requests(lambda: counting, lambda s: _add(s, 1, keep=5)) == 2  # read, write
+    assert _messages(counting) == _newest(0, 1) and _counted(counting) == 2
+
+
+@pytest.mark.parametrize("keep", [3, HISTORY_KEEP])
+def test_racing_first_entries_are_all_counted(store: TableStore, keep: int) -> None:
+    writers = 8
+    together = threading.Barrier(writers)
+
+    def write(minute: int) -> None:
+        together.wait(timeout=30)
+        _add(store, minute, keep=keep)
+
+    with ThreadPoolExecutor(writers) as pool:
+        list(pool.map(write, range(writers)))
+
+    assert len(_messages(store)) == _counted(store) == min(writers, keep)

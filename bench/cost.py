@@ -1,0 +1,275 @@
+"""CPU, storage calls and function invocations per occurrence, through the local host.
+
+    .venv/bin/python bench/cost.py [--count 600] [--idle 60] [--root PATH] [--label NAME]
+                                   [--profile FILE]
+
+What an occurrence costs is what Azure bills for: CPU time (GB-s on Flex Consumption),
+storage transactions and function executions. One run:
+
+1. a fresh Azurite, an HTTP target in its own process, and the local host
+   (`python -m devtools.devhost`, the same `Runtime` as function_app.py) in its own, with
+   `SCHEDULER_BENCH_COUNT_CALLS` set so it counts its storage requests by stage and its
+   invocations (`scheduler_lib/storage_calls.py`; production never sets it);
+2. idle: `--idle` seconds with no job (one minute holds one dispatcher tick), CPU of the
+   host and of Azurite (utime+stime of the process and its children, /proc/<pid>/stat), and
+   the storage calls made meanwhile;
+3. `--count` one-time HTTP jobs created through the API, due spread over one minute a few
+   minutes ahead (as bench/lateness.py); the window starts once they are created (the API's
+   cost is not counted) and ends 5 s after the last action arrived: everything the
+   dispatcher, the executor and the watchdog did for them falls in it;
+4. the bare work: the same number of HTTP POSTs to the target by a plain `requests` loop in
+   a process of its own, its CPU time.
+
+Printed: CPU ms per occurrence above idle (idle scaled to the window's length) for the host
+and Azurite, next to the bare work's, with ratios; storage requests per occurrence, total
+and per stage (`invocation entry: module [service method]`); invocations per occurrence;
+lateness p50/p99. `--root` runs the host from another checkout (compare in the same run of
+the machine); `--profile FILE` runs the host under `devtools/thread_profile.py` (a CPU
+profile of every thread; its overhead inflates the CPU numbers of that run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from http_target import Target  # noqa: E402
+from lateness import BASE, CREATE_RATE, KEY, PER_COLLECTION, iso, percentile  # noqa: E402
+
+from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
+from devtools.local_run import LOCAL_SETTINGS  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+BARE_WORK = """
+import sys, time, requests
+url, n = sys.argv[1], int(sys.argv[2])
+session = requests.Session()
+start = time.process_time()
+for i in range(n):
+    session.post(url, data=b"", headers={"x-ms-scheduler-expected-execution-time":
+        "2000-01-01T00:00:00+00:00", "x-ms-execution-tag": f"bare{i}"}).raise_for_status()
+print(time.process_time() - start)
+"""
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of `pid` and every live descendant, with their reaped children."""
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2 :].split()
+        cpu = sum(int(v) for v in fields[11:15]) / TICKS  # utime stime cutime cstime
+        stats[int(entry)] = (int(fields[1]), cpu)
+    total, wanted = 0.0, {pid}
+    changed = True
+    while changed:
+        changed = False
+        for child, (parent, _) in stats.items():
+            if parent in wanted and child not in wanted:
+                wanted.add(child)
+                changed = True
+    for p in wanted:
+        total += stats.get(p, (0, 0.0))[1]
+    return total
+
+
+class Probe:
+    """CPU of the host and Azurite, and the host's counts, at one moment."""
+
+    def __init__(self, host: int, azurite: int, counts: Path) -> None:
+        self.host, self.azurite, self.counts = host, azurite, counts
+
+    def take(self) -> tuple[float, float, Counter[str], float]:
+        time.sleep(1.2)  # the counts file is rewritten every second
+        counts: Counter[str] = Counter(json.loads(self.counts.read_text()))
+        return tree_cpu(self.host), tree_cpu(self.azurite), counts, time.monotonic()
+
+
+def diff(after: tuple, before: tuple) -> dict:  # type: ignore[type-arg]
+    return {
+        "host": after[0] - before[0],
+        "azurite": after[1] - before[1],
+        "counts": after[2] - before[2],
+        "seconds": after[3] - before[3],
+    }
+
+
+def run(count: int, root: Path, idle_seconds: float, profile: str | None, margin: float) -> dict:  # type: ignore[type-arg]
+    azurite, target = start_azurite(), Target()
+    port = free_port()
+    counts = Path(tempfile.mkdtemp(prefix="cost-")) / "counts.json"
+    env = {
+        **os.environ,
+        **LOCAL_SETTINGS,
+        "AzureWebJobsStorage": azurite.connection_string,
+        "SCHEDULER_API_KEYS": KEY,
+        "SCHEDULER_BENCH_COUNT_CALLS": str(counts),
+        "PYTHONPATH": str(root),
+    }
+    if profile:
+        env["SCHEDULER_BENCH_PROFILE"] = profile
+    log = open(f"/tmp/cost-host-{count}.log", "wb")  # noqa: SIM115  # closed below
+    host = subprocess.Popen(
+        [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (port_open(port) and counts.exists()):
+            if time.monotonic() > deadline or host.poll() is not None:
+                raise RuntimeError("the host did not start")
+            time.sleep(0.1)
+        probe = Probe(host.pid, azurite.process.pid, counts)
+        time.sleep(3)  # start-up settles (tables, queues, the missed-tick check)
+        before = probe.take()
+        time.sleep(idle_seconds)
+        idle = diff(probe.take(), before)
+        api = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}/api{BASE}",
+            headers={"Authorization": f"Bearer {KEY}"},
+            params={"api-version": "2016-03-01"},
+            timeout=60,
+        )
+        ahead = timedelta(seconds=count / CREATE_RATE + margin)
+        minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(
+            minutes=1
+        )
+        for c in range((count + PER_COLLECTION - 1) // PER_COLLECTION):
+            body = {"location": "local", "properties": {"sku": {"name": "P20Premium"}}}
+            api.put(f"/c{c}", json=body).raise_for_status()
+        create = _creator(api, target.url, minute, count)
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(create, range(count)))
+        if datetime.now(UTC) > minute - timedelta(seconds=60):
+            raise SystemExit("creating the jobs took too long to place them ahead; rerun")
+        before = probe.take()
+        end = minute + timedelta(seconds=90)
+        while datetime.now(UTC) < end and target.count() < count:
+            time.sleep(0.5)
+        time.sleep(5)  # a doubled delivery, a watchdog's check, a finish still in hand
+        work = diff(probe.take(), before)
+        tags, lateness = target.tags(), target.take()
+        bare = _bare_work(target.url, count)
+    finally:
+        host.terminate()
+        host.wait(timeout=120)
+        log.close()
+        target.stop()
+        azurite.stop()
+    return {
+        "count": count, "idle": idle, "work": work, "bare": bare,
+        "received": len(lateness), "missing": count - len(set(tags)),
+        "doubled": sum(n - 1 for n in Counter(tags).values()),
+        "p50": percentile(lateness, 0.5) if lateness else float("nan"),
+        "p99": percentile(lateness, 0.99) if lateness else float("nan"),
+    }  # fmt: skip
+
+
+def _creator(api: httpx.Client, url: str, minute: datetime, count: int) -> Callable[[int], None]:
+    def create(i: int) -> None:
+        start = minute + timedelta(seconds=60 * i / count)
+        action = {"type": "Http", "request": {"method": "POST", "uri": url}}
+        body = {"properties": {"startTime": iso(start), "action": action}}
+        for attempt in range(5):  # storage busy under the load: the API answers 503
+            answer = api.put(f"/c{i // PER_COLLECTION}/jobs/j{i:05d}", json=body)
+            if answer.status_code != 503:
+                break
+            time.sleep(1 + attempt)
+        answer.raise_for_status()
+
+    return create
+
+
+def _bare_work(url: str, count: int) -> float:
+    """CPU seconds a plain `requests` loop takes for `count` POSTs to the target."""
+    out = subprocess.run(
+        [sys.executable, "-c", BARE_WORK, url, str(count)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return float(out.stdout.strip())
+
+
+def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
+    n, idle, work = r["count"], r["idle"], r["work"]
+    scale = work["seconds"] / idle["seconds"]
+    host = (work["host"] - idle["host"] * scale) / n * 1000
+    azurite = (work["azurite"] - idle["azurite"] * scale) / n * 1000
+    bare = r["bare"] / n * 1000
+    calls = work["counts"]
+    idle_calls = Counter({k: v * scale for k, v in idle["counts"].items()})
+    storage = {k: v for k, v in calls.items() if not k.startswith("invocation")}
+    invocations = {k: v for k, v in calls.items() if k.startswith("invocation")}
+    print(f"\n## {label}: {n} occurrences in one minute, window {work['seconds']:.0f} s")
+    print(f"received {r['received']}, missing {r['missing']}, doubled {r['doubled']}, "
+          f"lateness p50 {r['p50']:.2f} s, p99 {r['p99']:.2f} s")  # fmt: skip
+    print(f"idle over {idle['seconds']:.0f} s: host {idle['host'] * 1000:.0f} ms, "
+          f"Azurite {idle['azurite'] * 1000:.0f} ms, "
+          f"{sum(v for k, v in idle['counts'].items() if not k.startswith('invocation'))} "
+          "storage requests")  # fmt: skip
+    print("\n| CPU per occurrence (above idle) | ms | × bare work |")
+    print("|---|---:|---:|")
+    for name, value in (("host (our processes)", host), ("Azurite", azurite),
+                        ("bare work (requests loop)", bare)):  # fmt: skip
+        print(f"| {name} | {value:.2f} | {value / bare:.1f} |")
+    total = sum(storage.values())
+    idle_storage = sum(v for k, v in idle_calls.items() if not k.startswith("invocation"))
+    print(f"\nstorage requests per occurrence: {total / n:.2f} "
+          f"({(total - idle_storage) / n:.2f} above idle)")  # fmt: skip
+    print("\n| stage (invocation: module [service method]) | per occurrence |")
+    print("|---|---:|")
+    for key, value in sorted(storage.items(), key=lambda kv: -kv[1]):
+        if value / n >= 0.005:
+            print(f"| {key} | {value / n:.3f} |")
+    print("\n| invocations | per occurrence |")
+    print("|---|---:|")
+    for key, value in sorted(invocations.items(), key=lambda kv: -kv[1]):
+        print(f"| {key.removeprefix('invocation: ')} | {value / n:.3f} |")
+    print(f"| total | {sum(invocations.values()) / n:.3f} |", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=600)
+    parser.add_argument("--idle", type=float, default=60.0)
+    parser.add_argument("--root", type=Path, default=ROOT)
+    parser.add_argument("--label", default="this tree")
+    parser.add_argument("--profile", help="pstats file for a CPU profile of the host")
+    parser.add_argument("--json", type=Path, help="also write the raw results here")
+    parser.add_argument("--margin", type=float, default=100.0,
+                        help="seconds added to the creation time when placing the minute ahead "
+                             "(more on a loaded machine, or with --profile)")  # fmt: skip
+    args = parser.parse_args(argv)
+    print(f"[{datetime.now(UTC):%H:%M:%S}] {args.label} ({args.root}); load {os.getloadavg()}",
+          file=sys.stderr)  # fmt: skip
+    result = run(args.count, args.root.resolve(), args.idle, args.profile, args.margin)
+    report(result, args.label)
+    print(f"load average after: {os.getloadavg()}")
+    if args.json:
+        result["idle"]["counts"] = dict(result["idle"]["counts"])
+        result["work"]["counts"] = dict(result["work"]["counts"])
+        args.json.write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Counting storage requests by stage, for the cost benchmark (`bench/cost.py`).
+
+Storage is billed per request (transaction), so the benchmark needs to know how many each
+occurrence makes and which part of the code makes them. `storage_account.pooled_session`,
+the one place storage clients get their `requests` session, returns a `CountingSession`
+only when `SCHEDULER_BENCH_COUNT_CALLS` names a file: production pays nothing, not even an
+import of this module.
+
+A request's stage is read off the call stack: the function invocation it belongs to (the
+`Runtime` method, or the local host's loop that polls a queue) and the innermost scheduler
+module that asked for it, skipping the storage adapters themselves (`ADAPTERS`). The counts
+are written as JSON to the file every second (replaced atomically), so a reader can take
+a snapshot before and after a window and subtract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections import Counter
+from typing import Any
+
+import requests
+
+#: The app setting naming the file the counts go to (unset: nothing is counted).
+COUNT_CALLS_SETTING = "SCHEDULER_BENCH_COUNT_CALLS"
+
+#: Modules that only carry a request for someone else: never a stage.
+ADAPTERS = (
+    "scheduler_lib.store.tables",
+    "scheduler_lib.store.etag",
+    "scheduler_lib.storage_account",
+    "scheduler_lib.storage_calls",
+    "scheduler_lib.execution.queue",
+)
+
+_counts: Counter[str] = Counter()
+_lock = threading.Lock()
+_writer: threading.Thread | None = None
+
+
+def stage_of(frame: Any) -> str:
+    """`entry: module [METHOD]` for the request being made in `frame`'s thread: the entry is
+    the `Runtime` method (the function invocation), else the local host's outermost function
+    (its queue polling and message settling, which the Functions host does in Azure), else
+    the outermost scheduler module."""
+    module = runtime = host = outermost = ""
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name.startswith("scheduler_lib.") and not name.startswith(ADAPTERS):
+            module = module or name.removeprefix("scheduler_lib.")
+            outermost = name.removeprefix("scheduler_lib.")
+        if name == "scheduler_lib.runtime" and not runtime:
+            runtime = frame.f_code.co_name
+        elif frame.f_code.co_filename.endswith("devhost.py"):  # also run as __main__
+            host = f"host.{frame.f_code.co_name}"  # the outermost one wins: keep walking
+        frame = frame.f_back
+    # A pool thread (the dispatcher's) has no invocation on its stack: its outermost module.
+    return f"{runtime or host or outermost or '?'}: {module or '-'}"
+
+
+def count(stage: str) -> None:
+    with _lock:
+        _counts[stage] += 1
+
+
+def snapshot() -> dict[str, int]:
+    with _lock:
+        return dict(_counts)
+
+
+def _write_forever(path: str) -> None:
+    while True:
+        temporary = f"{path}.tmp"
+        with open(temporary, "w") as out:
+            json.dump(snapshot(), out)
+        os.replace(temporary, path)
+        threading.Event().wait(1.0)
+
+
+def start_writer(path: str) -> None:
+    """Write the counts to `path` every second from now on (once per process)."""
+    global _writer
+    with _lock:
+        if _writer is None:
+            _writer = threading.Thread(
+                target=_write_forever, args=(path,), name="storage-calls", daemon=True
+            )
+            _writer.start()
+
+
+class CountingSession(requests.Session):
+    """A session that counts each request it sends under its stage, its service (`kind`,
+    e.g. "table" or "queue") and its method."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kind = f"{self.kind} batch" if "$batch" in str(url) else self.kind
+        count(f"{stage_of(sys._getframe(1))} [{kind} {method}]")
+        return super().request(method, url, *args, **kwargs)
