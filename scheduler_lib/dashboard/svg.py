@@ -61,13 +61,23 @@ def execution_chart(points: Sequence[Point]) -> Markup:
         f'<line class="axis" x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{HEIGHT - PAD}"/>',
         f'<text class="tick" x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{top:.3g}s</text>',
         f'<text class="tick" x="{PAD - 6}" y="{HEIGHT - PAD}" text-anchor="end">{low:.3g}s</text>',
-        f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(ordered[0].at))}</text>',
-        f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" text-anchor="end">'
-        f"{escape(_short(ordered[-1].at))}</text>",
     ]
+    if t1 > t0:
+        parts.append(f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(ordered[0].at))}'
+                     f'</text><text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" '
+                     f'text-anchor="end">{escape(_short(ordered[-1].at))}</text>')  # fmt: skip
+    else:  # one instant: its time once, under its mark in the middle
+        parts.append(f'<text class="tick" x="{WIDTH / 2}" y="{HEIGHT - 12}" text-anchor="middle">'
+                     f"{escape(_short(ordered[0].at))}</text>")  # fmt: skip
     ran = [p for p in ordered if p.status not in NOT_RUN]
     line = " ".join("{},{}".format(*xy(p, p.duration)) for p in ran)
     parts.append(f'<polyline class="duration" points="{line}"/>')
+    if len(ran) == 1:  # a line through one point has no length: draw its duration as a tick
+        (x, y), only = xy(ran[0], ran[0].duration), ran[0]
+        parts.append(
+            f'<line class="duration single" x1="{x - 10}" y1="{y}" x2="{x + 10}" y2="{y}">'
+            f"<title>{escape(only.label)}: ran {only.duration:.2f}s</title></line>"
+        )
     for p in ordered:
         if p.status in NOT_RUN:
             x, _ = xy(p, 0.0)

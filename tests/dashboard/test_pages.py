@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from xml.etree import ElementTree
 
 import httpx
 import pytest
@@ -139,6 +140,31 @@ def test_job_page_history_rows_details_filter_and_chart(signed_in, api, store, c
     assert "failed in the last 24 h" in attention and "postponed/missed" in attention
     assert "Failures, last 24 h 1" in overview
     assert "Dispatched, last hour 3 occurrences" in overview  # not the Postponed one
+
+
+def _extent(shape: ElementTree.Element) -> float:
+    """How far a chart shape reaches on screen (0: drawn, yet nothing to see)."""
+    if shape.tag.endswith("polyline"):
+        points = [tuple(map(float, p.split(","))) for p in shape.get("points", "").split()]
+        return sum(abs(a[0] - b[0]) + abs(a[1] - b[1]) for a, b in zip(points, points[1:]))
+    if shape.tag.endswith("line"):
+        return abs(float(shape.get("x2", 0)) - float(shape.get("x1", 0))) + abs(
+            float(shape.get("y2", 0)) - float(shape.get("y1", 0)))  # fmt: skip
+    return float(shape.get("r", 0)) or float(shape.get("width", 0)) * float(shape.get("height", 0))
+
+
+def test_the_chart_of_a_job_with_one_run_shows_its_duration(signed_in, api, store, clock) -> None:
+    _job(api, "once", recurrence={"frequency": "Minute", "interval": 1})
+    _history(store, get_job(store, SUB, "rg1", "coll", "once"), clock, ["Completed"])
+    found = re.search(r'<svg class="chart".*?</svg>', signed_in.get(BASE + "/jobs/once").text, re.S)
+    assert found
+    chart = ElementTree.fromstring(found.group(0))
+    legend = set(chart.iterfind(".//{*}g[@class='legend']//*"))
+    marks = [e for e in chart.iter() if e not in legend and "duration" in e.get("class", "")]
+    assert marks and max(_extent(mark) for mark in marks) > 0  # not a line through one point
+    assert all(_extent(dot) > 0 for dot in chart.iterfind(".//{*}circle"))
+    ticks = [t.text for t in chart.iterfind(".//{*}text[@class='tick']")]
+    assert len(ticks) == len(set(ticks)), ticks  # its one time is said once
 
 
 def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):
