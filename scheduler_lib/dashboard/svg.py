@@ -63,9 +63,10 @@ def execution_chart(points: Sequence[Point]) -> Markup:
         f'<text class="tick" x="{PAD - 6}" y="{HEIGHT - PAD}" text-anchor="end">{low:.3g}s</text>',
     ]
     if t1 > t0:
-        parts.append(f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(ordered[0].at))}'
-                     f'</text><text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" '
-                     f'text-anchor="end">{escape(_short(ordered[-1].at))}</text>')  # fmt: skip
+        first, last = escape(_short(ordered[0].at)), escape(_short(ordered[-1].at))
+        parts.append(f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{first}</text>'
+                     f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" '
+                     f'text-anchor="end">{last}</text>')  # fmt: skip
     else:  # one instant: its time once, under its mark in the middle
         parts.append(f'<text class="tick" x="{WIDTH / 2}" y="{HEIGHT - 12}" text-anchor="middle">'
                      f"{escape(_short(ordered[0].at))}</text>")  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from itertools import pairwise
 from xml.etree import ElementTree
 
 import httpx
@@ -146,7 +147,7 @@ def _extent(shape: ElementTree.Element) -> float:
     """How far a chart shape reaches on screen (0: drawn, yet nothing to see)."""
     if shape.tag.endswith("polyline"):
         points = [tuple(map(float, p.split(","))) for p in shape.get("points", "").split()]
-        return sum(abs(a[0] - b[0]) + abs(a[1] - b[1]) for a, b in zip(points, points[1:]))
+        return sum(abs(a[0] - b[0]) + abs(a[1] - b[1]) for a, b in pairwise(points))
     if shape.tag.endswith("line"):
         return abs(float(shape.get("x2", 0)) - float(shape.get("x1", 0))) + abs(
             float(shape.get("y2", 0)) - float(shape.get("y1", 0)))  # fmt: skip
