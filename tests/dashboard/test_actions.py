@@ -246,5 +246,7 @@ def test_saving_shows_every_field_error_not_only_the_first(signed_in, token, api
                   "action.request.uri", "name"):  # fmt: skip
         assert field in text, text
     assert "5 problems" in text
+    box = re.search(r'id="errors">(.*?)</div>', page.text, re.S)
+    assert box and not re.search(r">\s+<|^\s|\s$", box.group(1))  # pre-line: no blank lines
     for label in ("URL", r"Every \(interval\)", "Time zone", "Start time", "Job name"):
         assert re.search(rf'<label class="invalid[^"]*">{label}', page.text), label
