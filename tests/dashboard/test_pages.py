@@ -143,6 +143,13 @@ def test_job_page_history_rows_details_filter_and_chart(signed_in, api, store, c
     assert "Dispatched, last hour 3 occurrences" in overview  # not the Postponed one
 
 
+def _chart(client: httpx.Client, job: str) -> ElementTree.Element:
+    """The job page's lateness/duration chart, as elements."""
+    found = re.search(r'<svg class="chart".*?</svg>', client.get(f"{BASE}/jobs/{job}").text, re.S)
+    assert found, "the job page has no chart"
+    return ElementTree.fromstring(found.group(0))
+
+
 def _extent(shape: ElementTree.Element) -> float:
     """How far a chart shape reaches on screen (0: drawn, yet nothing to see)."""
     if shape.tag.endswith("polyline"):
@@ -157,15 +164,26 @@ def _extent(shape: ElementTree.Element) -> float:
 def test_the_chart_of_a_job_with_one_run_shows_its_duration(signed_in, api, store, clock) -> None:
     _job(api, "once", recurrence={"frequency": "Minute", "interval": 1})
     _history(store, get_job(store, SUB, "rg1", "coll", "once"), clock, ["Completed"])
-    found = re.search(r'<svg class="chart".*?</svg>', signed_in.get(BASE + "/jobs/once").text, re.S)
-    assert found
-    chart = ElementTree.fromstring(found.group(0))
+    chart = _chart(signed_in, "once")
     legend = set(chart.iterfind(".//{*}g[@class='legend']//*"))
     marks = [e for e in chart.iter() if e not in legend and "duration" in e.get("class", "")]
     assert marks and max(_extent(mark) for mark in marks) > 0  # not a line through one point
     assert all(_extent(dot) > 0 for dot in chart.iterfind(".//{*}circle"))
     ticks = [t.text for t in chart.iterfind(".//{*}text[@class='tick']")]
     assert len(ticks) == len(set(ticks)), ticks  # its one time is said once
+
+
+def test_the_charts_time_axis_tells_runs_within_one_minute_apart(signed_in, api, store, clock):
+    _job(api, "twice", recurrence={"frequency": "Minute", "interval": 1})
+    record = get_job(store, SUB, "rg1", "coll", "twice")
+    at = clock.now.replace(second=0, microsecond=0) - timedelta(minutes=1)
+    for index, seconds in enumerate((0, 40)):  # a scheduled run and a "Run now"
+        due = at + timedelta(seconds=seconds)
+        add_history(store, HistoryEntry(record.key, due, due + timedelta(seconds=1), due,
+                                        "MainAction", "Completed", "ok", 0, index + 1))  # fmt: skip
+    ticks = [t.text or "" for t in _chart(signed_in, "twice").iter()
+             if t.get("class") == "tick" and ":" in (t.text or "")]  # fmt: skip
+    assert len(ticks) == 2 and ticks[0] != ticks[1], ticks
 
 
 def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):
