@@ -5,6 +5,7 @@ chart, the timeline's herd; every page escaped and under the strict CSP."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
 from itertools import pairwise
 from xml.etree import ElementTree
@@ -14,7 +15,7 @@ import pytest
 
 from scheduler_lib.dashboard.web import CSP
 from scheduler_lib.domain import JobRecord
-from scheduler_lib.store import HistoryEntry, add_history, get_job
+from scheduler_lib.store import HistoryEntry, add_history, get_job, put_job
 from tests.api.conftest import EXTENSIONS_VERSION, SUB, api_client, collection_path, job_path
 from tests.dashboard.conftest import UI, csrf_token
 
@@ -184,6 +185,21 @@ def test_the_charts_time_axis_tells_runs_within_one_minute_apart(signed_in, api,
     ticks = [t.text or "" for t in _chart(signed_in, "twice").iter()
              if t.get("class") == "tick" and ":" in (t.text or "")]  # fmt: skip
     assert len(ticks) == 2 and ticks[0] != ticks[1], ticks
+
+
+def test_a_job_whose_last_run_is_done_says_why_it_has_no_next_run(signed_in, api, store, clock):
+    """A count-1 job whose run failed and is retrying: Enabled, nothing left to schedule. It
+    said "None: the job is Enabled." (no reason at all) and "1 executions, 1 failures"."""
+    _job(api, "last", recurrence={"frequency": "Minute", "count": 1})
+    record = get_job(store, SUB, "rg1", "coll", "last")
+    ran = replace(record, next_execution_time=None, execution_count=1, failure_count=1)
+    put_job(store, ran, etag=record.etag)
+    _history(store, record, clock, ["Failed"])
+    text = _text(signed_in.get(BASE + "/jobs/last"))
+    assert "Runs every minute UTC (once)." in text
+    assert "None: its schedule has no later occurrence" in text
+    assert "the job is Enabled" not in text
+    assert "1 execution, 1 failure, 0 faulted" in text
 
 
 def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):
