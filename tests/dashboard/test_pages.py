@@ -202,6 +202,12 @@ def test_a_job_whose_last_run_is_done_says_why_it_has_no_next_run(signed_in, api
     assert "1 execution, 1 failure, 0 faulted" in text
 
 
+def test_the_timeline_counts_one_job_in_the_singular(signed_in, api) -> None:
+    _job(api, "daily", **WEEKDAY_0900)
+    text = _text(signed_in.get(BASE + "/timeline"))
+    assert "of 1 enabled job," in text, text
+
+
 def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):
     for name, statuses in (
         ("recovered", ["Failed", "Completed"]),
