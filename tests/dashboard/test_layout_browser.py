@@ -49,13 +49,15 @@ def page(server) -> Iterator:
 
 def test_the_url_box_takes_the_forms_whole_width(server, page) -> None:
     """A real URL (a webhook with a path and a query) fits: the box is as wide as its
-    fieldset, not one 14rem column of the form's grid."""
+    fieldset, not one 14rem column of the form's grid; so is the request body's."""
     page.goto(f"{server.base_url}{UI}/c/{SUB}/rg1/coll/new")
     form = page.locator("#job-form")
     url = form.get_by_label("URL").bounding_box()
     fieldset = form.locator("fieldset").first.bounding_box()
     assert url and fieldset
     assert url["width"] >= 0.9 * fieldset["width"], (url, fieldset)
+    body = form.get_by_label("Body").bounding_box()  # a JSON body is long too
+    assert body and body["width"] >= 0.9 * fieldset["width"], (body, fieldset)
 
 
 def test_the_charts_legend_entries_do_not_overlap(server, page, store, clock) -> None:
