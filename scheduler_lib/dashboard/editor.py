@@ -38,7 +38,7 @@ from scheduler_lib.dashboard.web import (
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.model import arm, request_json
-from scheduler_lib.model.jobs import job_to_wire
+from scheduler_lib.model.jobs import job_to_wire, normalize_properties
 from scheduler_lib.model.timing import normalize_recurrence
 from scheduler_lib.schedule import max_jitter
 
@@ -74,14 +74,19 @@ async def edit_job(request: Request) -> Response:
 def _editor_values(collection: Any, fields: dict[str, str], job: Any, text: str,
                    errors: list[dict[str, Any]] | None = None, mode: str = "form",
                    ) -> dict[str, Any]:  # fmt: skip
-    shown = errors or []
+    shown = [{**e, "text": forms.error_text(e)} for e in errors or []]
     if not text:
         text = forms.json_text(_safe_properties(fields))
     return {
         "collection": collection, "fields": fields, "job": job, "json": text, "mode": mode,
         "errors": shown, "etag": job.etag if job is not None else "",
-        "field_errors": {forms.field_of(e.get("target")): e["message"] for e in shown},
+        "field_errors": {forms.field_of(e.get("target")): e["text"] for e in shown},
     }  # fmt: skip
+
+
+def _validator(ctx: Any) -> Any:
+    """The checks of a PUT that need no storage (what `forms.all_errors` re-runs)."""
+    return lambda properties: normalize_properties(properties, version=ctx.version)
 
 
 def _safe_properties(fields: dict[str, str]) -> dict[str, Any]:
@@ -116,8 +121,10 @@ async def save(request: Request) -> Response:
     )
     now = ctx.clock()
 
+    base: dict[str, Any] | None = None
+
     def work() -> Any:
-        base = None
+        nonlocal base
         if editing and form.get("mode") != "json":
             base = job_to_wire(job_service.get_job(ctx, name), now=now, version=ctx.version)[
                 "properties"
@@ -133,9 +140,14 @@ async def save(request: Request) -> Response:
         collection = await run_in_threadpool(get_collection, ctx, where)
         job = await run_in_threadpool(job_service.get_job, ctx, name) if editing else None
         fields = {k: form.get(k, "") for k in forms.FIELDS}
-        error = arm_error(exc)
+        errors = [arm_error(exc)]
+        if isinstance(exc, ValidationError) and form.get("mode") != "json":
+            found = await run_in_threadpool(forms.all_errors, form, exc, base, _validator(ctx))
+            errors = [arm_error(error) for error in found]
+        if not name.job and not any(e.get("target") == "name" for e in errors):
+            errors.append(arm_error(ValidationError("name", "is required")))
         values = _editor_values(
-            collection, fields, job, form.get("json", ""), [error], form.get("mode", "form")
+            collection, fields, job, form.get("json", ""), errors, form.get("mode", "form")
         )
         status = http_status(exc)
         return render(request, "editor.html", values, session=session, status=status)
@@ -178,8 +190,8 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
         try:
             properties = _properties(form, base)
         except ValidationError as exc:
-            return {"executions": [], "errors": [arm_error(exc)], "words": "", "json": ""}
-        result = preview_response({**body, "properties": properties}, clock_now=now)
+            return _worded({"executions": [], "errors": [arm_error(exc)], "words": "", "json": ""})
+        result = _worded(preview_response({**body, "properties": properties}, clock_now=now))
         result["words"] = ""
         result["json"] = forms.json_text(properties)
         if not result["errors"]:
@@ -193,6 +205,12 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
         return result
 
     return json_answer(await run_in_threadpool(work))
+
+
+def _worded(result: dict[str, Any]) -> dict[str, Any]:
+    """Each error with the line the page shows (`forms.error_text`: its path once)."""
+    result["errors"] = [{**e, "text": forms.error_text(e)} for e in result.get("errors") or []]
+    return result
 
 
 def _jitter_labels(result: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:

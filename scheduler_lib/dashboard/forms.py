@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
@@ -36,10 +36,53 @@ def field_of(target: str | None) -> str:
     """The form field an error's target names ("" for the form as a whole)."""
     if not target:
         return ""
+    if target == "name":
+        return "name"
     for suffix, name in _TARGETS.items():
         if target == suffix or target.endswith("." + suffix) or f".{suffix}[" in target:
             return name
     return ""
+
+
+def error_text(error: Mapping[str, Any]) -> str:
+    """An ARM error as one line for a person: its message, which for a field's error already
+    starts with the field's path (`ValidationError`), so the path is added only when it does
+    not (the one place the dashboard words an error; the preview's script shows this too)."""
+    message, target = str(error.get("message", "")), error.get("target")
+    if not target or message.startswith(f"{target}:") or message.startswith(f"{target} "):
+        return message
+    return f"{target}: {message}"
+
+
+#: What a field is set to while the form looks for further errors once it has one: a value
+#: that passes, so that the fields that do not depend on it are still checked.
+_NEUTRAL = {"uri": "https://example.com/", "method": "GET", "frequency": "Day", "interval": "1"}
+
+
+def all_errors(form: Mapping[str, str], first: ValidationError, base: dict[str, Any] | None,
+               validate: Callable[[dict[str, Any]], object]) -> list[ValidationError]:  # fmt: skip
+    """Every field error the form holds, not only the first one validation stops at.
+
+    Validation raises at its first error (one ARM error per answer, as the API gives), which
+    makes a form with three mistakes take three saves. So the field at fault is set to a value
+    that passes (`_NEUTRAL`, else empty: every other form field is optional) and the form is
+    validated again, until it passes or an error names no form field (or one already seen).
+    Nothing is saved here: `validate` only checks."""
+    errors, fields = [first], dict(form)
+    seen = {field_of(first.field)}
+    while "" not in seen and len(errors) <= len(FIELDS):
+        for name in seen:
+            fields[name] = _NEUTRAL.get(name, "")
+        try:
+            validate(to_properties(fields, base))
+            break
+        except ValidationError as exc:
+            field = field_of(exc.field)
+            if field in seen:
+                break
+            errors.append(exc)
+            seen.add(field)
+    return errors
 
 
 def _number(value: str) -> Any:

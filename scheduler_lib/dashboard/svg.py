@@ -61,13 +61,27 @@ def execution_chart(points: Sequence[Point]) -> Markup:
         f'<line class="axis" x1="{PAD}" y1="{PAD}" x2="{PAD}" y2="{HEIGHT - PAD}"/>',
         f'<text class="tick" x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{top:.3g}s</text>',
         f'<text class="tick" x="{PAD - 6}" y="{HEIGHT - PAD}" text-anchor="end">{low:.3g}s</text>',
-        f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(ordered[0].at))}</text>',
-        f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" text-anchor="end">'
-        f"{escape(_short(ordered[-1].at))}</text>",
     ]
+    if t1 > t0:
+        first, last = _short(ordered[0].at), _short(ordered[-1].at)
+        if first == last:  # runs within one minute: the seconds tell the ends apart
+            first, last = (f"{p.at:%Y-%m-%d %H:%M:%S}" for p in (ordered[0], ordered[-1]))
+        first, last = escape(first), escape(last)
+        parts.append(f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{first}</text>'
+                     f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" '
+                     f'text-anchor="end">{last}</text>')  # fmt: skip
+    else:  # one instant: its time once, under its mark in the middle
+        parts.append(f'<text class="tick" x="{WIDTH / 2}" y="{HEIGHT - 12}" text-anchor="middle">'
+                     f"{escape(_short(ordered[0].at))}</text>")  # fmt: skip
     ran = [p for p in ordered if p.status not in NOT_RUN]
     line = " ".join("{},{}".format(*xy(p, p.duration)) for p in ran)
     parts.append(f'<polyline class="duration" points="{line}"/>')
+    if len(ran) == 1:  # a line through one point has no length: draw its duration as a tick
+        (x, y), only = xy(ran[0], ran[0].duration), ran[0]
+        parts.append(
+            f'<line class="duration single" x1="{x - 10}" y1="{y}" x2="{x + 10}" y2="{y}">'
+            f"<title>{escape(only.label)}: ran {only.duration:.2f}s</title></line>"
+        )
     for p in ordered:
         if p.status in NOT_RUN:
             x, _ = xy(p, 0.0)
@@ -86,10 +100,10 @@ def execution_chart(points: Sequence[Point]) -> Markup:
             f"ran {p.duration:.2f}s ({escape(p.status)})</title></circle>"
         )
     parts.append(
-        f'<g class="legend"><circle cx="{WIDTH - 250}" cy="16" r="4" fill="#2e7d32"/>'
-        f'<text x="{WIDTH - 240}" y="20">lateness (dot, by outcome)</text>'
-        f'<rect x="{WIDTH - 400}" y="13" width="6" height="6" fill="#546e7a"/>'
-        f'<text x="{WIDTH - 390}" y="20">skipped/postponed</text>'
+        f'<g class="legend"><circle cx="{WIDTH - 265}" cy="16" r="4" fill="#2e7d32"/>'
+        f'<text x="{WIDTH - 255}" y="20">lateness (dot, by outcome)</text>'
+        f'<rect x="{WIDTH - 415}" y="13" width="6" height="6" fill="#546e7a"/>'
+        f'<text x="{WIDTH - 405}" y="20">skipped/postponed</text>'
         f'<line class="duration" x1="{WIDTH - 90}" y1="16" x2="{WIDTH - 70}" y2="16"/>'
         f'<text x="{WIDTH - 64}" y="20">duration</text></g></svg>'
     )

@@ -91,7 +91,8 @@ def describe(definition: dict[str, Any]) -> str:
         parts.append(times)
     parts.append(zone_name(recurrence.get("timeZone")))
     if recurrence.get("count"):
-        parts.append(f"({recurrence['count']} times)")
+        count = int(recurrence["count"])
+        parts.append("(once)" if count == 1 else f"({count} times)")
     if recurrence.get("endTime"):
         parts.append(f"until {recurrence['endTime']}")
     return " ".join(parts)

@@ -124,11 +124,15 @@ def _message(ctx: TickContext, schedule: Schedule, first: datetime, nxt: datetim
         instant = schedule.next_after(instant)
     grace = isodate.duration_isoformat(ctx.settings.grace_period)
     if instant is not None and instant <= ctx.now:
-        span = f"more than {MAX_COUNTED} occurrences due from {iso_z(first)} to {iso_z(ctx.now)}"
+        span = f"more than {MAX_COUNTED} occurrences missed, due from {iso_z(first)} to "
+        span += iso_z(ctx.now)
+    elif skipped == 1:
+        span = f"1 occurrence missed, due at {iso_z(first)}"
     else:
-        span = f"{skipped} occurrence(s) due from {iso_z(first)} to {iso_z(last)}"
+        span = f"{skipped} occurrences missed, due from {iso_z(first)} to {iso_z(last)}"
+    # Worded as the entry's status says (Postponed, not Skipped: that is concurrencyPolicy's).
     what = (
-        f"Skipped {span}: missed by more than the grace period ({grace}) "
+        f"Postponed: {span}, by more than the grace period ({grace}) "
         "while the scheduler was not running."
     )
     if nxt is None:

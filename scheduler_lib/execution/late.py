@@ -78,9 +78,9 @@ def postpone_late(
     if not (rerun and already_recorded(store, record, message, POSTPONED_STATUS)):
         late = claimed_at - (message.start_at or message.occurrence)  # the jittered start
         text = (
-            f"Skipped the occurrence due at {iso_z(message.occurrence)}: its execution would "
-            f"have started {round(late.total_seconds())} s late, more than the grace period "
-            f"({isodate.duration_isoformat(grace)})."
+            f"Postponed: the occurrence due at {iso_z(message.occurrence)} would have started "
+            f"{round(late.total_seconds())} s late, more than the grace period "
+            f"({isodate.duration_isoformat(grace)})."  # its status's word; Skipped is overlap's
         )
         if late_run:
             text += f" Running it late (missedRunPolicy {policy_of(record)}), marked [CatchUp]."

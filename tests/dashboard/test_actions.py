@@ -211,3 +211,42 @@ def test_the_live_preview_answers_for_form_and_json(signed_in, token) -> None:
     answer = signed_in.post(UI + "/preview", data={"mode": "json", "json": text},
                             headers=headers).json()  # fmt: skip
     assert len(answer["executions"]) == 2 and answer["endReason"]
+
+
+def _alerts(page) -> list[str]:
+    """The lines of the page's error box, as a person reads them."""
+    box = re.search(r'<div class="error" role="alert" id="errors">(.*?)</div>', page.text, re.S)
+    assert box, "the page shows no errors"
+    return [html.unescape(re.sub(r"<[^>]+>", "", p)).strip()
+            for p in re.findall(r"<p>(.*?)</p>", box.group(1), re.S)]  # fmt: skip
+
+
+def test_an_error_names_its_field_once(signed_in, token) -> None:
+    page = signed_in.post(BASE + "/save", data=_form(token, name="bad", uri="not a url"))
+    assert page.status_code == 400
+    lines = _alerts(page)
+    assert any(line.startswith("properties.action.request.uri: ") for line in lines), lines
+    assert not any(line.count("properties.action.request.uri") > 1 for line in lines), lines
+    field = re.search(r'<label class="invalid[^"]*">URL.*?</label>', page.text, re.S)
+    assert field and field.group(0).count("properties.action.request.uri") == 1
+    preview = signed_in.post(UI + "/preview", data=_form(token, name="p", frequency="Hour",
+                             interval="0"), headers={"X-CSRF-Token": token}).json()  # fmt: skip
+    (error,) = preview["errors"]
+    assert error["text"].startswith("properties.recurrence.interval: ")
+    assert error["text"].count("recurrence.interval") == 1
+
+
+def test_saving_shows_every_field_error_not_only_the_first(signed_in, token, api) -> None:
+    page = signed_in.post(BASE + "/save", data=_form(
+        token, name="", uri="not a url", frequency="Hour", interval="0", timeZone="Mars/Base",
+        startTime="yesterday"))  # fmt: skip
+    assert page.status_code == 400
+    text = "\n".join(_alerts(page))
+    for field in ("startTime", "recurrence.interval", "recurrence.timeZone",
+                  "action.request.uri", "name"):  # fmt: skip
+        assert field in text, text
+    assert "5 problems" in text
+    box = re.search(r'id="errors">(.*?)</div>', page.text, re.S)
+    assert box and not re.search(r">\s+<|^\s|\s$", box.group(1))  # pre-line: no blank lines
+    for label in ("URL", r"Every \(interval\)", "Time zone", "Start time", "Job name"):
+        assert re.search(rf'<label class="invalid[^"]*">{label}', page.text), label

@@ -154,7 +154,8 @@ def test_history_shows_skipped_with_reason_and_marks_late_runs(
     overview = _text(signed_in.get(UI + "/"))
     assert "Skipped, last 24 h 1 (not failures)" in overview
     assert "coll / busy" not in overview.split("Needs attention")[1]
-    assert "Dispatched, last hour 1 occurrences" in overview  # not the skipped one
+    assert "Dispatched, last hour 1 occurrence " in overview  # not the skipped one
+    assert "1 occurrences" not in overview  # singular
 
 
 def test_a_paused_job_shows_its_note_and_why(signed_in, api, store) -> None:

@@ -5,14 +5,17 @@ chart, the timeline's herd; every page escaped and under the strict CSP."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import timedelta
+from itertools import pairwise
+from xml.etree import ElementTree
 
 import httpx
 import pytest
 
 from scheduler_lib.dashboard.web import CSP
 from scheduler_lib.domain import JobRecord
-from scheduler_lib.store import HistoryEntry, add_history, get_job
+from scheduler_lib.store import HistoryEntry, add_history, get_job, put_job
 from tests.api.conftest import EXTENSIONS_VERSION, SUB, api_client, collection_path, job_path
 from tests.dashboard.conftest import UI, csrf_token
 
@@ -139,6 +142,70 @@ def test_job_page_history_rows_details_filter_and_chart(signed_in, api, store, c
     assert "failed in the last 24 h" in attention and "postponed/missed" in attention
     assert "Failures, last 24 h 1" in overview
     assert "Dispatched, last hour 3 occurrences" in overview  # not the Postponed one
+
+
+def _chart(client: httpx.Client, job: str) -> ElementTree.Element:
+    """The job page's lateness/duration chart, as elements."""
+    found = re.search(r'<svg class="chart".*?</svg>', client.get(f"{BASE}/jobs/{job}").text, re.S)
+    assert found, "the job page has no chart"
+    return ElementTree.fromstring(found.group(0))
+
+
+def _extent(shape: ElementTree.Element) -> float:
+    """How far a chart shape reaches on screen (0: drawn, yet nothing to see)."""
+    if shape.tag.endswith("polyline"):
+        points = [tuple(map(float, p.split(","))) for p in shape.get("points", "").split()]
+        return sum(abs(a[0] - b[0]) + abs(a[1] - b[1]) for a, b in pairwise(points))
+    if shape.tag.endswith("line"):
+        return abs(float(shape.get("x2", 0)) - float(shape.get("x1", 0))) + abs(
+            float(shape.get("y2", 0)) - float(shape.get("y1", 0)))  # fmt: skip
+    return float(shape.get("r", 0)) or float(shape.get("width", 0)) * float(shape.get("height", 0))
+
+
+def test_the_chart_of_a_job_with_one_run_shows_its_duration(signed_in, api, store, clock) -> None:
+    _job(api, "once", recurrence={"frequency": "Minute", "interval": 1})
+    _history(store, get_job(store, SUB, "rg1", "coll", "once"), clock, ["Completed"])
+    chart = _chart(signed_in, "once")
+    legend = set(chart.iterfind(".//{*}g[@class='legend']//*"))
+    marks = [e for e in chart.iter() if e not in legend and "duration" in e.get("class", "")]
+    assert marks and max(_extent(mark) for mark in marks) > 0  # not a line through one point
+    assert all(_extent(dot) > 0 for dot in chart.iterfind(".//{*}circle"))
+    ticks = [t.text for t in chart.iterfind(".//{*}text[@class='tick']")]
+    assert len(ticks) == len(set(ticks)), ticks  # its one time is said once
+
+
+def test_the_charts_time_axis_tells_runs_within_one_minute_apart(signed_in, api, store, clock):
+    _job(api, "twice", recurrence={"frequency": "Minute", "interval": 1})
+    record = get_job(store, SUB, "rg1", "coll", "twice")
+    at = clock.now.replace(second=0, microsecond=0) - timedelta(minutes=1)
+    for index, seconds in enumerate((0, 40)):  # a scheduled run and a "Run now"
+        due = at + timedelta(seconds=seconds)
+        add_history(store, HistoryEntry(record.key, due, due + timedelta(seconds=1), due,
+                                        "MainAction", "Completed", "ok", 0, index + 1))  # fmt: skip
+    ticks = [t.text or "" for t in _chart(signed_in, "twice").iter()
+             if t.get("class") == "tick" and ":" in (t.text or "")]  # fmt: skip
+    assert len(ticks) == 2 and ticks[0] != ticks[1], ticks
+
+
+def test_a_job_whose_last_run_is_done_says_why_it_has_no_next_run(signed_in, api, store, clock):
+    """A count-1 job whose run failed and is retrying: Enabled, nothing left to schedule. It
+    said "None: the job is Enabled." (no reason at all) and "1 executions, 1 failures"."""
+    _job(api, "last", recurrence={"frequency": "Minute", "count": 1})
+    record = get_job(store, SUB, "rg1", "coll", "last")
+    ran = replace(record, next_execution_time=None, execution_count=1, failure_count=1)
+    put_job(store, ran, etag=record.etag)
+    _history(store, record, clock, ["Failed"])
+    text = _text(signed_in.get(BASE + "/jobs/last"))
+    assert "Runs every minute UTC (once)." in text
+    assert "None: its schedule has no later occurrence" in text
+    assert "the job is Enabled" not in text
+    assert "1 execution, 1 failure, 0 faulted" in text
+
+
+def test_the_timeline_counts_one_job_in_the_singular(signed_in, api) -> None:
+    _job(api, "daily", **WEEKDAY_0900)
+    text = _text(signed_in.get(BASE + "/timeline"))
+    assert "of 1 enabled job," in text, text
 
 
 def test_overview_tells_a_job_failing_now_from_one_that_recovered(signed_in, api, store, clock):

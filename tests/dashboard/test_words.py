@@ -28,6 +28,7 @@ CASES = [
     ({"frequency": "Day", "schedule": {"hours": [9]}},
      "every day at 09:mm (mm: the start's minute) UTC"),
     ({"frequency": "Minute", "interval": 5, "count": 10}, "every 5 minutes UTC (10 times)"),
+    ({"frequency": "Minute", "count": 1}, "every minute UTC (once)"),
 ]  # fmt: skip
 
 

@@ -79,8 +79,8 @@ def test_beyond_grace_one_postponed_entry_and_continue_at_the_next_occurrence(
         DUE,
     )
     assert entry.message == (
-        "Skipped 4 occurrence(s) due from 2026-03-04T09:00:30Z to 2026-03-04T12:00:30Z: "
-        "missed by more than the grace period (PT5M) while the scheduler was not running. "
+        "Postponed: 4 occurrences missed, due from 2026-03-04T09:00:30Z to 2026-03-04T12:00:30Z, "
+        "by more than the grace period (PT5M) while the scheduler was not running. "
         "It continues at 2026-03-04T13:00:30Z."
     )
     stored = reload(store, job)
@@ -90,6 +90,22 @@ def test_beyond_grace_one_postponed_entry_and_continue_at_the_next_occurrence(
         "Enabled",
     )
     assert all_rows(store) == [(job.key, DUE + timedelta(hours=4))]
+
+
+def test_one_postponed_occurrence_is_worded_in_the_singular(
+    store: TableStore, queue: RecordingQueue, settings: Settings
+) -> None:
+    _last_tick_before_downtime(store, settings)
+    job = make_job(store, "j", definition(DUE), created=CREATED)
+
+    run_tick(store, queue, settings, now=DUE + timedelta(minutes=10))  # beyond PT5M's grace
+
+    [entry], _ = list_history(store, job.key)
+    assert entry.status == "Postponed"
+    assert entry.message == (
+        "Postponed: 1 occurrence missed, due at 2026-03-04T09:00:30Z, by more than the grace "
+        "period (PT5M) while the scheduler was not running. It continues at 2026-03-04T10:00:30Z."
+    )
 
 
 def test_without_a_cursor_rows_before_the_grace_window_are_not_read(
@@ -113,7 +129,7 @@ def test_beyond_grace_an_every_minute_job_continues_in_the_same_tick(
 
     [entry], _ = list_history(store, job.key)
     assert entry.message.startswith(
-        "Skipped 121 occurrence(s) due from 2026-03-04T09:00:00Z to 2026-03-04T11:00:00Z:"
+        "Postponed: 121 occurrences missed, due from 2026-03-04T09:00:00Z to 2026-03-04T11:00:00Z,"
     )
     assert [(s.message.occurrence, s.message.occurrence_number) for s in queue.sent] == [
         (T0 + timedelta(hours=2, minutes=1), 1)

@@ -49,6 +49,7 @@ def test_a_first_attempt_later_than_the_grace_period_is_postponed_once_not_run(
     assert (entry.status, entry.expected_execution_time, entry.repeat_count) == (
         "Postponed", T0, 1,
     )  # fmt: skip
+    assert entry.message.startswith("Postponed: the occurrence due at ")  # as its status says
     assert "grace period (PT30S)" in entry.message
     after = driver.job(job.key)
     assert (after.execution_count, after.failure_count, after.faulted_count) == (0, 0, 0)

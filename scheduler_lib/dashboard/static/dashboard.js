@@ -77,7 +77,7 @@
     }));
     const problems = answer.errors || (answer.error ? [answer.error] : []);
     errors.hidden = problems.length === 0;
-    errors.textContent = problems.map((e) => (e.target ? e.target + ": " : "") + e.message).join("\n");
+    errors.textContent = problems.map((e) => e.text || e.message).join("\n");
     document.getElementById("preview-words").textContent = answer.words ? "Runs " + answer.words + "." : "";
     document.getElementById("preview-end").textContent = answer.endReason || "";
     document.getElementById("preview-jitter").textContent = answer.jitterNote || "";
