@@ -32,7 +32,7 @@ def install() -> None:
         finally:
             profile.disable()
 
-    threading.Thread.run = run  # type: ignore[method-assign]
+    threading.Thread.run = run  # type: ignore[method-assign]  # the profiler wraps every thread
     _start()
 
 

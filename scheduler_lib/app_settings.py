@@ -32,6 +32,8 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",
     "SCHEDULER_EGRESS_ALLOW": "CIDRs and host names of private targets actions may reach",
     "SCHEDULER_TRUSTED_PROXIES": "CIDRs of reverse proxies whose X-Forwarded-* headers count",
+    "SCHEDULER_BENCH_COUNT_CALLS": "bench/cost.py only: a file the storage clients count their "
+    "requests into, by stage (unset: nothing counted, the counting module not even imported)",
     "SCHEDULER_DASHBOARD_EASY_AUTH": "true: the dashboard trusts App Service authentication's "
     "X-MS-CLIENT-PRINCIPAL* headers (only with Easy Auth in front)",
     "SCHEDULER_PUBLIC_URL": "the dashboard's public URL (https://host) behind a reverse proxy",

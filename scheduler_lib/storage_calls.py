@@ -99,7 +99,9 @@ class CountingSession(requests.Session):
         super().__init__()
         self.kind = kind
 
-    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def request(  # type: ignore[override]  # requests' own signature, passed through
+        self, method: str, url: str, *args: Any, **kwargs: Any
+    ) -> Any:
         kind = f"{self.kind} batch" if "$batch" in str(url) else self.kind
         count(f"{stage_of(sys._getframe(1))} [{kind} {method}]")
         return super().request(method, url, *args, **kwargs)

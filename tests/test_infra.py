@@ -34,6 +34,7 @@ BICEP_FILES = sorted(INFRA.rglob("*.bicep"))
 
 #: Settings the code reads that the template deliberately does not set, and why.
 NOT_SET_IN_AZURE = {
+    "SCHEDULER_BENCH_COUNT_CALLS": "a benchmark's switch (bench/cost.py), never a deployment's",
     "SCHEDULER_DASHBOARD_EASY_AUTH": "off unless the operator turns on App Service authentication "
     "in front of the dashboard (README, The dashboard): the template does not",
     "AzureWebJobsStorage": "shared-key access is disabled on the storage account: the app reaches "
