@@ -18,6 +18,7 @@ from typing import Any
 from scheduler_lib.migrate.arm_eval import evaluate_template_string
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
+from scheduler_lib.migrate.memo import Memo
 from scheduler_lib.migrate.overrides import Overrides, typed
 from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
 
@@ -54,9 +55,7 @@ class Template:
         self.deployment = deployment
         self.in_default = False
         self.loops: list[tuple[str | None, int]] = []  # (loop name, index), innermost last
-        self._parameters: dict[str, Any] = {}
-        self._variables: dict[str, Any] = {}
-        self._busy: set[str] = set()
+        self._memo = Memo("refers to itself (through other parameters or variables)")
 
     # --- the Scope protocol ----------------------------------------------------------------
 
@@ -65,11 +64,7 @@ class Template:
         if found is None:
             raise SourceError("", f"parameters({name!r}): the template declares no such parameter")
         key, declaration = found
-        if key not in self._parameters:
-            self._parameters[key] = self._guarded(
-                f"parameters.{key}", lambda: self._resolve(key, declaration)
-            )
-        return self._parameters[key]
+        return self._memo.get(f"parameters.{key}", lambda: self._resolve(key, declaration))
 
     def variable(self, name: str) -> Any:
         found = lookup(self.document.get("variables") or {}, name)
@@ -86,9 +81,7 @@ class Template:
         else:
             key = f"variables.{found[0]}"
             compute = lambda: self.value(found[1], key)  # noqa: E731
-        if found[0] not in self._variables:
-            self._variables[found[0]] = self._guarded(key, compute)
-        return self._variables[found[0]]
+        return self._memo.get(key, compute)
 
     def copy_index(self, loop: str | None) -> int:
         for name, index in reversed(self.loops):
@@ -97,15 +90,6 @@ class Template:
         raise SourceError("", f"copyIndex({loop or ''}) is used outside a copy loop of that name")
 
     # --- parameters ----------------------------------------------------------------------------
-
-    def _guarded(self, key: str, compute: Callable[[], Any]) -> Any:
-        if key in self._busy:
-            raise SourceError(key, "refers to itself (through other parameters or variables)")
-        self._busy.add(key)
-        try:
-            return compute()
-        finally:
-            self._busy.discard(key)
 
     def _resolve(self, name: str, declaration: dict[str, Any]) -> Any:
         path = f"parameters.{name}"

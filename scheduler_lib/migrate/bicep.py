@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from scheduler_lib.migrate.bicep_eval import Evaluator, object_items, string_val
 from scheduler_lib.migrate.bicep_resources import reference
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
+from scheduler_lib.migrate.memo import Memo
 from scheduler_lib.migrate.overrides import Overrides, typed
 from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
 
@@ -54,8 +54,7 @@ class BicepFile:
         self.top: list[tree_sitter.Node] = []
         self._collect(root)
         self.evaluator = Evaluator(self)
-        self._cache: dict[str, Any] = {}
-        self._busy: set[str] = set()
+        self._memo = Memo()
 
     def _collect(self, root: tree_sitter.Node) -> None:
         decorators: list[str] = []
@@ -79,26 +78,15 @@ class BicepFile:
 
     def symbol(self, name: str, node: tree_sitter.Node) -> Any:
         if name in self.params:
-            return self._once(f"param {name}", lambda: self._parameter(name))
+            return self._memo.get(f"param {name}", lambda: self._parameter(name))
         if name in self.vars:
-            return self._once(f"var {name}", lambda: self.evaluator.evaluate(self.vars[name]))
+            return self._memo.get(f"var {name}", lambda: self.evaluator.evaluate(self.vars[name]))
         if name in self.resources:
-            return self._once(f"resource {name}", lambda: reference(self, self.resources[name]))
+            return self._memo.get(f"resource {name}", lambda: reference(self, self.resources[name]))
         raise SourceError("", f"{text(node)}: the file declares no param, var or resource {name!r}")
 
     def is_resource(self, name: str) -> bool:
         return name in self.resources and name not in self.params and name not in self.vars
-
-    def _once(self, key: str, compute: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            if key in self._busy:
-                raise SourceError(key, "refers to itself")
-            self._busy.add(key)
-            try:
-                self._cache[key] = compute()
-            finally:
-                self._busy.discard(key)
-        return self._cache[key]
 
     def _parameter(self, name: str) -> Any:
         node, decorators = self.params[name]

@@ -11,7 +11,6 @@ out, or use `count`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from hcl2 import SerializationOptions
 from scheduler_lib.migrate.arm_template import OnUnresolved
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.hcl_expression import parse_value
+from scheduler_lib.migrate.memo import Memo
 from scheduler_lib.migrate.overrides import Overrides, typed
 from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
 from scheduler_lib.migrate.terraform_eval import TerraformEvaluator
@@ -71,8 +71,7 @@ class Module:
         for path in tfvars:
             self.tfvars.update(load_hcl(path))
         self.evaluator = TerraformEvaluator(self)
-        self._cache: dict[str, Any] = {}
-        self._busy: set[str] = set()
+        self._memo = Memo()
 
     def _add(self, path: Path, document: dict[str, Any]) -> None:
         for block in document.get("variable", []):
@@ -94,7 +93,7 @@ class Module:
     def variable(self, name: str) -> Any:
         if name not in self.variables:
             raise SourceError("", f"var.{name}: the module declares no such variable")
-        return self._once(f"var.{name}", lambda: self._variable(name))
+        return self._memo.get(f"var.{name}", lambda: self._variable(name))
 
     def _variable(self, name: str) -> Any:
         body = self.variables[name]
@@ -115,18 +114,8 @@ class Module:
     def local(self, name: str) -> Any:
         if name not in self.locals:
             raise SourceError("", f"local.{name}: the module declares no such local value")
-        return self._once(f"local.{name}", lambda: self.value(self.locals[name], f"local.{name}"))
-
-    def _once(self, key: str, compute: Callable[[], Any]) -> Any:
-        if key not in self._cache:
-            if key in self._busy:
-                raise SourceError(key, "refers to itself")
-            self._busy.add(key)
-            try:
-                self._cache[key] = compute()
-            finally:
-                self._busy.discard(key)
-        return self._cache[key]
+        key = f"local.{name}"
+        return self._memo.get(key, lambda: self.value(self.locals[name], key))
 
     def instances(self, kind: str, name: str) -> list[int | None]:
         """The `count.index` values of a resource (None: it has no `count`)."""
