@@ -210,3 +210,8 @@ def test_refusals(tmp_path: Path, source: str, message: str) -> None:
     with pytest.raises(SourceError, match=None) as raised:
         load(tmp_path, "\n" + source + "\n").symbol("x", None)  # type: ignore[arg-type]
     assert message in str(raised.value)
+
+
+def test_a_var_that_refers_to_itself_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="refers to itself"):
+        variable(tmp_path, "a", "var a = b\nvar b = a")

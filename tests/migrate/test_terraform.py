@@ -201,3 +201,8 @@ def test_for_each_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(SourceError, match="for_each is not supported: use count"):
         read_terraform(module(tmp_path, source), collection=None, resource_group=None)
+
+
+def test_a_local_that_refers_to_itself_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="local.a: refers to itself"):
+        evaluate(tmp_path, "local.a", "locals {\n  a = local.b\n  b = local.a\n}")
