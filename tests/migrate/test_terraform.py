@@ -204,5 +204,5 @@ def test_for_each_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_local_that_refers_to_itself_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(SourceError, match="local.a: refers to itself"):
+    with pytest.raises(SourceError, match=r"local\.a: refers to itself"):
         evaluate(tmp_path, "local.a", "locals {\n  a = local.b\n  b = local.a\n}")
