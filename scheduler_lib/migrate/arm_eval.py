@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from scheduler_lib.migrate import dates, functions_data  # noqa: F401  (register their functions)
 from scheduler_lib.migrate import deployment_functions as deployment
 from scheduler_lib.migrate.arm_expression import Call, Index, Literal, Member, Node, template_value
-from scheduler_lib.migrate.functions import FUNCTIONS, ArgumentError, is_int, kind
+from scheduler_lib.migrate.functions import ArgumentError, is_int, kind
 from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
 
 
@@ -124,16 +124,10 @@ def _call(node: Call, scope: Scope) -> Any:
         return scope.parameter(args[0]) if name == "parameters" else scope.variable(args[0])
     if name == "copyindex":
         return _copy_index(node, args, scope)
-    value = deployment.call(scope.deployment, name, args, in_default=scope.in_default)
-    if value is not NotImplemented:
-        return value
-    function = FUNCTIONS.get(name)
-    if function is None:
-        raise SourceError("", f"{node.text}: {node.name}() is not a template function known here")
-    try:
-        return function(*args)
-    except TypeError:
-        raise ArgumentError(node.name, f"does not take {len(args)} arguments") from None
+    return deployment.call_function(
+        scope.deployment, name, args, in_default=scope.in_default, shown=node.name,
+        unknown=f"{node.text}: {node.name}() is not a template function known here",
+    )  # fmt: skip
 
 
 def _arity(node: Call, low: int, high: int) -> None:

@@ -20,7 +20,7 @@ from scheduler_lib.migrate import dates, functions_data  # noqa: F401  (register
 from scheduler_lib.migrate import deployment_functions as deployment
 from scheduler_lib.migrate.arm_eval import find_unknown
 from scheduler_lib.migrate.bicep_operators import operate
-from scheduler_lib.migrate.functions import FUNCTIONS, ArgumentError, is_int, kind, to_string
+from scheduler_lib.migrate.functions import is_int, kind, to_string
 from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
 
 _ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]+\}|.)")
@@ -197,16 +197,10 @@ class Evaluator:
         own = self.symbols.call(name, args, node)
         if own is not NotImplemented:
             return own
-        value = deployment.call(self.symbols.deployment, lowered, args, in_default=self.in_default)
-        if value is not NotImplemented:
-            return value
-        implementation = FUNCTIONS.get(lowered)
-        if implementation is None:
-            raise SourceError("", f"{text(node)}: {name}() is not a function known here")
-        try:
-            return implementation(*args)
-        except TypeError:
-            raise ArgumentError(name, f"does not take {len(args)} arguments") from None
+        return deployment.call_function(
+            self.symbols.deployment, lowered, args, in_default=self.in_default, shown=name,
+            unknown=f"{text(node)}: {name}() is not a function known here",
+        )  # fmt: skip
 
     def comprehension(self, node: Node, body_value: Callable[[Node], Any]) -> list[Any]:
         """`[for x in xs: body]`, `[for (x, i) in xs: body]`; an `if` body filters."""

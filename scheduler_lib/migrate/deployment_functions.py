@@ -19,8 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from scheduler_lib.migrate.dates import iso, render
-from scheduler_lib.migrate.functions import ArgumentError, str_arg
-from scheduler_lib.migrate.problems import Unknown
+from scheduler_lib.migrate.functions import FUNCTIONS, ArgumentError, str_arg
+from scheduler_lib.migrate.problems import SourceError, Unknown
 
 #: Functions whose value only Azure has at deployment time, and why.
 NOT_HERE = {
@@ -149,3 +149,21 @@ def call(d: Deployment, name: str, args: list[Any], *, in_default: bool) -> Any:
     if lowered == "deployment":
         return {"name": Unknown("the deployment's name is chosen when it is deployed")}
     return NotImplemented
+
+
+def call_function(
+    d: Deployment, lowered: str, args: list[Any], *, in_default: bool, shown: str, unknown: str
+) -> Any:
+    """A function's value for ARM and Bicep alike: the deployment's own (`call`), else the
+    shared table's (`functions.FUNCTIONS`). `shown` is the name as written (for an error about
+    its arguments), `unknown` the refusal of a name neither knows."""
+    value = call(d, lowered, args, in_default=in_default)
+    if value is not NotImplemented:
+        return value
+    function = FUNCTIONS.get(lowered)
+    if function is None:
+        raise SourceError("", unknown)
+    try:
+        return function(*args)
+    except TypeError:
+        raise ArgumentError(shown, f"does not take {len(args)} arguments") from None
