@@ -49,13 +49,13 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
 from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.execute import Executor
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import TABLE as DUE_TABLE
 from scheduler_lib.store.due_index import minute_key, partition_key, shard_of
+from scheduler_lib.store.execution_queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.timeutil import iso_z as iso
 from scheduler_lib.timeutil import utc_now

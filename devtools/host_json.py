@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from devtools.azurite import ROOT
-from scheduler_lib.model.durations import parse_time_to_live
+from scheduler_lib.wire.durations import parse_time_to_live
 
 HOST_JSON = ROOT / "host.json"
 

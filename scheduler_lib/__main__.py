@@ -17,8 +17,8 @@ from typing import Any
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.migrate import add_import_command, run_import
-from scheduler_lib.model.arm import job_key_of_id
 from scheduler_lib.schedule import job_properties, preview_table, read_now
+from scheduler_lib.wire.arm import job_key_of_id
 
 USAGE_ERROR = 2
 

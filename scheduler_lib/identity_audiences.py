@@ -98,7 +98,8 @@ class IdentityAudiences:
                 raise ValidationError(SETTING, f"{raw.strip()!r} {what}: {_SYNTAX}")
             if any(c.isspace() for c in audience) or audience.rstrip("/").endswith("/.default"):
                 raise ValidationError(
-                    SETTING, f"{audience!r} is not an audience as a job writes it (a URI or an "
+                    SETTING,
+                    f"{audience!r} is not an audience as a job writes it (a URI or an "
                     "application id, without spaces and without '/.default')",
                 )
             if any(audience.casefold() == seen.casefold() for seen, _ in entries):

@@ -76,9 +76,7 @@ def _new_session(kind: str) -> requests.Session:
     return storage_calls.CountingSession(kind)
 
 
-def service_client(
-    client_class: type[C], settings: Settings, endpoint: str, **options: Any
-) -> C:
+def service_client(client_class: type[C], settings: Settings, endpoint: str, **options: Any) -> C:
     """A `client_class` for the storage account, by connection string or by identity
     (`endpoint`: the service's endpoint, used only with the identity)."""
     factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)

@@ -33,7 +33,7 @@ ADAPTERS = (
     "scheduler_lib.store.etag",
     "scheduler_lib.storage_account",
     "scheduler_lib.storage_calls",
-    "scheduler_lib.execution.queue",
+    "scheduler_lib.store.execution_queue",
 )
 
 _counts: Counter[str] = Counter()

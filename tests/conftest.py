@@ -13,7 +13,7 @@ import pytest
 
 from devtools.azurite import Azurite, start_azurite
 from scheduler_lib.config import Settings
-from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
 
 # The executor's fixtures (target, clock, driver) for every test module that wants them.

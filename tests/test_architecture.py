@@ -19,10 +19,10 @@ from devtools.measure import ROOT, _package, import_graph, package_graph
 
 #: package -> packages it must not import (directly).
 FORBIDDEN = {
-    "domain": {"store", "api", "dispatch", "execution", "model", "actions", "schedule"},
-    "schedule": {"store", "api", "dispatch", "execution", "model", "actions", "domain"},
-    "store": {"api", "dispatch", "execution", "model", "actions", "schedule"},
-    "model": {"store", "api", "dispatch", "execution", "actions"},
+    "domain": {"store", "api", "dispatch", "execution", "wire", "actions", "schedule"},
+    "schedule": {"store", "api", "dispatch", "execution", "wire", "actions", "domain"},
+    "store": {"api", "dispatch", "execution", "wire", "actions", "schedule"},
+    "wire": {"store", "api", "dispatch", "execution", "actions"},
     "actions": {"store", "api", "dispatch", "execution"},
     "execution": {"api", "dispatch"},
     "dispatch": {"api"},

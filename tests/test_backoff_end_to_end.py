@@ -24,16 +24,25 @@ def test_an_exponential_job_waits_as_the_target_asks_then_jitters(
     target.reply(503, "still busy", path="/api", times=1)
     target.reply(200, "done", path="/api")
     job_url = f"{COLLECTION}/jobs/Sync"
-    created = system.client.put(job_url, params=NEW, json={"properties": {
-        "action": {
-            "type": "Http",
-            "request": {"uri": target.url_for("/api"), "method": "POST", "body": "x"},
-            "retryPolicy": {
-                "retryType": "Exponential", "retryInterval": "PT20S", "retryCount": 3,
-                "maxRetryInterval": "PT2M", "retryOn": ["5xx", "transport"],
-            },
+    created = system.client.put(
+        job_url,
+        params=NEW,
+        json={
+            "properties": {
+                "action": {
+                    "type": "Http",
+                    "request": {"uri": target.url_for("/api"), "method": "POST", "body": "x"},
+                    "retryPolicy": {
+                        "retryType": "Exponential",
+                        "retryInterval": "PT20S",
+                        "retryCount": 3,
+                        "maxRetryInterval": "PT2M",
+                        "retryOn": ["5xx", "transport"],
+                    },
+                },
+            }
         },
-    }})  # fmt: skip (no startTime, no recurrence: run once, now)
+    )  # fmt: skip (no startTime, no recurrence: run once, now)
     assert created.status_code == 201, created.text
 
     [first] = system.tick_and_execute()

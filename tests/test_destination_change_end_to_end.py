@@ -81,7 +81,9 @@ def test_an_oauth_secret_does_not_follow_the_uri_to_another_host(
     assert other_host.requests == []
     [sent] = target.requests
     assert (sent.path, sent.header("Authorization")) == (
-        "/close-day/v2", "Bearer token-of-stored-secret")
+        "/close-day/v2",
+        "Bearer token-of-stored-secret",
+    )
 
     # With the secret given again the job moves, and the new host gets a token of that one.
     resent = patch(system, {"uri": other_host.url_for("/close-day"),

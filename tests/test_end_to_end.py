@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from scheduler_lib.config import AZURITE_ACCOUNT, Settings
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.execute import ExecutionReport
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.runtime import Runtime
 from tests.support.api_server import ManualClock, serve
 from tests.support.azurite_queues import new_queue, sas_token
@@ -30,7 +30,9 @@ from tests.support.http_target import HttpTarget
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 SUB, RG = "5f3c2a1e-0000-4000-8000-00000000abcd", "Ops-RG"
-COLLECTION = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/Nightly"  # noqa: E501
+COLLECTION = (
+    f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/Nightly"
+)
 
 
 class System:
@@ -98,12 +100,15 @@ def system(settings: Settings) -> Iterator[System]:
     adapters: dict[str, Any] = {}
     runtime = Runtime(settings, clock=clock, sleep=clock.sleep, action_adapters=adapters)
     runtime.ensure_storage()
-    with serve(runtime.api) as server, httpx.Client(
-        base_url=server.api_url,
-        headers={"Authorization": "Bearer test-key"},
-        params={"api-version": "2016-03-01"},
-        timeout=30,
-    ) as client:
+    with (
+        serve(runtime.api) as server,
+        httpx.Client(
+            base_url=server.api_url,
+            headers={"Authorization": "Bearer test-key"},
+            params={"api-version": "2016-03-01"},
+            timeout=30,
+        ) as client,
+    ):
         running = System(runtime, client, clock, adapters)
         running.put(COLLECTION, {"location": "westeurope", "properties": {}})
         yield running
@@ -274,17 +279,30 @@ def test_a_failing_job_retries_runs_its_error_action_and_faults(
 ) -> None:
     target.reply(500, "backend down", path="/main")
     job_url = f"{COLLECTION}/jobs/Fragile"
-    system.put(job_url, {"properties": {
-        "action": {
-            "type": "Http",
-            "request": {"uri": target.url_for("/main"), "method": "POST", "body": "x"},
-            "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT15S", "retryCount": 1},
-            "errorAction": {
-                "type": "Http",
-                "request": {"uri": target.url_for("/alert"), "method": "POST", "body": "down"},
-            },
+    system.put(
+        job_url,
+        {
+            "properties": {
+                "action": {
+                    "type": "Http",
+                    "request": {"uri": target.url_for("/main"), "method": "POST", "body": "x"},
+                    "retryPolicy": {
+                        "retryType": "Fixed",
+                        "retryInterval": "PT15S",
+                        "retryCount": 1,
+                    },
+                    "errorAction": {
+                        "type": "Http",
+                        "request": {
+                            "uri": target.url_for("/alert"),
+                            "method": "POST",
+                            "body": "down",
+                        },
+                    },
+                },
+            }
         },
-    }})  # fmt: skip (no startTime, no recurrence: run once, now)
+    )  # fmt: skip (no startTime, no recurrence: run once, now)
 
     [attempt] = system.tick_and_execute()
     assert attempt.history.status == "Failed" and attempt.follow_up is not None
@@ -313,9 +331,7 @@ def test_a_failing_job_retries_runs_its_error_action_and_faults(
     assert [h["properties"]["retryCount"] for h in failed.json()["value"]] == [1, 0]
 
 
-def test_run_now_executes_without_touching_the_schedule(
-    system: System, target: HttpTarget
-) -> None:
+def test_run_now_executes_without_touching_the_schedule(system: System, target: HttpTarget) -> None:
     job_url = f"{COLLECTION}/jobs/Daily"
     system.put(job_url, {"properties": {
         "startTime": "2026-03-05T06:00:00Z",

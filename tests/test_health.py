@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.health import STALE_AFTER, check_health
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
 
 NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)

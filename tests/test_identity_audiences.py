@@ -19,12 +19,19 @@ def parsed(value: str) -> IdentityAudiences:
 
 
 def test_empty_by_default_so_no_audience_is_allowed() -> None:
-    for settings in (Settings(), Settings.from_env(QUEUES),
-                     Settings.from_env({**QUEUES, SETTING: " ; "})):
+    for settings in (
+        Settings(),
+        Settings.from_env(QUEUES),
+        Settings.from_env({**QUEUES, SETTING: " ; "}),
+    ):
         assert settings.identity_audiences == NO_AUDIENCES
         assert settings.identity_audiences.audiences == ()
-        for audience in ("https://storage.azure.com", "https://management.azure.com",
-                         "https://vault.azure.net", "api://orders"):
+        for audience in (
+            "https://storage.azure.com",
+            "https://management.azure.com",
+            "https://vault.azure.net",
+            "api://orders",
+        ):
             assert settings.identity_audiences.hosts_for(audience) is None
             assert not settings.identity_audiences.allows(audience, "127.0.0.1", 80)
 

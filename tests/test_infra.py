@@ -25,7 +25,7 @@ import tree_sitter_bicep
 import yaml
 
 from scheduler_lib import config
-from scheduler_lib.execution.queue import EARLY_DELIVERY
+from scheduler_lib.store.execution_queue import EARLY_DELIVERY
 
 ROOT = Path(__file__).resolve().parent.parent
 INFRA = ROOT / "infra"
@@ -559,9 +559,7 @@ def test_key_vault_purge_protection_is_on_unless_turned_off() -> None:
     assert vault.args["enablePurgeProtection"][0].text.decode() == "keyVaultPurgeProtection"
     props = properties(properties(vault.decls["resource", "vault"])["properties"])
     # Key Vault refuses `false` (purge protection cannot be turned off): off means unset.
-    assert props["enablePurgeProtection"].text.decode() == (
-        "enablePurgeProtection ? true : null"
-    )
+    assert props["enablePurgeProtection"].text.decode() == ("enablePurgeProtection ? true : null")
     assert resolve(*vault.lookup("enablePurgeProtection")) is True
 
 
@@ -588,7 +586,6 @@ def test_funcignore_drops_everything_but_the_app() -> None:
         if not any(fnmatch.fnmatch(entry, pattern) for pattern in patterns)
     }
     assert shipped == set()
-
 
 
 # --- telemetry: one path to Application Insights ---------------------------------------------

@@ -128,9 +128,7 @@ def test_a_token_near_expiry_is_asked_for_again(
         "Bearer token-1-for-api://short", "Bearer token-2-for-api://short"]  # fmt: skip
 
 
-def test_no_token_is_asked_for_or_sent_to_a_refused_target(
-    system: System, issuer: Issuer
-) -> None:
+def test_no_token_is_asked_for_or_sent_to_a_refused_target(system: System, issuer: Issuer) -> None:
     """The egress policy still applies: the metadata address is refused before any token."""
     system.adapters["token_cache"] = TokenCache()
     uri = "http://169.254.169.254/metadata/instance"
@@ -167,9 +165,7 @@ def test_an_identity_failure_is_a_failed_attempt_saying_why(
     ("api://orders/.default", "properties.action.request.authentication.audience"),
     (12, "properties.action.request.authentication.audience"),
 ])  # fmt: skip
-def test_a_bad_audience_is_refused_naming_it(
-    system: System, audience: Any, field: str
-) -> None:
+def test_a_bad_audience_is_refused_naming_it(system: System, audience: Any, field: str) -> None:
     body = job("https://example.com/", audience)
     if audience is None:
         del body["properties"]["action"]["request"]["authentication"]["audience"]
@@ -182,8 +178,10 @@ def test_an_application_id_is_an_audience(system: System) -> None:
     assert put(system, "AppId", job("https://example.com/", APP_ID)).status_code == 201
 
 
-@pytest.mark.parametrize("audience", [
-    "https://storage.azure.com", "https://management.azure.com", "https://vault.azure.net"])
+@pytest.mark.parametrize(
+    "audience",
+    ["https://storage.azure.com", "https://management.azure.com", "https://vault.azure.net"],
+)
 def test_the_apps_own_resources_tokens_never_reach_a_callers_host(
     system: System, target: HttpTarget, issuer: Issuer, audience: str
 ) -> None:

@@ -30,7 +30,9 @@ pytestmark = [needs_prometheus, pytest.mark.slow]
 
 TOKEN = "prometheus-scrape-token"
 SUB, RG = "5f3c2a1e-0000-4000-8000-00000000abcd", "Ops-RG"
-COLLECTION = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/Nightly"  # noqa: E501
+COLLECTION = (
+    f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Scheduler/jobCollections/Nightly"
+)
 
 
 @pytest.fixture
@@ -47,9 +49,7 @@ def _run_visible(runtime: Runtime, count: int) -> list[ExecutionReport]:
     deadline = time.monotonic() + 30
     while len(reports) < count and time.monotonic() < deadline:
         for received in runtime.queue.receive(max_messages=count, visibility_timeout=60):
-            reports.append(
-                runtime.execute(received.body, message_id=received.id, dequeue_count=1)
-            )
+            reports.append(runtime.execute(received.body, message_id=received.id, dequeue_count=1))
             runtime.queue.delete(received)
     assert len(reports) == count, reports
     return reports
@@ -64,12 +64,15 @@ def test_prometheus_scrapes_the_counts_of_every_instance(
     first = Runtime(opened, clock=clock, sleep=clock.sleep)
     second = Runtime(opened, clock=clock, sleep=clock.sleep)  # another instance
     first.ensure_storage()
-    with serve(first.api) as server, httpx.Client(
-        base_url=server.api_url,
-        headers={"Authorization": "Bearer test-key"},
-        params={"api-version": "2016-03-01"},
-        timeout=30,
-    ) as api:
+    with (
+        serve(first.api) as server,
+        httpx.Client(
+            base_url=server.api_url,
+            headers={"Authorization": "Bearer test-key"},
+            params={"api-version": "2016-03-01"},
+            timeout=30,
+        ) as api,
+    ):
 
         def put_job(name: str, path: str) -> None:
             body = {"properties": {"action": {

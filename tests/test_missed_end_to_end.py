@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.domain import job_key
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from tests import test_end_to_end as e2e
 from tests.support.http_target import HttpTarget
 from tests.test_end_to_end import COLLECTION, RG, SUB, T0, System

@@ -119,9 +119,7 @@ def test_a_storage_queue_message_carries_the_context(system: System) -> None:
     [report] = system.tick_and_execute()
 
     [message] = [m.content for m in inbox.receive_messages()]
-    assert message == (
-        f'{{"tag": "{report.execution_tag}", "due": "{e2e.T0.isoformat()[:19]}Z"}}'
-    )
+    assert message == (f'{{"tag": "{report.execution_tag}", "due": "{e2e.T0.isoformat()[:19]}Z"}}')
 
 
 def test_service_bus_messages_carry_the_identifiers_http_gets_as_headers(
@@ -155,7 +153,8 @@ def test_service_bus_messages_carry_the_identifiers_http_gets_as_headers(
         assert props["x-ms-scheduler-jobid"].endswith(("/jobs/Bus", "/jobs/Bus2016"))
         shared = {k for k in props if k.startswith("x-ms-")}
         assert shared == {k.lower() for k in headers if k.lower().startswith("x-ms-")} - {
-            "x-ms-client-request-id"}
+            "x-ms-client-request-id"
+        }
 
 
 def test_a_storage_queue_message_in_azure_schedulers_envelope(system: System) -> None:

@@ -37,9 +37,7 @@ def test_the_sdk_example_runs_and_prints_its_first_execution(settings: Settings,
                 ("KEY", settings.api_keys[0]),
                 ("TARGET", target.url_for("/")),
             ):
-                code, replaced = re.subn(
-                    rf"^{name} = .*$", f"{name} = {value!r}", code, flags=re.M
-                )
+                code, replaced = re.subn(rf"^{name} = .*$", f"{name} = {value!r}", code, flags=re.M)
                 assert replaced == 1, name
             exec(compile(code, str(README), "exec"), {"__name__": "readme"})
         finally:

@@ -169,9 +169,7 @@ def test_2016_refuses_signing_secrets(system: System) -> None:
      "properties.signingSecrets[1].name"),
     ({"name": "k"}, "properties.signingSecrets"),
 ])  # fmt: skip
-def test_bad_secrets_are_refused_naming_the_field(
-    system: System, entries: Any, field: str
-) -> None:
+def test_bad_secrets_are_refused_naming_the_field(system: System, entries: Any, field: str) -> None:
     response = system.client.patch(
         COLLECTION, json={"properties": {"signingSecrets": entries}}, params=NEW
     )

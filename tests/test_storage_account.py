@@ -23,9 +23,9 @@ from requests.adapters import HTTPAdapter
 
 from scheduler_lib import storage_calls
 from scheduler_lib.config import TABLES, Settings
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.storage_account import connection_pool_size, pooled_session, service_client
 from scheduler_lib.storage_patience import INTERACTIVE
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore, _client_options
 
 IDENTITY = Settings(

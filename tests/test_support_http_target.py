@@ -17,8 +17,10 @@ def test_rules_path_first_then_general_then_default() -> None:
         target.reply(201, "made", path="/create")
         answers = [
             (r.status_code, r.text)
-            for r in (requests.get(target.url_for(p), timeout=5) for p in
-                      ["/a", "/create?x=1", "/b", "/c"])
+            for r in (
+                requests.get(target.url_for(p), timeout=5)
+                for p in ["/a", "/create?x=1", "/b", "/c"]
+            )
         ]
     assert answers == [(503, "busy"), (201, "made"), (503, "busy"), (200, "OK")]
 
@@ -26,8 +28,9 @@ def test_rules_path_first_then_general_then_default() -> None:
 def test_records_requests_and_echoes_with_a_body_function() -> None:
     with HttpTarget() as target:
         target.reply(200, lambda r: f"{r.method} {r.header('X-Test')} {r.text}")
-        response = requests.put(target.url_for("/p"), data="body", headers={"X-Test": "1"},
-                                timeout=5)
+        response = requests.put(
+            target.url_for("/p"), data="body", headers={"X-Test": "1"}, timeout=5
+        )
         [recorded] = target.requests
     assert response.text == "PUT 1 body"
     assert (recorded.method, recorded.path, recorded.body) == ("PUT", "/p", b"body")

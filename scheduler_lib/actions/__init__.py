@@ -28,7 +28,7 @@ from typing import Any
 from scheduler_lib.actions.redaction import Redactor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import attempt_timeout, placeholders
+from scheduler_lib.wire import attempt_timeout, placeholders
 
 log = logging.getLogger("scheduler.actions")
 

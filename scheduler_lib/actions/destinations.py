@@ -30,7 +30,7 @@ from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import SETTING as AUDIENCES_SETTING
-from scheduler_lib.model import managed_identity, targets
+from scheduler_lib.wire import managed_identity, targets
 
 _SB = {"ServiceBusQueue": "serviceBusQueueMessage", "ServiceBusTopic": "serviceBusTopicMessage"}
 

@@ -45,11 +45,20 @@ from scheduler_lib.errors import ValidationError
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 #: Names of cloud metadata services (compared without a trailing dot, case-insensitively).
-METADATA_NAMES = frozenset({
-    "metadata", "metadata.google.internal", "metadata.goog", "metadata.azure.com",
-    "metadata.azure.internal", "instance-data", "instance-data.ec2.internal",
-    "metadata.tencentyun.com", "metadata.platformequinix.com", "metadata.packet.net",
-})
+METADATA_NAMES = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "metadata.azure.com",
+        "metadata.azure.internal",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.tencentyun.com",
+        "metadata.platformequinix.com",
+        "metadata.packet.net",
+    }
+)
 #: Metadata and platform addresses outside link-local (AWS IPv6 IMDS, Azure WireServer,
 #: Alibaba Cloud, Oracle Cloud's IPv6 IMDS).
 METADATA_ADDRESSES = frozenset(
@@ -129,9 +138,7 @@ class EgressPolicy:
         name = host.lower().rstrip(".")
         if not name or literal_address(name) is not None:
             return False
-        return name in self.names or any(
-            s.startswith(".") and name.endswith(s) for s in self.names
-        )
+        return name in self.names or any(s.startswith(".") and name.endswith(s) for s in self.names)
 
     def check_host(self, host: str) -> None:
         """Refuse a metadata name, or a literal address (in any spelling, `localhost`

@@ -59,8 +59,8 @@ from scheduler_lib.actions.redaction import MASK, Redactor
 from scheduler_lib.actions.signing import signature_headers
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import attempt_timeout
-from scheduler_lib.model.headers import client_header_refusal
+from scheduler_lib.wire import attempt_timeout
+from scheduler_lib.wire.headers import client_header_refusal
 
 USER_AGENT = "azure-scheduler-functions (Azure Scheduler compatible)"
 REQUEST_PATH = "action.request"
@@ -113,8 +113,15 @@ def execute(
     with pinned_session(policy, ssl_context=client_context, deadline=deadline) as session:
         session.verify = verify
         try:
-            _authenticate(session, headers, authentication, settings, redactor,
-                          token_cache=token_cache, timeout=timeout)
+            _authenticate(
+                session,
+                headers,
+                authentication,
+                settings,
+                redactor,
+                token_cache=token_cache,
+                timeout=timeout,
+            )
         except TokenError as exc:
             return ActionOutcome(False, f"Http Action - {exc.message}", exc.status_code)
         except EgressDenied as exc:
@@ -167,7 +174,7 @@ def _check_client_headers(headers: Mapping[str, str]) -> None:
             raise ValidationError(
                 f"{REQUEST_PATH}.headers.{name}",
                 f"{refusal}; nothing was sent: remove it from the job's headers "
-                f"(PATCH {{\"{name}\": null}} into them)",
+                f'(PATCH {{"{name}": null}} into them)',
             )
 
 
@@ -182,8 +189,9 @@ def _client_certificate_context(
     if authentication is None or authentication.get("type") != "ClientCertificate":
         return None
     path = f"{REQUEST_PATH}.authentication"
-    client = load_pfx(require(authentication, "pfx", path), authentication.get("password"),
-                      field=f"{path}.pfx")
+    client = load_pfx(
+        require(authentication, "pfx", path), authentication.get("password"), field=f"{path}.pfx"
+    )
     return client_ssl_context(client, verify if isinstance(verify, str) else None)
 
 
@@ -215,8 +223,9 @@ def _authenticate(
         redactor.add(credential)
         headers["Authorization"] = f"Basic {credential}"
     elif kind == "ActiveDirectoryOAuth":
-        token = acquire_token(session, settings.oauth_authority, authentication,
-                              cache=token_cache, timeout=timeout)
+        token = acquire_token(
+            session, settings.oauth_authority, authentication, cache=token_cache, timeout=timeout
+        )
         redactor.add(token)
         headers["Authorization"] = f"Bearer {token}"
     elif kind == "ManagedServiceIdentity":  # api-version 2026-12-01

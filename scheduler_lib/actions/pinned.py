@@ -132,8 +132,10 @@ def _connection_classes(
             for address in addresses:  # in the resolver's order, like create_connection
                 try:
                     sock = connection.create_connection(
-                        (address, self.port), time_left(self.timeout),
-                        source_address=self.source_address, socket_options=self.socket_options,
+                        (address, self.port),
+                        time_left(self.timeout),
+                        source_address=self.source_address,
+                        socket_options=self.socket_options,
                     )
                     if deadline is not None:  # the TLS handshake, if any, comes next
                         try:
@@ -143,8 +145,8 @@ def _connection_classes(
                             raise
                 except TimeoutError as exc:
                     failure = ConnectTimeoutError(
-                        self, f"Connection to {self.host} timed out. "
-                        f"(connect timeout={self.timeout})"
+                        self,
+                        f"Connection to {self.host} timed out. (connect timeout={self.timeout})",
                     )
                     failure.__cause__ = exc
                 except OSError as exc:

@@ -75,9 +75,7 @@ _HTML_NAMED = {'"': "&quot;", "&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&#39
 
 def _hex(number: int, width: int) -> str:
     """`number` in hex, either case, as a pattern."""
-    return "".join(
-        f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in f"{number:0{width}x}"
-    )
+    return "".join(f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in f"{number:0{width}x}")
 
 
 def _char_forms(c: str) -> str:

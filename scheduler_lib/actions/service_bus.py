@@ -39,8 +39,8 @@ from scheduler_lib.actions.egress import EgressDenied, EgressPolicy, policy_for
 from scheduler_lib.actions.identity import app_credential
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import wire
-from scheduler_lib.model.durations import parse_time_to_live
+from scheduler_lib.wire import readers
+from scheduler_lib.wire.durations import parse_time_to_live
 
 #: brokeredMessageProperties that map one-to-one onto ServiceBusMessage keyword arguments.
 _PLAIN_PROPERTIES = {
@@ -126,20 +126,20 @@ def execute(
             sender.send_messages(message, timeout=timeout)
     except EgressDenied as exc:
         return ActionOutcome(
-            False, f"{action_type} Action - Sending to {where} refused by the egress policy: "
-            f"{exc.message}"
+            False,
+            f"{action_type} Action - Sending to {where} refused by the egress policy: "
+            f"{exc.message}",
         )
     except (AzureError, ValueError, OSError) as exc:
         return ActionOutcome(
             False, f"{action_type} Action - Sending to {where} failed: {type(exc).__name__}: {exc}"
         )
     unapplied = [
-        name for name in _UNSUPPORTED_PROPERTIES
+        name
+        for name in _UNSUPPORTED_PROPERTIES
         if (body.get("brokeredMessageProperties") or {}).get(name) not in (None, "", False)
     ]
-    note = (
-        f" (not applied, no AMQP equivalent: {', '.join(unapplied)})" if unapplied else ""
-    )
+    note = f" (not applied, no AMQP equivalent: {', '.join(unapplied)})" if unapplied else ""
     return ActionOutcome(True, f"{action_type} Action - Message sent to {where}{note}")
 
 
@@ -186,10 +186,10 @@ def build_message(
 
 
 def _utc(value: str, field: str) -> datetime:
-    """The stored instant, read as the job's validation read it (`wire.instant`): a value
+    """The stored instant, read as the job's validation read it (`readers.instant`): a value
     stored before that checked its range fails this attempt naming the field, not the
     executor."""
-    return wire.instant(value, field)
+    return readers.instant(value, field)
 
 
 def _credential(

@@ -16,7 +16,7 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 
-from scheduler_lib.model.signing import PREFIX
+from scheduler_lib.wire.signing import PREFIX
 
 
 def signature_headers(

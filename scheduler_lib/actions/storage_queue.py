@@ -57,9 +57,14 @@ def execute(
     session = pinned_session(policy_for(settings))
     try:
         client = _client(
-            settings, account.lower(), queue_name, sas_token,
+            settings,
+            account.lower(),
+            queue_name,
+            sas_token,
             transport=RequestsTransport(session=session, session_owner=False),
-            retry_total=0, connection_timeout=timeout, read_timeout=timeout,
+            retry_total=0,
+            connection_timeout=timeout,
+            read_timeout=timeout,
         )
         with client:
             client.send_message(
@@ -68,8 +73,8 @@ def execute(
             )
     except EgressDenied as exc:
         return ActionOutcome(
-            False, f"StorageQueue Action - Sending to {where} refused by the egress policy: "
-            f"{exc.message}"
+            False,
+            f"StorageQueue Action - Sending to {where} refused by the egress policy: {exc.message}",
         )
     except HttpResponseError as exc:
         error_code = getattr(exc, "error_code", None)  # set by the storage SDK, not typed
@@ -116,8 +121,10 @@ def envelope(message: str, context: ExecutionContext) -> str:
 def _client(
     settings: Settings, account: str, queue_name: str, sas_token: str | None, **kwargs: Any
 ) -> QueueClient:
-    if sas_token is None and account == settings.own_storage_account and (
-        settings.storage_connection_string
+    if (
+        sas_token is None
+        and account == settings.own_storage_account
+        and (settings.storage_connection_string)
     ):
         return QueueClient.from_connection_string(
             settings.storage_connection_string, queue_name, **kwargs

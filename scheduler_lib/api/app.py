@@ -39,10 +39,10 @@ from scheduler_lib.config import Settings
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.health import check_health
-from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store import TableStore, storage_unavailable
 from scheduler_lib.timeutil import Clock, utc_now
+from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion
 
 log = logging.getLogger(__name__)
 #: Seconds a probe is told to wait when the scheduler is unhealthy.

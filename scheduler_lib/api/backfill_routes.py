@@ -3,7 +3,7 @@ occurrences of a past range now, each with the execution tag its on-time run had
 
 Answers 202 with the occurrences queued (`dispatch/catch_up.backfill` sends them; the
 executor runs them as it runs any message). Bad ranges are 400s naming `from` or `to`
-(`model/missed.backfill_range`); a job without a recurrence names `properties.recurrence`.
+(`wire/missed.backfill_range`); a job without a recurrence names `properties.recurrence`.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from scheduler_lib.api.job_service import JobName
 from scheduler_lib.api.openapi_versions import since
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.dispatch import backfill as queue_backfill
-from scheduler_lib.model.missed import MAX_RUNS, backfill_range
-from scheduler_lib.model.versions import LATEST_VERSION, require
 from scheduler_lib.timeutil import iso_z
+from scheduler_lib.wire.missed import MAX_RUNS, backfill_range
+from scheduler_lib.wire.versions import LATEST_VERSION, require
 
 router = APIRouter(tags=["Jobs"])
 

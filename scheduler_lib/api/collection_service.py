@@ -18,9 +18,9 @@ from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
-from scheduler_lib.model import arm, collections, quotas, signing
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.wire import arm, collections, quotas, signing
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from scheduler_lib.config import Settings
 from scheduler_lib.execution import ExecutionQueue
-from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion
 from scheduler_lib.store import TableStore
 from scheduler_lib.timeutil import Clock
+from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion
 
 
 @dataclass

@@ -12,16 +12,17 @@ from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import operation
 from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
-from scheduler_lib.model.jobs import job_to_wire
+from scheduler_lib.wire.jobs import job_to_wire
 
 router = APIRouter(tags=["Jobs"])
 
 _DEFINITION = "JobDefinition"
 
 
-@router.get(paths.JOB, **operation(
-    "Jobs_Get", "Get a job (secrets are never returned)", (200, 404), _DEFINITION
-))
+@router.get(
+    paths.JOB,
+    **operation("Jobs_Get", "Get a job (secrets are never returned)", (200, 404), _DEFINITION),
+)
 async def get(request: Request, ctx: Ctx, name: JobPath) -> Response:
     record = await run_in_threadpool(service.get_job, ctx, name)
     return json_response(
@@ -29,15 +30,21 @@ async def get(request: Request, ctx: Ctx, name: JobPath) -> Response:
     )
 
 
-@router.put(paths.JOB, **operation(
-    "Jobs_CreateOrUpdate", "Create or replace a job",
-    (200, 201, 400, 404, 409, 412), _DEFINITION, body=True,
-    description=(
-        "201 when created, 200 when replaced. The job's collection must exist; quotas are "
-        "enforced with 409. A secret left out of an update keeps its stored value while the "
-        "object still names the same principal (see the API module documentation)."
+@router.put(
+    paths.JOB,
+    **operation(
+        "Jobs_CreateOrUpdate",
+        "Create or replace a job",
+        (200, 201, 400, 404, 409, 412),
+        _DEFINITION,
+        body=True,
+        description=(
+            "201 when created, 200 when replaced. The job's collection must exist; quotas are "
+            "enforced with 409. A secret left out of an update keeps its stored value while the "
+            "object still names the same principal (see the API module documentation)."
+        ),
     ),
-))
+)
 async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Response:
     (record, created), now = await run_write(request, ctx, partial(service.put_job, ctx, name))
     return json_response(
@@ -45,27 +52,38 @@ async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Respons
     )
 
 
-@router.patch(paths.JOB, **operation(
-    "Jobs_Patch", "Change parts of a job (JSON merge patch of its properties)",
-    (200, 400, 404, 409, 412), _DEFINITION, body=True,
-))
+@router.patch(
+    paths.JOB,
+    **operation(
+        "Jobs_Patch",
+        "Change parts of a job (JSON merge patch of its properties)",
+        (200, 400, 404, 409, 412),
+        _DEFINITION,
+        body=True,
+    ),
+)
 async def patch(request: Request, ctx: Ctx, name: JobPath) -> Response:
     record, now = await run_write(request, ctx, partial(service.patch_job, ctx, name))
     return json_response(job_to_wire(record, now=now, version=ctx.version), etag=record.etag)
 
 
-@router.delete(paths.JOB, **operation(
-    "Jobs_Delete", "Delete a job and its history", (200, 404, 412)
-))
+@router.delete(
+    paths.JOB, **operation("Jobs_Delete", "Delete a job and its history", (200, 404, 412))
+)
 async def delete(request: Request, ctx: Ctx, name: JobPath) -> Response:
     await run_in_threadpool(lambda: service.delete_job(ctx, name, client_etag=if_match(request)))
     return empty_response(200)
 
 
-@router.post(paths.JOB + "/run", **operation(
-    "Jobs_Run", "Run a job now, outside its schedule", (200, 404),
-    description="Queues one execution and answers 200 at once; the executor runs it.",
-))
+@router.post(
+    paths.JOB + "/run",
+    **operation(
+        "Jobs_Run",
+        "Run a job now, outside its schedule",
+        (200, 404),
+        description="Queues one execution and answers 200 at once; the executor runs it.",
+    ),
+)
 async def run(request: Request, ctx: Ctx, name: JobPath) -> Response:
     now = ctx.clock()
     record = await run_in_threadpool(lambda: service.run_job(ctx, name, now=now))

@@ -13,8 +13,8 @@ from typing import Any
 from scheduler_lib.domain import Bookkeeping, ExecutorState, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
-from scheduler_lib.model import quotas, timing
 from scheduler_lib.schedule import JobTiming, Schedule, parse_schedule
+from scheduler_lib.wire import quotas, timing
 
 
 def timing_of(definition: dict[str, Any]) -> tuple[Any, Any]:

@@ -22,7 +22,6 @@ from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
-from scheduler_lib.model import arm, jobs, original_form, quotas, secrets
 from scheduler_lib.store import (
     LostRace,
     add_due,
@@ -34,6 +33,7 @@ from scheduler_lib.store import (
 )
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.wire import arm, jobs, original_form, quotas, secrets
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,10 @@ from scheduler_lib.api.odata import ListOptions, parse_options
 from scheduler_lib.api.paging import Fetch, next_link, page_body, read_page
 from scheduler_lib.api.requests import json_response
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, JobRecord
-from scheduler_lib.model import arm
-from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.wire import arm
+from scheduler_lib.wire.jobs import job_to_wire
 
 T = TypeVar("T")
 router = APIRouter(tags=["Jobs"])
@@ -63,10 +63,16 @@ def _page_query(
 Paged = Annotated[PageQuery, Depends(_page_query)]
 
 
-@router.get(paths.JOBS, **operation(
-    "Jobs_List", "List the jobs of a job collection", (200, 404), "JobListResult",
-    description="`$filter`: `state eq 'Enabled'` (quoted or not, any case).",
-))
+@router.get(
+    paths.JOBS,
+    **operation(
+        "Jobs_List",
+        "List the jobs of a job collection",
+        (200, 404),
+        "JobListResult",
+        description="`$filter`: `state eq 'Enabled'` (quoted or not, any case).",
+    ),
+)
 async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPath) -> Response:
     options = query.options("state", JOB_STATES)
 
@@ -93,12 +99,17 @@ async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPa
     )
 
 
-@router.get(paths.JOB + "/history", **operation(
-    "Jobs_ListJobHistory", "List a job's history, newest first", (200, 404),
-    "JobHistoryListResult",
-    description="`$filter`: `status eq Failed` (Completed, Failed, Postponed, Skipped; quoted "
-    "or not).",
-))
+@router.get(
+    paths.JOB + "/history",
+    **operation(
+        "Jobs_ListJobHistory",
+        "List a job's history, newest first",
+        (200, 404),
+        "JobHistoryListResult",
+        description="`$filter`: `status eq Failed` (Completed, Failed, Postponed, Skipped; quoted "
+        "or not).",
+    ),
+)
 async def list_job_history(request: Request, query: Paged, ctx: Ctx, name: JobPath) -> Response:
     options = query.options("status", HISTORY_STATUSES)
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import wire
+from scheduler_lib.wire import readers
 
 MAX_TOP = 100
 _FILTER = re.compile(r"^\s*([A-Za-z]+)\s+eq\s+(?:'([^']*)'|\"([^\"]*)\"|([A-Za-z]+))\s*$", re.I)
@@ -64,4 +64,4 @@ def parse_filter(text: str | None, field: str, values: tuple[str, ...]) -> str |
     value = next(group for group in match.groups()[1:] if group is not None)
     if name.lower() != field.lower():
         raise ValidationError("$filter", f"can only filter on {field}")
-    return wire.enum(value, "$filter", values)
+    return readers.enum(value, "$filter", values)

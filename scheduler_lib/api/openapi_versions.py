@@ -13,8 +13,8 @@ import copy
 from typing import Any
 
 from scheduler_lib.api.paths import PREFIX
-from scheduler_lib.model import extensions
-from scheduler_lib.model.versions import DEFAULT_VERSION, ApiVersion, Location
+from scheduler_lib.wire import extensions
+from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
 #: Where each version's document is served (the default one keeps FastAPI's URL).
 DOCUMENT_PATHS = {

@@ -21,7 +21,7 @@ from fastapi import Request
 
 from scheduler_lib.api.requests import api_version
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model.dialect import list_body
+from scheduler_lib.wire.dialect import list_body
 
 T = TypeVar("T")
 #: fetch(page_size, store_token) -> (rows, next store token or None)

@@ -14,8 +14,6 @@ from scheduler_lib.api.docs import responses
 from scheduler_lib.api.errors import arm_error
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.model import arm, extensions, jitter, timing, wire
-from scheduler_lib.model.versions import LATEST_VERSION, Location
 from scheduler_lib.schedule import (
     JOB_PROPERTIES,
     MAX_JITTER,
@@ -25,6 +23,8 @@ from scheduler_lib.schedule import (
     starts,
 )
 from scheduler_lib.timeutil import iso_z
+from scheduler_lib.wire import arm, extensions, jitter, readers, timing
+from scheduler_lib.wire.versions import LATEST_VERSION, Location
 
 router = APIRouter(tags=["Preview"])
 MAX_COUNT = 1000
@@ -69,10 +69,10 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     allowed = (
         ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now", "id")
     )
-    source = wire.keys(body, "", allowed)
-    count = wire.integer(source.get("count", 10), "count", low=1, high=MAX_COUNT)
+    source = readers.keys(body, "", allowed)
+    count = readers.integer(source.get("count", 10), "count", low=1, high=MAX_COUNT)
     now = clock_now if source.get("now") is None else read_now(source["now"], "now")
-    properties = wire.keys(job_properties(source), "properties", _WHOLE_JOB) if whole else source
+    properties = readers.keys(job_properties(source), "properties", _WHOLE_JOB) if whole else source
     job = {k: v for k, v in properties.items() if k in _TIMING and v is not None}
     identity = arm.job_key_of_id(source.get("id"))  # whose jitter offsets: known with its id
     try:

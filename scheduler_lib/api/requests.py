@@ -16,8 +16,8 @@ from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.errors import PreconditionFailedError, ValidationError
-from scheduler_lib.model import request_json
-from scheduler_lib.model.versions import ApiVersion, parse_version
+from scheduler_lib.wire import request_json
+from scheduler_lib.wire.versions import ApiVersion, parse_version
 
 #: The largest request body read at all (a job is limited to 16 KB of JSON; this leaves
 #: room for whitespace and the resource envelope).

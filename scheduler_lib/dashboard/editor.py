@@ -37,10 +37,10 @@ from scheduler_lib.dashboard.web import (
 )
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.errors import SchedulerError, ValidationError
-from scheduler_lib.model import arm, request_json
-from scheduler_lib.model.jobs import job_to_wire, normalize_properties
-from scheduler_lib.model.timing import normalize_recurrence
 from scheduler_lib.schedule import max_jitter
+from scheduler_lib.wire import arm, request_json
+from scheduler_lib.wire.jobs import job_to_wire, normalize_properties
+from scheduler_lib.wire.timing import normalize_recurrence
 
 router = APIRouter(include_in_schema=False)
 _EXAMPLE = {"method": "GET", "frequency": "Hour", "interval": "1", "state": "Enabled"}

@@ -29,8 +29,8 @@ from scheduler_lib.dashboard.web import (
     resolve_session,
 )
 from scheduler_lib.errors import SchedulerError, ValidationError
-from scheduler_lib.model import request_json
 from scheduler_lib.store import storage_unavailable
+from scheduler_lib.wire import request_json
 
 log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 64 * 1024

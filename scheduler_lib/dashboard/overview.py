@@ -24,10 +24,10 @@ from typing import Any
 from scheduler_lib.api.context import ApiContext
 from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobState
 from scheduler_lib.health import check_health
-from scheduler_lib.model import quotas
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import dashboard_reads
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.wire import quotas
 
 LIMIT = 5000
 

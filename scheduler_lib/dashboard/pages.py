@@ -21,10 +21,10 @@ from scheduler_lib.dashboard.svg import histogram
 from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
 from scheduler_lib.dashboard.words import describe, policies
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
-from scheduler_lib.model.collections import collection_to_wire
-from scheduler_lib.model.jobs import job_to_wire
 from scheduler_lib.store import HISTORY_KEEP, list_history
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.wire.collections import collection_to_wire
+from scheduler_lib.wire.jobs import job_to_wire
 
 router = APIRouter(include_in_schema=False)
 PAGE = 100

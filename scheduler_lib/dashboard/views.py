@@ -19,9 +19,9 @@ from scheduler_lib.dashboard.runs import when
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage
-from scheduler_lib.model import arm
 from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.timeutil import iso_z
+from scheduler_lib.wire import arm
 
 #: Outcomes a sparkline shows; a history page shows 100 entries at a time.
 SPARK = 20

@@ -28,8 +28,8 @@ from scheduler_lib.dashboard.session import (
     easy_auth_session,
     read_cookie,
 )
-from scheduler_lib.model.versions import LATEST_VERSION
 from scheduler_lib.store import dashboard_session_is_open
+from scheduler_lib.wire.versions import LATEST_VERSION
 
 #: Under the Functions route prefix `api` (host.json): everything the app serves is /api/...
 UI = "/api/ui"

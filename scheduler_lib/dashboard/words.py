@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_lib.model.missed import MAX_RUNS, MissedRunPolicy
-from scheduler_lib.model.overlap import ConcurrencyPolicy
 from scheduler_lib.schedule import MAX_JITTER, max_jitter, resolve_zone
+from scheduler_lib.wire.missed import MAX_RUNS, MissedRunPolicy
+from scheduler_lib.wire.overlap import ConcurrencyPolicy
 
 _UNITS = {
     "Minute": "minute",

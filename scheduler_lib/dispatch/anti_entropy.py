@@ -77,9 +77,7 @@ def repair_jobs(
         if due < cutoff:
             reindex_overdue(store, job.key, due, now=now)
             overdue += 1
-            log.warning(
-                "overdue job re-indexed", extra={"job": job.key, "occurrence": iso_z(due)}
-            )
+            log.warning("overdue job re-indexed", extra={"job": job.key, "occurrence": iso_z(due)})
         elif unindexed and not has_due_row(store, job.key, due):
             add_due(store, job.key, due, incarnation=job.incarnation)
             missing += 1

@@ -1,5 +1,5 @@
 """Extension 3 (2026-12-01): occurrences run late on purpose. A job's `missedRunPolicy`
-decides what the dispatcher's postponement (`postpone`) also runs (`model/missed.missed_runs`,
+decides what the dispatcher's postponement (`postpone`) also runs (`wire/missed.missed_runs`,
 which the executor asks too about an occurrence whose message arrived late); `POST
 .../backfill` runs the occurrences of a past range (`backfill`).
 
@@ -20,8 +20,8 @@ from itertools import islice, takewhile
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage, ExecutionQueue
-from scheduler_lib.model.missed import MAX_RUNS
 from scheduler_lib.schedule import Schedule, parse_schedule
+from scheduler_lib.wire.missed import MAX_RUNS
 
 
 def between(schedule: Schedule, first: datetime, last: datetime) -> list[datetime]:

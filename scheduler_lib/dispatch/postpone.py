@@ -32,7 +32,6 @@ from scheduler_lib.dispatch.context import (
 from scheduler_lib.domain import JobRecord, JobState, Outcome, Postponement
 from scheduler_lib.domain.outcomes import OccurrenceEnded
 from scheduler_lib.execution import MAIN_ACTION
-from scheduler_lib.model.missed import missed_runs
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.store import (
     POSTPONED_STATUS,
@@ -42,6 +41,7 @@ from scheduler_lib.store import (
     list_history,
 )
 from scheduler_lib.timeutil import iso_z
+from scheduler_lib.wire.missed import missed_runs
 
 log = logging.getLogger(__name__)
 

@@ -49,9 +49,7 @@ class TickReport:
 
 #: The fields a combined report adds up over its pairs.
 SUMMED = tuple(
-    f.name
-    for f in fields(TickReport)
-    if f.type == "int" and f.name not in ("minutes_read",)
+    f.name for f in fields(TickReport) if f.type == "int" and f.name not in ("minutes_read",)
 )
 
 

@@ -115,7 +115,8 @@ class Bookkeeping:
             stored[DISPATCHED] = [iso_z(t) for t in self.sent]
         if self.postponed is not None:
             stored[POSTPONED] = {
-                "due": iso_z(self.postponed.due), "message": self.postponed.message
+                "due": iso_z(self.postponed.due),
+                "message": self.postponed.message,
             }
         if self.executor is not None:
             stored[EXECUTOR] = self.executor.to_stored()

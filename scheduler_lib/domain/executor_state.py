@@ -135,9 +135,7 @@ class ExecutorState:
         """Whether a scheduled occurrence other than the tag `besides` is still running: its
         claim is not final (an attempt in flight, or a retry or its errorAction still to
         come). Manual runs do not count."""
-        return any(
-            not c.final and not c.manual for tag, c in self.claims.items() if tag != besides
-        )
+        return any(not c.final and not c.manual for tag, c in self.claims.items() if tag != besides)
 
     @classmethod
     def from_stored(cls, stored: Mapping[str, Any]) -> ExecutorState:
@@ -163,7 +161,9 @@ class ExecutorState:
         if self.last_finished is not None:
             last = self.last_finished
             stored["lastFinished"] = {
-                "number": last.number, "tag": last.tag, "faulted": last.faulted
+                "number": last.number,
+                "tag": last.tag,
+                "faulted": last.faulted,
             }
         if self.ended_at is not None:
             stored["endedAt"] = self.ended_at.isoformat()

@@ -46,7 +46,7 @@ class JobRecord:
     #: a deleted job of the same name was still being purged gets its own (`history_purge`).
     history_partition: str = ""
     #: How the client wrote what `definition` holds in canonical form, where a 2016-03-01
-    #: answer shows it as written (`model/original_form.py`: TimeSpan durations by path, the
+    #: answer shows it as written (`wire/original_form.py`: TimeSpan durations by path, the
     #: defaults it left out). Empty for a job stored before this existed: its answers show
     #: the canonical form.
     original_form: dict[str, Any] = field(default_factory=dict)

@@ -3,7 +3,7 @@
 JSON lets a string say `"\\ud800"`: half of a UTF-16 surrogate pair, with no other half. Python
 reads it into a `str` that has no UTF-8 form, so everything that later encodes it (an HTTP
 response, a dashboard page, the body of an action) fails. Requests that carry one are
-refused where their JSON is read (`model/request_json.py`, naming where it is); what an
+refused where their JSON is read (`wire/request_json.py`, naming where it is); what an
 older version stored with one is read back with U+FFFD in its place (`store/tables.loads`),
 so such a job stays readable, listable and runnable, and its next write repairs it.
 """

@@ -9,13 +9,13 @@ messages the queue gave up on, `outcomes` turns the reports into events (metrics
 executor.
 """
 
+from scheduler_lib.domain.messages import BACKFILL, CATCH_UP, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution.execute import ExecutionReport, Executor
 from scheduler_lib.execution.lifecycle import executor_state
-from scheduler_lib.execution.messages import BACKFILL, CATCH_UP, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution.outcomes import execution_events, poison_events
 from scheduler_lib.execution.pause import failure_streak
 from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
-from scheduler_lib.execution.queue import ExecutionQueue, ReceivedMessage
+from scheduler_lib.store.execution_queue import ExecutionQueue, ReceivedMessage
 
 __all__ = [
     "BACKFILL",

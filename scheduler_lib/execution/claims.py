@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from scheduler_lib.domain import CollectionRecord, JobRecord, JobState
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.lease import Takeover
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store import (
     LostRace,
     TableStore,

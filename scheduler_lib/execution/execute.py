@@ -56,17 +56,17 @@ from typing import Any
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, heartbeat, lifecycle, outcomes, overlap, watchdog
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.execution.queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.execution.report import ExecutionReport, log_report
 from scheduler_lib.execution.retry import RetryPolicy
-from scheduler_lib.model import signing
 from scheduler_lib.store import HistoryEntry, TableStore, add_history
+from scheduler_lib.store.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.timeutil import Clock
+from scheduler_lib.wire import signing
 
 __all__ = ["ExecutionReport", "Executor"]
 

@@ -19,10 +19,9 @@ from datetime import datetime
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle, overlap, pause
 from scheduler_lib.execution.backoff import Draw, Failure
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.execution.report import ExecutionReport
 from scheduler_lib.execution.retry import RetryPolicy, deliver
 from scheduler_lib.store import (
@@ -32,6 +31,7 @@ from scheduler_lib.store import (
     list_history,
     request_history_purge,
 )
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import Clock
 
 #: Newest history entries searched. A redelivery comes seconds to minutes after the attempt

@@ -23,11 +23,11 @@ from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lease, lifecycle
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store import LostRace, TableStore, find_job, put_job, retry_lost_races
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import Clock
 
 log = logging.getLogger("scheduler.execute")

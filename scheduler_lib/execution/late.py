@@ -9,7 +9,7 @@ history entry, nothing counted) and not run; the job goes on with its next occur
 Retries, the errorAction and manual runs are never postponed: their occurrence started in time.
 
 The job's `missedRunPolicy` decides as it does for the dispatcher's postponement, with the same
-function (`model/missed.missed_runs`, asked about the range that starts with this occurrence,
+function (`wire/missed.missed_runs`, asked about the range that starts with this occurrence,
 at the instant the attempt was claimed): RunAll inside `catchUpWindow`, or RunLatest when no
 later occurrence was missed, also sends the occurrence's late run (`ExecutionMessage.late_run`,
 marked `[CatchUp]`, the occurrence's own tag), which the executor then runs as it runs the
@@ -31,10 +31,8 @@ from datetime import datetime, timedelta
 import isodate
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.messages import CATCH_UP, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.messages import CATCH_UP, ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
-from scheduler_lib.model.missed import missed_runs, policy_of
 from scheduler_lib.schedule import parse_schedule
 from scheduler_lib.store import (
     POSTPONED_STATUS,
@@ -44,7 +42,9 @@ from scheduler_lib.store import (
     add_history,
     list_history,
 )
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
+from scheduler_lib.wire.missed import missed_runs, policy_of
 
 log = logging.getLogger("scheduler.execute")
 

@@ -45,9 +45,9 @@ from enum import Enum
 from typing import Any
 
 from scheduler_lib.domain import Claim, ExecutorState, JobRecord, JobState, LastFinished
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution import pause
 from scheduler_lib.execution.lease import Takeover, lease_from
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.schedule import parse_schedule
 
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from scheduler_lib.domain import HistoryStatus, JobRecord
+from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.domain.outcomes import AttemptEnded, Event, OccurrenceEnded
 from scheduler_lib.domain.vocabulary import Outcome
-from scheduler_lib.execution.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
 
 if TYPE_CHECKING:  # execute and poisoned import this module
     from scheduler_lib.execution.execute import ExecutionReport

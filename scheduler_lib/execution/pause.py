@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from scheduler_lib.domain import HistoryStatus, JobRecord, JobState
-from scheduler_lib.execution.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
+from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.store import HistoryEntry
 from scheduler_lib.timeutil import iso_z
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from scheduler_lib.domain import HistoryStatus
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle, outcomes
 from scheduler_lib.execution.late import not_run_entry
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.store import HistoryEntry, TableStore, add_history, find_job
 
 log = logging.getLogger("scheduler.poisoned")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from scheduler_lib.actions import ActionOutcome
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.retry import Delivery
 from scheduler_lib.store import HistoryEntry
 

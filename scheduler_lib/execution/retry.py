@@ -30,14 +30,14 @@ from typing import Any
 
 import isodate
 
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import backoff
 from scheduler_lib.execution.backoff import Draw, Failure
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.execution.queue import MAX_DELAY, ExecutionQueue
-from scheduler_lib.model import backoff as backoff_rules
-from scheduler_lib.model.durations import read_iso_duration
 from scheduler_lib.store import TableStore, park_message
+from scheduler_lib.store.execution_queue import MAX_DELAY, ExecutionQueue
+from scheduler_lib.wire import backoff as backoff_rules
+from scheduler_lib.wire.durations import read_iso_duration
 
 DEFAULT_INTERVAL = "PT30S"
 DEFAULT_COUNT = 4
@@ -86,9 +86,9 @@ class RetryPolicy:
             count,
             max_interval=max(first, _limit(raw, "maxRetryInterval", path) or DEFAULT_MAX_INTERVAL),
             max_duration=_limit(raw, "maxRetryDuration", path),
-            retry_on=None if retry_on is None else frozenset(
-                backoff_rules.retry_on(retry_on, f"{path}.retryOn")
-            ),
+            retry_on=None
+            if retry_on is None
+            else frozenset(backoff_rules.retry_on(retry_on, f"{path}.retryOn")),
         )
 
     @classmethod
@@ -128,7 +128,12 @@ class RetryPolicy:
         return failed_at + backoff.full_jitter(first, self.max_interval, attempt, draw)
 
     def next_retry(
-        self, attempt: int, failure: Failure, *, failed_at: datetime, occurrence: datetime,
+        self,
+        attempt: int,
+        failure: Failure,
+        *,
+        failed_at: datetime,
+        occurrence: datetime,
         draw: Draw = random.random,
     ) -> datetime | None:
         """When the failed attempt `attempt` is retried, or None: no retry left, a failure

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lease, lifecycle
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store import TableStore, find_job
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
 
 

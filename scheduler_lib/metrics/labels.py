@@ -17,8 +17,8 @@ import threading
 
 from scheduler_lib.metrics.catalog import COLLECTION, JOB_NAME
 from scheduler_lib.metrics_settings import MetricsSettings
-from scheduler_lib.model.actions import ACTION_TYPES
 from scheduler_lib.store import TableStore, register_label
+from scheduler_lib.wire.actions import ACTION_TYPES
 
 log = logging.getLogger(__name__)
 OTHER = "other"

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import requests
 
-from scheduler_lib.model import arm
+from scheduler_lib.wire import arm
 
 
 class ApiError(Exception):

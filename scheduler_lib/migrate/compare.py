@@ -23,11 +23,11 @@ from typing import Any
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
-from scheduler_lib.model import collections as model_collections
-from scheduler_lib.model import dialect, extensions, secrets
-from scheduler_lib.model import jobs as model_jobs
-from scheduler_lib.model.actions import CERT_DERIVED
-from scheduler_lib.model.versions import LATEST_VERSION, parse_version
+from scheduler_lib.wire import collections as model_collections
+from scheduler_lib.wire import dialect, extensions, secrets
+from scheduler_lib.wire import jobs as model_jobs
+from scheduler_lib.wire.actions import CERT_DERIVED
+from scheduler_lib.wire.versions import LATEST_VERSION, parse_version
 
 #: The api-version the scheduler's jobs and collections are read in to be compared.
 COMPARE_VERSION = LATEST_VERSION

@@ -21,7 +21,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.migrate.found import Found, FoundJob, changed, dropped
 from scheduler_lib.migrate.missing_secrets import NOTE_VERSION, apply_placeholders
 from scheduler_lib.migrate.problems import Note, SourceError
-from scheduler_lib.model.durations import parse_time_to_live
+from scheduler_lib.wire.durations import parse_time_to_live
 
 API_VERSION = "2016-03-01"
 _INTEGERS = frozenset({"maxjobcount", "maxjoboccurrence", "interval", "count", "retrycount",

@@ -12,7 +12,7 @@ from typing import Any
 
 from scheduler_lib.migrate.problems import Note, NoteKind
 
-#: The keys that hold secrets in a job's properties (`model/secrets.py` names the same).
+#: The keys that hold secrets in a job's properties (`wire/secrets.py` names the same).
 SECRET_KEYS = frozenset({"password", "pfx", "secret", "sastoken", "saskey"})
 
 

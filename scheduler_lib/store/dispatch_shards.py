@@ -49,8 +49,10 @@ class ShardState:
     etag: str | None = None
 
     def leased_to_other(self, owner: str, now: datetime) -> bool:
-        return bool(self.owner) and self.owner != owner and (
-            self.lease_until is not None and self.lease_until > now
+        return (
+            bool(self.owner)
+            and self.owner != owner
+            and (self.lease_until is not None and self.lease_until > now)
         )
 
 
@@ -81,9 +83,7 @@ def get_shard_state(store: TableStore, shard: int) -> ShardState:
 def shard_states(store: TableStore) -> list[ShardState]:
     """Every stored shard's state (one partition query), for the health endpoint."""
     entities = store.table(TABLE).query_entities("PartitionKey eq @p", parameters={"p": PARTITION})
-    return sorted(
-        (_from_entity(int(e["RowKey"]), e) for e in entities), key=lambda s: s.shard
-    )
+    return sorted((_from_entity(int(e["RowKey"]), e) for e in entities), key=lambda s: s.shard)
 
 
 def _write(store: TableStore, state: ShardState) -> ShardState:

@@ -6,7 +6,7 @@ write-only at the API, not absent from storage), the state, the status counters 
 columns (so they can be filtered and read cheaply), the creation instant (the reference
 instant of a schedule without startTime), a small JSON bag of dispatcher/executor
 bookkeeping and, when there is one, the job's original form (`OriginalForm`: how the client
-wrote what the definition holds canonically, `model/original_form.py`).
+wrote what the definition holds canonically, `wire/original_form.py`).
 
 Every write that follows a read passes the ETag it read, so two writers (the API, the
 dispatcher, the executor) can never silently overwrite each other.
@@ -40,6 +40,7 @@ from scheduler_lib.store.tables import (
 )
 
 TABLE = "Jobs"
+
 
 def _to_entity(record: JobRecord) -> dict[str, Any]:
     entity: dict[str, Any] = {

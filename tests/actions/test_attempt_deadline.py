@@ -14,7 +14,7 @@ import pytest
 from scheduler_lib.actions import run_action
 from scheduler_lib.actions.oauth import TokenCache
 from scheduler_lib.config import Settings
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from tests.actions.test_http import CONTEXT
 from tests.execution.harness import T0, Driver, make_job
 from tests.support.certs import make_pki
@@ -63,9 +63,7 @@ def test_a_trickled_body_is_cut_off_at_the_deadline() -> None:
 
 
 @pytest.mark.parametrize("part", ["headers", "body"])
-def test_the_history_records_the_timeout_of_a_trickling_target(
-    driver: Driver, part: str
-) -> None:
+def test_the_history_records_the_timeout_of_a_trickling_target(driver: Driver, part: str) -> None:
     with TrickleTarget(part=part, interval=INTERVAL, length=LENGTH) as target:
         driver.adapters["timeout"] = TIMEOUT
         job = make_job(driver.store, http(target.url, retryPolicy={"retryType": "None"}))
@@ -85,11 +83,17 @@ def test_the_token_request_counts_against_the_same_deadline(target: HttpTarget) 
     at its deadline, and the job's target is never called."""
     with TrickleTarget(part="body", interval=INTERVAL, length=LENGTH) as token_endpoint:
         settings = Settings(oauth_authority=token_endpoint.url.removesuffix("/slow"))
-        auth = {"type": "ActiveDirectoryOAuth", "tenant": "contoso.onmicrosoft.com",
-                "audience": "https://management.core.windows.net/", "clientId": "c",
-                "secret": "s3cret-value"}
-        action = {"type": "Http", "request": {"uri": target.url, "method": "POST",
-                                              "authentication": auth}}
+        auth = {
+            "type": "ActiveDirectoryOAuth",
+            "tenant": "contoso.onmicrosoft.com",
+            "audience": "https://management.core.windows.net/",
+            "clientId": "c",
+            "secret": "s3cret-value",
+        }
+        action = {
+            "type": "Http",
+            "request": {"uri": target.url, "method": "POST", "authentication": auth},
+        }
         started = time.monotonic()
         outcome = run_action(action, CONTEXT, settings, timeout=TIMEOUT, token_cache=TokenCache())
         elapsed = time.monotonic() - started
@@ -117,8 +121,9 @@ def test_over_https_too(tmp_path: Path, part: str) -> None:
     server = pki.server_context(require_client_cert=False)
     with TrickleTarget(part=part, interval=INTERVAL, length=LENGTH, ssl_context=server) as target:
         started = time.monotonic()
-        outcome = run_action(http(target.url), CONTEXT, Settings(), timeout=TIMEOUT,
-                             verify=pki.ca_file)
+        outcome = run_action(
+            http(target.url), CONTEXT, Settings(), timeout=TIMEOUT, verify=pki.ca_file
+        )
         elapsed = time.monotonic() - started
     assert TIMEOUT <= elapsed < TIMEOUT + MARGIN, elapsed
     assert "1.5 seconds" in outcome.message, outcome.message

@@ -49,10 +49,17 @@ def test_a_large_answer_is_not_read(status: int, headers: dict[str, str]) -> Non
 def test_a_large_token_endpoint_answer_is_not_read() -> None:
     with LargeBodyTarget(SIZE, 200, {"Content-Type": "application/json"}) as target:
         settings = replace(Settings(), oauth_authority=target.url)
-        auth = {"type": "ActiveDirectoryOAuth", "tenant": "t", "clientId": "c",
-                "audience": "https://api.example", "secret": "oauth-secret"}
-        action = {"type": "Http", "request": {"uri": "http://127.0.0.1:9/", "method": "GET",
-                                              "authentication": auth}}
+        auth = {
+            "type": "ActiveDirectoryOAuth",
+            "tenant": "t",
+            "clientId": "c",
+            "audience": "https://api.example",
+            "secret": "oauth-secret",
+        }
+        action = {
+            "type": "Http",
+            "request": {"uri": "http://127.0.0.1:9/", "method": "GET", "authentication": auth},
+        }
         outcome = run(action, settings, token_cache=TokenCache())
         assert not outcome.succeeded
         assert "more than 65536 bytes" in outcome.message, outcome.message

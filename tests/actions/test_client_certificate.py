@@ -77,8 +77,9 @@ def test_describe_certificate_with_empty_password_for_an_unprotected_pfx(pki: ce
     ("pfx", "password", "reason"),
     [
         pytest.param("not base64!", PFX_PASSWORD, "not base64", id="not-base64"),
-        pytest.param(base64.b64encode(b"garbage").decode(), PFX_PASSWORD, "not a PKCS#12",
-                     id="not-pkcs12"),
+        pytest.param(
+            base64.b64encode(b"garbage").decode(), PFX_PASSWORD, "not a PKCS#12", id="not-pkcs12"
+        ),
         pytest.param(None, "wrong-password", "password", id="wrong-password"),
         pytest.param(None, None, "password", id="missing-password"),
     ],
@@ -118,8 +119,11 @@ def test_pfx_without_private_key_is_rejected() -> None:
 def test_client_certificate_is_presented(
     pki: certs.Pki, mtls_target: HttpTarget, legacy: bool
 ) -> None:
-    action = cert_action(mtls_target.url_for("/secure"), pki.client_pfx_b64(PFX_PASSWORD,
-                         legacy=legacy), PFX_PASSWORD)
+    action = cert_action(
+        mtls_target.url_for("/secure"),
+        pki.client_pfx_b64(PFX_PASSWORD, legacy=legacy),
+        PFX_PASSWORD,
+    )
     outcome = run(action, pki)
     assert outcome.succeeded, outcome.message
     [request] = mtls_target.requests
@@ -180,8 +184,9 @@ def test_key_file_exists_only_while_loading(
 
     def spy(self: ssl.SSLContext, certfile: str, keyfile: Any = None, password: Any = None):
         path = Path(certfile)
-        seen.append((path.parent.stat().st_mode & 0o777, path.stat().st_mode & 0o777,
-                     path.read_bytes()))
+        seen.append(
+            (path.parent.stat().st_mode & 0o777, path.stat().st_mode & 0o777, path.read_bytes())
+        )
         return original(self, certfile, keyfile, password)
 
     monkeypatch.setattr(ssl.SSLContext, "load_cert_chain", spy)

@@ -34,11 +34,26 @@ LOCAL = EgressPolicy.parse(LOCAL_EGRESS_ALLOW)
 AZURE = EgressPolicy.parse(())  # what a deployment allows unless configured
 
 ALWAYS_REFUSED = [
-    "169.254.169.254", "2852039166", "0xA9FEA9FE", "0xa9.0xfe.0xa9.0xfe", "0251.0376.0251.0376",
-    "169.254.43518", "0251.0xfe.43518", "169.254.169.254.", "[fd00:ec2::254]",
-    "[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]", "[fe80::1]",
-    "[2002:a9fe:a9fe::1]", "168.63.129.16", "100.100.100.200", "metadata.google.internal",
-    "METADATA.AZURE.COM.", "metadata", "169.254.0.1",
+    "169.254.169.254",
+    "2852039166",
+    "0xA9FEA9FE",
+    "0xa9.0xfe.0xa9.0xfe",
+    "0251.0376.0251.0376",
+    "169.254.43518",
+    "0251.0xfe.43518",
+    "169.254.169.254.",
+    "[fd00:ec2::254]",
+    "[::ffff:169.254.169.254]",
+    "[::ffff:a9fe:a9fe]",
+    "[64:ff9b::a9fe:a9fe]",
+    "[fe80::1]",
+    "[2002:a9fe:a9fe::1]",
+    "168.63.129.16",
+    "100.100.100.200",
+    "metadata.google.internal",
+    "METADATA.AZURE.COM.",
+    "metadata",
+    "169.254.0.1",
 ]
 #: Every way an IPv6 address embeds an IPv4 address, each written with the metadata address
 #: 169.254.169.254 and with the loopback address 127.0.0.2 (RFC 4291 2.5.5, RFC 2765, RFC 6052
@@ -61,9 +76,25 @@ EMBEDDED_FORMS = pytest.mark.parametrize(
     ("metadata", "loopback"), list(EMBEDDED.values()), ids=list(EMBEDDED)
 )
 PRIVATE = [
-    "10.0.0.1", "172.16.5.4", "192.168.1.1", "100.64.0.1", "0.0.0.0", "0", "[::]",
-    "[fc00::1]", "[fd12:3456::1]", "127.0.0.1", "2130706433", "0x7f000001", "017700000001",
-    "127.1", "[::1]", "[::ffff:127.0.0.1]", "[::ffff:10.0.0.1]", "224.0.0.1", "240.0.0.1",
+    "10.0.0.1",
+    "172.16.5.4",
+    "192.168.1.1",
+    "100.64.0.1",
+    "0.0.0.0",
+    "0",
+    "[::]",
+    "[fc00::1]",
+    "[fd12:3456::1]",
+    "127.0.0.1",
+    "2130706433",
+    "0x7f000001",
+    "017700000001",
+    "127.1",
+    "[::1]",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:10.0.0.1]",
+    "224.0.0.1",
+    "240.0.0.1",
     "198.18.0.1",
 ]
 
@@ -123,15 +154,29 @@ def test_loopback_is_what_the_local_host_allows() -> None:
     ("env", "allowed"),
     [
         pytest.param({}, LOCAL_EGRESS_ALLOW, id="emulator-by-default"),
-        pytest.param({"AzureWebJobsStorage": "UseDevelopmentStorage=true"}, LOCAL_EGRESS_ALLOW,
-                     id="development-storage"),
+        pytest.param(
+            {"AzureWebJobsStorage": "UseDevelopmentStorage=true"},
+            LOCAL_EGRESS_ALLOW,
+            id="development-storage",
+        ),
         pytest.param({"AzureWebJobsStorage__accountName": "stprod"}, (), id="azure-identity"),
-        pytest.param({"AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=stprod;"
-                      "AccountKey=a2V5;EndpointSuffix=core.windows.net"}, (), id="azure-key"),
+        pytest.param(
+            {
+                "AzureWebJobsStorage": "DefaultEndpointsProtocol=https;AccountName=stprod;"
+                "AccountKey=a2V5;EndpointSuffix=core.windows.net"
+            },
+            (),
+            id="azure-key",
+        ),
         pytest.param({"SCHEDULER_EGRESS_ALLOW": ""}, (), id="set-empty-on-the-emulator"),
-        pytest.param({"AzureWebJobsStorage__accountName": "stprod",
-                      "SCHEDULER_EGRESS_ALLOW": "10.1.0.0/16, api.corp"},
-                     ("10.1.0.0/16", "api.corp"), id="set"),
+        pytest.param(
+            {
+                "AzureWebJobsStorage__accountName": "stprod",
+                "SCHEDULER_EGRESS_ALLOW": "10.1.0.0/16, api.corp",
+            },
+            ("10.1.0.0/16", "api.corp"),
+            id="set",
+        ),
     ],
 )
 def test_loopback_is_allowed_by_default_only_on_the_storage_emulator(
@@ -157,10 +202,18 @@ def test_an_allow_list_of_cidrs_and_names() -> None:
 
 @pytest.mark.parametrize(
     ("text", "address"),
-    [("2852039166", "169.254.169.254"), ("0xA9FEA9FE", "169.254.169.254"),
-     ("0251.0376.0251.0376", "169.254.169.254"), ("127.1", "127.0.0.1"),
-     ("10.0x10.258", "10.16.1.2"), ("example.com", None), ("1.2.3.4.5", None),
-     ("08.1.1.1", None), ("256.1.1.1", None), ("4294967296", None)],
+    [
+        ("2852039166", "169.254.169.254"),
+        ("0xA9FEA9FE", "169.254.169.254"),
+        ("0251.0376.0251.0376", "169.254.169.254"),
+        ("127.1", "127.0.0.1"),
+        ("10.0x10.258", "10.16.1.2"),
+        ("example.com", None),
+        ("1.2.3.4.5", None),
+        ("08.1.1.1", None),
+        ("256.1.1.1", None),
+        ("4294967296", None),
+    ],
 )
 def test_literal_addresses_are_read_as_resolvers_read_them(text: str, address: str | None) -> None:
     parsed = literal_address(text)
@@ -175,8 +228,12 @@ def http(uri: str) -> dict[str, Any]:
 
 def test_a_refused_target_is_never_contacted(target: HttpTarget) -> None:
     closed = replace(Settings(), egress_allow=())
-    for uri in (target.url_for("/x"), f"http://localhost:{target.port}/x",
-                "http://169.254.169.254/metadata/instance", "http://0xA9FEA9FE/"):
+    for uri in (
+        target.url_for("/x"),
+        f"http://localhost:{target.port}/x",
+        "http://169.254.169.254/metadata/instance",
+        "http://0xA9FEA9FE/",
+    ):
         outcome = run_action(http(uri), CONTEXT, closed)
         assert not outcome.succeeded
         assert "refused by the egress policy" in outcome.message
@@ -227,8 +284,10 @@ def test_a_name_resolving_to_an_embedded_address_is_refused_at_run_time(
     normaliser as a literal in the uri."""
     resolving(monkeypatch, {"imds.example": metadata, "home.example": loopback})
     closed = replace(Settings(), egress_allow=())
-    for name, settings, why in (("imds.example", Settings(), "link-local"),
-                                ("home.example", closed, "not publicly routable")):
+    for name, settings, why in (
+        ("imds.example", Settings(), "link-local"),
+        ("home.example", closed, "not publicly routable"),
+    ):
         outcome = run_action(http(f"http://{name}:{target.port}/"), CONTEXT, settings, timeout=2)
         assert not outcome.succeeded
         assert "refused by the egress policy" in outcome.message, outcome.message
@@ -248,11 +307,13 @@ def test_https_verifies_the_certificate_for_the_name_not_the_address(
     monkeypatch.setattr(socket, "getaddrinfo", resolver)
     with HttpTarget(ssl_context=pki.server_context(require_client_cert=False)) as server:
         # localhost may resolve to ::1 first, where nothing listens: the next address is tried
-        good = run_action(http(f"https://localhost:{server.port}/"), CONTEXT, Settings(),
-                          verify=pki.ca_file)
+        good = run_action(
+            http(f"https://localhost:{server.port}/"), CONTEXT, Settings(), verify=pki.ca_file
+        )
         assert good.succeeded, good.message
-        wrong_name = run_action(http(f"https://other.example:{server.port}/"), CONTEXT,
-                                Settings(), verify=pki.ca_file)
+        wrong_name = run_action(
+            http(f"https://other.example:{server.port}/"), CONTEXT, Settings(), verify=pki.ca_file
+        )
         assert not wrong_name.succeeded
         assert "certificate" in wrong_name.message.lower()
         assert len(server.requests) == 1
@@ -261,14 +322,19 @@ def test_https_verifies_the_certificate_for_the_name_not_the_address(
 def test_service_bus_namespace_address_is_checked_before_connecting() -> None:
     """Up to the SDK boundary (no Service Bus emulator): `open_sender` refuses before the
     ServiceBusClient opens a connection."""
-    target = ServiceBusTarget("169.254.169.254", "queue", "q", credential=None,  # type: ignore[arg-type]
-                              egress=policy_for(Settings()))
+    target = ServiceBusTarget(
+        "169.254.169.254",
+        "queue",
+        "q",
+        credential=None,  # type: ignore[arg-type]
+        egress=policy_for(Settings()),
+    )
     with pytest.raises(EgressDenied), open_sender(target):
         pass
 
 
 def test_a_refused_run_is_a_failed_attempt_in_the_history(driver: Driver) -> None:
-    from scheduler_lib.execution.messages import ExecutionMessage
+    from scheduler_lib.domain.messages import ExecutionMessage
 
     driver.settings = replace(driver.settings, egress_allow=())
     action = {**http("http://localhost:9/"), "retryPolicy": {"retryType": "None"}}
@@ -287,7 +353,7 @@ def test_an_embedded_metadata_address_is_a_failed_attempt_in_the_history(
     """A job stored before the rule (written to the table directly, as the API then allowed)
     with the metadata address in an IPv4-compatible literal, or a name that resolves to it,
     is refused when it runs, and the history says so."""
-    from scheduler_lib.execution.messages import ExecutionMessage
+    from scheduler_lib.domain.messages import ExecutionMessage
 
     resolving(monkeypatch, {"imds.example": "::a9fe:a9fe"})
     host = "[::a9fe:a9fe]" if how.startswith("literal") else "imds.example"

@@ -14,7 +14,7 @@ from devtools.azurite import free_port
 from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.actions.http import USER_AGENT
 from scheduler_lib.config import Settings
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, make_job
 from tests.execution.harness import http_action as harness_action
 from tests.support.http_target import HttpTarget
@@ -150,7 +150,8 @@ def test_slow_target_times_out(target: HttpTarget) -> None:
     target.reply(200, "too late", delay=10)  # released when the target closes
     outcome = run(http_action(target.url), timeout=0.2)
     assert outcome == ActionOutcome(
-        False, "Http Action - Request to host '127.0.0.1' failed: "
+        False,
+        "Http Action - Request to host '127.0.0.1' failed: "
         "the host did not answer within 0.2 seconds",
     )
     # It did arrive; the answer did not. The client gave up after 0.2 s, perhaps before the
@@ -190,8 +191,9 @@ def echo(request: Any) -> str:
 def test_secrets_never_reach_the_message_even_when_echoed(target: HttpTarget) -> None:
     target.reply(500, echo, {"Authorization": "Basic c2VjcmV0", "X-Echo": PASSWORD})
     auth = {"type": "Basic", "username": "scheduler", "password": PASSWORD}
-    outcome = run(http_action(target.url, "POST", body=f"my password is {PASSWORD}",
-                              authentication=auth))
+    outcome = run(
+        http_action(target.url, "POST", body=f"my password is {PASSWORD}", authentication=auth)
+    )
     credential = base64.b64encode(f"scheduler:{PASSWORD}".encode()).decode()
     assert credential in target.requests[0].header("Authorization")  # it was sent...
     assert PASSWORD not in outcome.message  # ...but is never written down
@@ -216,8 +218,9 @@ def test_a_json_echo_of_the_password_is_hidden(target: HttpTarget) -> None:
     password = 'pä"ss\\w/rd'
     target.reply(200, lambda r: json.dumps({"body": r.text, "auth": r.header("Authorization")}))
     auth = {"type": "Basic", "username": "u", "password": password}
-    outcome = run(http_action(target.url, "POST", body=json.dumps({"pw": password}),
-                              authentication=auth))
+    outcome = run(
+        http_action(target.url, "POST", body=json.dumps({"pw": password}), authentication=auth)
+    )
     assert outcome.succeeded
     body = outcome.message.split("Body: ", 1)[1]
     assert json.loads(body) == {"body": '{"pw": "***"}', "auth": "Basic ***"}
@@ -229,8 +232,11 @@ def test_a_stored_job_with_host_or_framing_headers_fails_without_sending(
     """A job stored before these headers were refused: the attempt fails naming the header
     and nothing is sent (without it, the request would go to another virtual host or be
     framed otherwise than the job says)."""
-    for name, value in (("Host", "internal.example"), ("transfer-encoding", "chunked"),
-                        ("Content-Length", "999")):
+    for name, value in (
+        ("Host", "internal.example"),
+        ("transfer-encoding", "chunked"),
+        ("Content-Length", "999"),
+    ):
         action = http_action(target.url_for("/x"), "POST", body="ping", headers={name: value})
         outcome = run(action)
         assert not outcome.succeeded

@@ -55,8 +55,12 @@ def oauth_action(target: HttpTarget, secret: str = SECRET) -> dict[str, Any]:
     }
 
 
-def run(target: HttpTarget, cache: TokenCache, action: dict[str, Any] | None = None,
-        authority: str | None = None) -> ActionOutcome:
+def run(
+    target: HttpTarget,
+    cache: TokenCache,
+    action: dict[str, Any] | None = None,
+    authority: str | None = None,
+) -> ActionOutcome:
     settings = Settings(oauth_authority=authority or target.url)
     return run_action(action or oauth_action(target), CONTEXT, settings, token_cache=cache)
 
@@ -66,8 +70,9 @@ def bearer(request: RecordedRequest) -> str | None:
 
 
 def test_client_credentials_token_is_fetched_and_sent(target: HttpTarget) -> None:
-    target.reply(200, token_reply("token-one"), {"Content-Type": "application/json"},
-                 path=TOKEN_PATH)
+    target.reply(
+        200, token_reply("token-one"), {"Content-Type": "application/json"}, path=TOKEN_PATH
+    )
     outcome = run(target, TokenCache())
     assert outcome.succeeded, outcome.message
     [token_request] = target.requests_to(TOKEN_PATH)

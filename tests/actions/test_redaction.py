@@ -73,11 +73,19 @@ TRICKY = 'pä"ss\\wo/rd\t<&>😀 x'
         pytest.param(lambda s: json.dumps(s)[1:-1], id="json-ascii"),
         pytest.param(lambda s: json.dumps(s, ensure_ascii=False)[1:-1], id="json-unicode"),
         pytest.param(lambda s: json.dumps(s)[1:-1].replace("/", "\\/"), id="json-escaped-slash"),
-        pytest.param(lambda s: re.sub(r"\\u([0-9a-f]{4})", lambda m: "\\u" + m[1].upper(),
-                                      json.dumps(s)[1:-1]), id="json-uppercase-hex"),
-        pytest.param(lambda s: "".join(
-            f"\\u{ord(c):04x}" if c.isalpha() else json.dumps(c, ensure_ascii=False)[1:-1]
-            for c in s), id="json-every-letter-escaped"),
+        pytest.param(
+            lambda s: re.sub(
+                r"\\u([0-9a-f]{4})", lambda m: "\\u" + m[1].upper(), json.dumps(s)[1:-1]
+            ),
+            id="json-uppercase-hex",
+        ),
+        pytest.param(
+            lambda s: "".join(
+                f"\\u{ord(c):04x}" if c.isalpha() else json.dumps(c, ensure_ascii=False)[1:-1]
+                for c in s
+            ),
+            id="json-every-letter-escaped",
+        ),
         pytest.param(lambda s: quote(s, safe="").lower(), id="percent-lowercase-hex"),
         pytest.param(lambda s: html.escape(s), id="html"),
         pytest.param(lambda s: "".join(f"&#{ord(c)};" for c in s), id="html-numeric"),

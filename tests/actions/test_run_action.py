@@ -27,13 +27,21 @@ def test_unknown_adapter_is_a_programming_error() -> None:
     ("action", "field"),
     [
         pytest.param({"type": "Http"}, "action.request", id="http-without-request"),
-        pytest.param({"type": "Http", "request": {"method": "GET"}}, "action.request.uri",
-                     id="http-without-uri"),
-        pytest.param({"type": "StorageQueue", "queueMessage": {"storageAccount": "acct",
-                      "queueName": "q"}}, "action.queueMessage.sasToken",
-                     id="queue-without-sas"),
-        pytest.param({"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "n"}},
-                     "action.serviceBusTopicMessage.topicPath", id="topic-without-path"),
+        pytest.param(
+            {"type": "Http", "request": {"method": "GET"}},
+            "action.request.uri",
+            id="http-without-uri",
+        ),
+        pytest.param(
+            {"type": "StorageQueue", "queueMessage": {"storageAccount": "acct", "queueName": "q"}},
+            "action.queueMessage.sasToken",
+            id="queue-without-sas",
+        ),
+        pytest.param(
+            {"type": "ServiceBusTopic", "serviceBusTopicMessage": {"namespace": "n"}},
+            "action.serviceBusTopicMessage.topicPath",
+            id="topic-without-path",
+        ),
     ],
 )
 def test_incomplete_stored_action_fails_naming_the_field(action: dict, field: str) -> None:

@@ -52,6 +52,7 @@ class Recorder:
     @contextmanager
     def __call__(self, target: ServiceBusTarget) -> Iterator[ServiceBusSender]:
         with open_sender(target) as sender:
+
             def send_messages(message: ServiceBusMessage, **kwargs: Any) -> None:
                 self.sent.append(Sent(target, sender, message, kwargs))
                 if self.error:
@@ -75,8 +76,11 @@ def queue_action(**overrides: Any) -> dict[str, Any]:
     return {"type": "ServiceBusQueue", "serviceBusQueueMessage": message}
 
 
-def run(action: dict[str, Any], recorder: Callable[..., Any] | None = None,
-        settings: Settings | None = None) -> ActionOutcome:
+def run(
+    action: dict[str, Any],
+    recorder: Callable[..., Any] | None = None,
+    settings: Settings | None = None,
+) -> ActionOutcome:
     adapters = {"sender_factory": recorder} if recorder else {}
     return run_action(action, CONTEXT, settings or Settings(), **adapters)
 
@@ -113,13 +117,19 @@ def test_queue_message_with_every_brokered_property() -> None:
     assert str(message) == "Some message"
     assert message.application_properties == {"appname": "FromScheduler", **CONTEXT.identifiers()}
     assert (message.content_type, message.correlation_id, message.subject) == (
-        "application/json", "corr-1", "nightly",
+        "application/json",
+        "corr-1",
+        "nightly",
     )
     assert (message.message_id, message.partition_key, message.session_id) == (
-        "msg-1", "session-a", "session-a",
+        "msg-1",
+        "session-a",
+        "session-a",
     )
     assert (message.reply_to, message.reply_to_session_id, message.to) == (
-        "replies", "reply-session", "someone",
+        "replies",
+        "reply-session",
+        "someone",
     )
     assert message.scheduled_enqueue_time_utc == datetime(2024, 3, 1, 10, 5, tzinfo=UTC)
     assert message.time_to_live == timedelta(minutes=10)
@@ -210,8 +220,11 @@ def test_every_transport_type_is_sent_over_amqp(transport: str | None) -> None:
         pytest.param("PT1H30M", timedelta(hours=1, minutes=30), id="iso-8601"),
         pytest.param("00:05:00", timedelta(minutes=5), id="timespan"),
         # the SDK sends whole seconds (AMQP ttl is whole milliseconds of whole seconds)
-        pytest.param("1.02:03:04.5000000", timedelta(days=1, hours=2, minutes=3, seconds=4),
-                     id="timespan-days-fraction"),
+        pytest.param(
+            "1.02:03:04.5000000",
+            timedelta(days=1, hours=2, minutes=3, seconds=4),
+            id="timespan-days-fraction",
+        ),
     ],
 )
 def test_time_to_live_forms(time_to_live: str, expected: timedelta) -> None:
@@ -232,18 +245,37 @@ def test_properties_without_an_amqp_equivalent_are_named_not_dropped() -> None:
 @pytest.mark.parametrize(
     ("props", "authentication", "field"),
     [
-        pytest.param({"timeToLive": "soon"}, None, "brokeredMessageProperties.timeToLive",
-                     id="bad-time-to-live"),
-        pytest.param({"scheduledEnqueueTimeUtc": "tomorrow"}, None,
-                     "brokeredMessageProperties.scheduledEnqueueTimeUtc", id="bad-enqueue-time"),
+        pytest.param(
+            {"timeToLive": "soon"},
+            None,
+            "brokeredMessageProperties.timeToLive",
+            id="bad-time-to-live",
+        ),
+        pytest.param(
+            {"scheduledEnqueueTimeUtc": "tomorrow"},
+            None,
+            "brokeredMessageProperties.scheduledEnqueueTimeUtc",
+            id="bad-enqueue-time",
+        ),
         # Stored before its range was checked: year 0 in UTC fails this attempt, not the run.
-        pytest.param({"scheduledEnqueueTimeUtc": "0001-01-01T00:00:00+14:00"}, None,
-                     "brokeredMessageProperties.scheduledEnqueueTimeUtc",
-                     id="enqueue-time-before-year-1-in-utc"),
-        pytest.param({"sessionId": "a", "partitionKey": "b"}, None, "brokeredMessageProperties",
-                     id="partition-key-not-session-id"),
-        pytest.param({}, {"type": "SharedAccessKey", "sasKey": SAS_KEY},
-                     "authentication.sasKeyName", id="key-without-key-name"),
+        pytest.param(
+            {"scheduledEnqueueTimeUtc": "0001-01-01T00:00:00+14:00"},
+            None,
+            "brokeredMessageProperties.scheduledEnqueueTimeUtc",
+            id="enqueue-time-before-year-1-in-utc",
+        ),
+        pytest.param(
+            {"sessionId": "a", "partitionKey": "b"},
+            None,
+            "brokeredMessageProperties",
+            id="partition-key-not-session-id",
+        ),
+        pytest.param(
+            {},
+            {"type": "SharedAccessKey", "sasKey": SAS_KEY},
+            "authentication.sasKeyName",
+            id="key-without-key-name",
+        ),
     ],
 )
 def test_bad_definitions_fail_naming_the_field_and_send_nothing(

@@ -104,8 +104,14 @@ def test_unreachable_storage_is_a_failed_outcome_without_the_token(settings: Set
 
 
 def identity_action(queue_name: str, account: str = AZURITE_ACCOUNT) -> dict[str, Any]:
-    return {"type": "StorageQueue", "queueMessage": {
-        "storageAccount": account, "queueName": queue_name, "message": "no secret in the job"}}
+    return {
+        "type": "StorageQueue",
+        "queueMessage": {
+            "storageAccount": account,
+            "queueName": queue_name,
+            "message": "no secret in the job",
+        },
+    }
 
 
 def test_without_sas_token_the_own_account_is_reached_with_the_apps_credential(

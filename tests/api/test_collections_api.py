@@ -3,8 +3,8 @@
 from datetime import timedelta
 
 from scheduler_lib.dispatch.tick import run_tick
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.due_index import due_rows
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.jobs import get_job
 from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import (

@@ -25,8 +25,13 @@ def put(client: httpx.Client, action: dict) -> httpx.Response:
 
 @pytest.mark.parametrize(
     "uri",
-    ["http://[::1/", "http://example.com:99999/", "http:///x", "http://u:p@example.com/",
-     "http://exa mple.com/"],
+    [
+        "http://[::1/",
+        "http://example.com:99999/",
+        "http:///x",
+        "http://u:p@example.com/",
+        "http://exa mple.com/",
+    ],
 )
 def test_a_malformed_uri_is_a_400_naming_it(client: httpx.Client, uri: str) -> None:
     make_collection(client)
@@ -36,11 +41,21 @@ def test_a_malformed_uri_is_a_400_naming_it(client: httpx.Client, uri: str) -> N
 
 @pytest.mark.parametrize(
     "uri",
-    ["http://169.254.169.254/metadata/instance?api-version=2021-02-01", "http://2852039166/",
-     "http://0xA9FEA9FE/", "http://0251.0376.0251.0376/", "http://[fd00:ec2::254]/",
-     "http://[::ffff:169.254.169.254]/", "http://metadata.google.internal/",
-     "https://metadata.azure.com/", "http://10.0.0.5/", "http://100.64.0.1/",
-     "http://[fc00::1]/", "http://0.0.0.0:7071/", "http://[::ffff:10.0.0.1]/"],
+    [
+        "http://169.254.169.254/metadata/instance?api-version=2021-02-01",
+        "http://2852039166/",
+        "http://0xA9FEA9FE/",
+        "http://0251.0376.0251.0376/",
+        "http://[fd00:ec2::254]/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://metadata.google.internal/",
+        "https://metadata.azure.com/",
+        "http://10.0.0.5/",
+        "http://100.64.0.1/",
+        "http://[fc00::1]/",
+        "http://0.0.0.0:7071/",
+        "http://[::ffff:10.0.0.1]/",
+    ],
 )
 def test_metadata_and_private_addresses_are_refused_at_put(client: httpx.Client, uri: str):
     make_collection(client)
@@ -54,9 +69,15 @@ def test_metadata_and_private_addresses_are_refused_at_put(client: httpx.Client,
 @pytest.fixture
 def azure_client(settings: Settings) -> Iterator[httpx.Client]:
     """An API configured as in Azure: nothing private allowed."""
-    with serve(create_app(replace(settings, egress_allow=()), clock=ManualClock())) as server, \
-            httpx.Client(base_url=server.api_url, headers={"Authorization": "Bearer test-key"},
-                         params={"api-version": "2016-03-01"}, timeout=30) as http:
+    with (
+        serve(create_app(replace(settings, egress_allow=()), clock=ManualClock())) as server,
+        httpx.Client(
+            base_url=server.api_url,
+            headers={"Authorization": "Bearer test-key"},
+            params={"api-version": "2016-03-01"},
+            timeout=30,
+        ) as http,
+    ):
         yield http
 
 
@@ -121,18 +142,24 @@ def test_a_service_bus_action_without_a_key(client: httpx.Client, settings: Sett
     make_collection(client)
     error = arm_error(put(client, bus("contoso-bus")), 400)  # no namespace is allowed
     assert error["target"] == "properties.action.serviceBusQueueMessage.authentication"
-    error = arm_error(put(client, bus("contoso-bus", {"type": "SharedAccessKey",
-                                                      "sasKeyName": "k"})), 400)
+    error = arm_error(
+        put(client, bus("contoso-bus", {"type": "SharedAccessKey", "sasKeyName": "k"})), 400
+    )
     assert error["target"] == "properties.action.serviceBusQueueMessage.authentication.sasKey"
     assert "GET carries no secrets" in error["message"]
 
 
 def test_an_allowed_namespace_takes_identity_based_actions(settings: Settings) -> None:
     allowed = replace(settings, identity_servicebus_namespaces=("contoso-bus",))
-    with serve(create_app(allowed, clock=ManualClock())) as server, httpx.Client(
-        base_url=server.api_url, headers={"Authorization": "Bearer test-key"},
-        params={"api-version": "2016-03-01"}, timeout=30,
-    ) as api:
+    with (
+        serve(create_app(allowed, clock=ManualClock())) as server,
+        httpx.Client(
+            base_url=server.api_url,
+            headers={"Authorization": "Bearer test-key"},
+            params={"api-version": "2016-03-01"},
+            timeout=30,
+        ) as api,
+    ):
         make_collection(api)
         assert put(api, bus("contoso-bus")).status_code == 201
         assert put(api, bus("Contoso-Bus", {"type": "NotSpecified"})).status_code == 200

@@ -49,6 +49,9 @@ def test_openapi_has_no_framework_validation_leftovers(server):
             assert "422" not in operation["responses"], (method, path)
             if operation.get("parameters") or operation.get("requestBody"):
                 assert "400" in operation["responses"], (method, path)  # what a bad one gets
-    refs = set(re.findall(r'"#/components/schemas/([^"]+)"', httpx.get(
-        server.api_url + "/openapi.json").text))
+    refs = set(
+        re.findall(
+            r'"#/components/schemas/([^"]+)"', httpx.get(server.api_url + "/openapi.json").text
+        )
+    )
     assert refs <= set(schemas)

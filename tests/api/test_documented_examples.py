@@ -272,8 +272,15 @@ def test_a_documented_job_is_accepted_and_round_trips(client, collection, name):
 
 def test_a_documented_queue_job_without_sas_token_uses_the_apps_identity(client, collection):
     _put_and_check(client, "storage-queue-without-sas-token", QUEUE_WITHOUT_SAS_TOKEN)
-    other = {"action": {**QUEUE_WITHOUT_SAS_TOKEN["action"], "queueMessage": {
-        **QUEUE_WITHOUT_SAS_TOKEN["action"]["queueMessage"], "storageAccount": "myStorageAccount"}}}
+    other = {
+        "action": {
+            **QUEUE_WITHOUT_SAS_TOKEN["action"],
+            "queueMessage": {
+                **QUEUE_WITHOUT_SAS_TOKEN["action"]["queueMessage"],
+                "storageAccount": "myStorageAccount",
+            },
+        }
+    }
     error = arm_error(client.put(job_path(), json={"properties": other}), 400)
     assert error["target"] == "properties.action.queueMessage.sasToken"
     assert "mystorageaccount" in error["message"]

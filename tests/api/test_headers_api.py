@@ -11,8 +11,19 @@ from tests.api.conftest import arm_error, http_action, job_body, job_path, make_
 
 
 @pytest.mark.parametrize(
-    "name", ["Host", "transfer-encoding", "Content-Length", "CONNECTION", "Keep-Alive",
-             "Proxy-Connection", "TE", "Trailer", "Upgrade", "Proxy-Authorization"],
+    "name",
+    [
+        "Host",
+        "transfer-encoding",
+        "Content-Length",
+        "CONNECTION",
+        "Keep-Alive",
+        "Proxy-Connection",
+        "TE",
+        "Trailer",
+        "Upgrade",
+        "Proxy-Authorization",
+    ],
 )
 def test_client_headers_are_refused_at_put_and_patch(client: httpx.Client, name: str) -> None:
     make_collection(client)

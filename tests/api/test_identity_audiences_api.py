@@ -46,9 +46,10 @@ OWN_RESOURCES = (
 def api(settings: Settings, audiences: str) -> Iterator[httpx.Client]:
     """A client (2026-12-01) of an API whose operator set `SCHEDULER_IDENTITY_AUDIENCES`."""
     opened = replace(settings, identity_audiences=IdentityAudiences.parse(audiences))
-    with serve(create_app(opened, clock=ManualClock())) as server, api_client(
-        server, version=EXTENSIONS_VERSION
-    ) as client:
+    with (
+        serve(create_app(opened, clock=ManualClock())) as server,
+        api_client(server, version=EXTENSIONS_VERSION) as client,
+    ):
         make_collection(client)
         yield client
 
@@ -124,8 +125,10 @@ def test_a_uri_moved_to_another_host_is_checked_again(settings: Settings) -> Non
     """No secret is stored to re-send: the audience's host check decides, on every PATCH."""
     audiences = "api://orders=orders.example.com,orders-2.example.com"
     with api(settings, audiences) as client:
-        action = {**msi("https://orders.example.com/a"),
-                  "errorAction": msi("https://orders.example.com/e")}
+        action = {
+            **msi("https://orders.example.com/a"),
+            "errorAction": msi("https://orders.example.com/e"),
+        }
         assert put(client, action).status_code == 201
         for field, patch in (
             (URI_FIELD, {"request": {"uri": "https://attacker.example/a"}}),

@@ -5,9 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.domain import Bookkeeping
 from scheduler_lib.domain.keys import job_key
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.store.due_index import due_rows
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.history import HistoryEntry, add_history, list_history
 from scheduler_lib.store.history_purge import pending_history_purges, purge_histories
 from scheduler_lib.store.jobs import get_job, put_job

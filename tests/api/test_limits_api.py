@@ -72,7 +72,7 @@ def test_tags_over_64_kib_of_json_are_a_400(client, method):
     tags = {f"{i:02d}".ljust(512, "€"): "€" * 256 for i in range(50)}
     error = arm_error(_put_tags(client, tags, method=method), 400)
     # The request body is over the API's 64 KiB too, which is checked first; the tag rule
-    # on its own is tested in tests/model/test_collections_tags.py.
+    # on its own is tested in tests/wire/test_collections_tags.py.
     assert error["target"] in ("body", "tags")
     assert "tags" not in client.get(collection_path()).json()  # nothing half-written
 
@@ -91,10 +91,19 @@ def test_job_over_16_kb_is_a_400_for_put_and_patch(client):
     )
     assert error["target"] == "properties"
     error = arm_error(
-        client.put(job_path("job2"), json=job_body(action={
-            "type": "Http",
-            "request": {"uri": "http://example.com/", "method": "GET", "headers": big_header},
-        })),
+        client.put(
+            job_path("job2"),
+            json=job_body(
+                action={
+                    "type": "Http",
+                    "request": {
+                        "uri": "http://example.com/",
+                        "method": "GET",
+                        "headers": big_header,
+                    },
+                }
+            ),
+        ),
         400,
     )
     assert error["target"] == "properties"

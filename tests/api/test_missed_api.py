@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from scheduler_lib.domain import job_key
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.timeutil import iso_z
 from tests.api.conftest import RG, SUB, arm_error, job_body, job_path, make_collection
 

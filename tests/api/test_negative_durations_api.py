@@ -1,6 +1,6 @@
 """A negative ISO 8601 duration (`-PT1S`) is refused in every duration field a job has, a
 400 naming the field that says it is negative (real HTTP, real Azurite). One reader parses
-every duration (`model/durations.read_iso_duration`), so each field refuses it the same
+every duration (`wire/durations.read_iso_duration`), so each field refuses it the same
 way; zero is refused where it means nothing (a retry now, a message that lives for no
 time, an empty window), and accepted by `maxJitter`, where `PT0S` means "no jitter"."""
 

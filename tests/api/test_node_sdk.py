@@ -54,11 +54,14 @@ def test_the_node_sdk_reads_and_round_trips_every_field(node_session) -> None:
         {"day": "friday", "occurrence": -1}
     ]
     assert read["action"]["retryPolicy"] == {
-        "retryType": "fixed", "retryInterval": "PT2M", "retryCount": 3,
+        "retryType": "fixed",
+        "retryInterval": "PT2M",
+        "retryCount": 3,
     }
     topic = read["action"]["errorAction"]["serviceBusTopicMessage"]
     assert (topic["transportType"], topic["authentication"]["type"]) == (
-        "amqp", "sharedAccessKey",
+        "amqp",
+        "sharedAccessKey",
     )
     assert topic["brokeredMessageProperties"]["timeToLive"] == "PT1H"
     assert "password" not in read["action"]["request"]["authentication"]
@@ -66,9 +69,10 @@ def test_the_node_sdk_reads_and_round_trips_every_field(node_session) -> None:
     assert result["written"]["properties"]["action"] == result["created"]["properties"]["action"]
     stored = get_job(store, SUB, RG, "nodecoll", "hook").definition
     assert stored["action"]["request"]["authentication"]["password"] == "node-secret"
-    assert stored["action"]["errorAction"]["serviceBusTopicMessage"]["authentication"][
-        "sasKey"
-    ] == "sb-secret"
+    assert (
+        stored["action"]["errorAction"]["serviceBusTopicMessage"]["authentication"]["sasKey"]
+        == "sb-secret"
+    )
     assert stored["recurrence"]["schedule"]["monthlyOccurrences"] == [
         {"day": "Friday", "occurrence": -1}
     ]

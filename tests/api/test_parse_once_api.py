@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_lib.model import timing
 from scheduler_lib.schedule import recurrence
+from scheduler_lib.wire import timing
 from tests.api.conftest import job_body, job_path, make_collection
 
 

@@ -150,8 +150,9 @@ def test_a_stored_password_does_not_follow_a_patched_uri(client, store):
         ("action.errorAction.request", {"errorAction": {"request": {"uri": "http://b.example/"}}}),
         ("action.request", {"request": {"uri": "http://a.example:8080/"}}),
     ):
-        error = arm_error(client.patch(job_path(), json={"properties": {"action": patch_action}}),
-                          400)
+        error = arm_error(
+            client.patch(job_path(), json={"properties": {"action": patch_action}}), 400
+        )
         assert error["target"] == f"properties.{where}.authentication.password"
         assert "basic-pw" not in error["message"]
     stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]
@@ -174,8 +175,13 @@ def test_a_stored_oauth_secret_does_not_follow_a_patched_uri(client, store):
     """PUT an OAuth job to host A, PATCH only the URI to host B: a 400 naming the secret
     (before: 200, and B received a token minted with A's stored secret on the next run)."""
     make_collection(client)
-    auth = {"type": "ActiveDirectoryOAuth", "tenant": "t", "audience": "api://a",
-            "clientId": "c", "secret": "oauth-secret"}
+    auth = {
+        "type": "ActiveDirectoryOAuth",
+        "tenant": "t",
+        "audience": "api://a",
+        "clientId": "c",
+        "secret": "oauth-secret",
+    }
     action = http_action(uri="https://a.example/run", authentication=auth)
     assert client.put(job_path(), json=job_body(action=action)).status_code == 201
     moved = {"properties": {"action": {"request": {"uri": "https://b.example/run"}}}}
@@ -192,4 +198,6 @@ def test_a_stored_oauth_secret_does_not_follow_a_patched_uri(client, store):
     assert client.patch(job_path(), json=moved).status_code == 200
     stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]["request"]
     assert (stored["uri"], stored["authentication"]["secret"]) == (
-        "https://b.example/run", "b-secret")
+        "https://b.example/run",
+        "b-secret",
+    )

@@ -47,10 +47,18 @@ def test_the_old_version_refuses_it_naming_the_field(client, coll) -> None:
 
 @pytest.mark.parametrize(
     ("value", "why"),
-    [("PT0S", "at least PT15S"), ("-PT30S", "must not be negative"), ("PT14S", "at least PT15S"),
-     ("PT9M1S", "at most PT9M"), ("PT30M", "functionTimeout"), ("P1D", "at most PT9M"),
-     ("P1M", "days, hours, minutes or seconds"), (60, "ISO 8601"), ("soon", "ISO 8601"),
-     ("", "ISO 8601")],
+    [
+        ("PT0S", "at least PT15S"),
+        ("-PT30S", "must not be negative"),
+        ("PT14S", "at least PT15S"),
+        ("PT9M1S", "at most PT9M"),
+        ("PT30M", "functionTimeout"),
+        ("P1D", "at most PT9M"),
+        ("P1M", "days, hours, minutes or seconds"),
+        (60, "ISO 8601"),
+        ("soon", "ISO 8601"),
+        ("", "ISO 8601"),
+    ],
 )
 def test_out_of_range_or_malformed_is_a_400_naming_it(client_ext, coll, value, why) -> None:
     action = {**http_action(), "timeout": value}
@@ -62,7 +70,10 @@ def test_out_of_range_or_malformed_is_a_400_naming_it(client_ext, coll, value, w
 
 
 def test_only_http_actions_take_it(client_ext, coll) -> None:
-    queue = {"type": "StorageQueue", "timeout": "PT30S",
-             "queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "?sig=x"}}
+    queue = {
+        "type": "StorageQueue",
+        "timeout": "PT30S",
+        "queueMessage": {"storageAccount": "acct", "queueName": "q", "sasToken": "?sig=x"},
+    }
     error = arm_error(client_ext.put(job_path(), json=job_body(action=queue)), 400)
     assert error["target"] == FIELD and "Http and Https" in error["message"]

@@ -4,7 +4,7 @@
 in its request is the usual 400 naming the field, its responses carry none. 2026-12-01
 accepts and returns them. A 2016-03-01 PUT replaces the definition (extensions dropped); its
 PATCH leaves the stored extensions alone. `pauseNote` (a job property) stands for every
-extension here: they all go through the one catalog (`model/extension_catalog.py`).
+extension here: they all go through the one catalog (`wire/extension_catalog.py`).
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def test_any_other_version_is_refused_naming_both(server, version):
 
 def test_collections_speak_both_versions(client, client_ext):
     """Both versions serve the same collection, each written as that version writes it
-    (`model/dialect.py`): 2016-03-01 leaves out the tags nobody set."""
+    (`wire/dialect.py`): 2016-03-01 leaves out the tags nobody set."""
     make_collection(client)
     new = client_ext.get(collection_path()).json()
     assert new.pop("tags") == {}

@@ -1,4 +1,4 @@
-"""How job collection answers look in each api-version (`model/dialect.py`), and the
+"""How job collection answers look in each api-version (`wire/dialect.py`), and the
 Suspended state, over real HTTP. Bodies as the .NET SDK 2.x sends them."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from scheduler_lib.dispatch.tick import run_tick
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.store.due_index import due_rows
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import (
     COLLECTIONS,

@@ -1,4 +1,4 @@
-"""How job answers look in each api-version (`model/dialect.py`), over real HTTP.
+"""How job answers look in each api-version (`wire/dialect.py`), over real HTTP.
 
 Request bodies have the shapes the SDKs send: the .NET SDK 2.x (TimeSpan retry intervals,
 PascalCase enums, `Occurrence`), the Python SDK (ISO 8601 durations, `Occurrence`). The
@@ -59,16 +59,16 @@ def test_a_timespan_retry_interval_is_accepted_and_echoed(
     assert created.status_code == 201, created.text
     assert created.json()["properties"]["action"]["retryPolicy"]["retryInterval"] == sent
     assert client.get(job_path()).json()["properties"]["action"]["retryPolicy"] == {
-        "retryType": "fixed", "retryInterval": sent, "retryCount": 2,
+        "retryType": "fixed",
+        "retryInterval": sent,
+        "retryCount": 2,
     }
     # Stored as what the client meant (the executor reads it), beside how it was written.
     record = get_job(store, SUB, RG, "coll", "job1")
     assert record.definition["action"]["retryPolicy"]["retryInterval"] == meant
     assert record.original_form == {"durations": {"action.retryPolicy.retryInterval": sent}}
     policy = RetryPolicy.from_action(record.definition["action"])
-    assert policy.interval.total_seconds() == {"PT1M": 60, "P1DT2H3M4S": 93784}.get(
-        meant, 30.5
-    )
+    assert policy.interval.total_seconds() == {"PT1M": 60, "P1DT2H3M4S": 93784}.get(meant, 30.5)
     # 2026-12-01 answers ISO 8601.
     policy_ext = client_ext.get(job_path()).json()["properties"]["action"]["retryPolicy"]
     assert policy_ext == {"retryType": "Fixed", "retryInterval": meant, "retryCount": 2}
@@ -112,8 +112,9 @@ def test_a_patch_keeps_how_the_untouched_interval_was_written(
         assert patched.status_code == 200, patched.text
         policy = client.get(job_path()).json()["properties"]["action"]["retryPolicy"]
         assert policy["retryInterval"] == "00:01:00"
-    replaced = {"properties": {"action": {"retryPolicy": {"retryType": "Fixed",
-                                                          "retryInterval": "PT5M"}}}}
+    replaced = {
+        "properties": {"action": {"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT5M"}}}
+    }
     answer = client.patch(job_path(), json=replaced).json()
     assert answer["properties"]["action"]["retryPolicy"]["retryInterval"] == "PT5M"
 
@@ -122,7 +123,9 @@ def test_a_timespan_time_to_live_is_echoed(client, collection, settings) -> None
     action = {
         "type": "ServiceBusQueue",
         "serviceBusQueueMessage": {
-            "namespace": "contoso-bus", "queueName": "q1", "message": "m",
+            "namespace": "contoso-bus",
+            "queueName": "q1",
+            "message": "m",
             "transportType": "NetMessaging",
             "authentication": {"type": "SharedAccessKey", "sasKeyName": "k", "sasKey": "s"},
             "brokeredMessageProperties": {"timeToLive": "1.00:00:00"},
@@ -150,7 +153,8 @@ def test_job_enums_are_answered_as_the_service_wrote_them(client, client_ext, co
     assert answer["action"]["retryPolicy"]["retryType"] == "fixed"
     assert answer["action"]["errorAction"]["retryPolicy"] == {"retryType": "none"}
     assert (answer["action"]["type"], answer["action"]["errorAction"]["type"]) == (
-        "Http", "StorageQueue",
+        "Http",
+        "StorageQueue",
     )
     ext = client_ext.get(job_path()).json()["properties"]
     assert (ext["state"], ext["recurrence"]["frequency"]) == ("Enabled", "Week")
@@ -196,8 +200,12 @@ def test_a_job_created_disabled_has_no_status(client, client_ext, collection) ->
     assert created["state"] == "disabled" and "status" not in created
     assert "status" not in client.get(job_path()).json()["properties"]
     ext = client_ext.get(job_path()).json()["properties"]["status"]
-    assert ext == {"executionCount": 0, "failureCount": 0, "faultedCount": 0,
-                   "consecutiveFailures": 0}
+    assert ext == {
+        "executionCount": 0,
+        "failureCount": 0,
+        "faultedCount": 0,
+        "consecutiveFailures": 0,
+    }
 
 
 @pytest.mark.parametrize("state", [JobState.DISABLED, JobState.COMPLETED, JobState.FAULTED])
@@ -207,12 +215,20 @@ def test_only_a_job_that_will_run_shows_a_next_execution(
     """A job keeps the time it stopped at (Completed, Faulted) or would resume at
     (Disabled); nothing runs then, so no answer shows it (any api-version)."""
     body = job_body(startTime="2026-03-05T00:00:00Z", recurrence={"frequency": "Day"})
-    assert client.put(job_path(), json=body).json()["properties"]["status"][
-        "nextExecutionTime"
-    ] == "2026-03-05T00:00:00Z"
+    assert (
+        client.put(job_path(), json=body).json()["properties"]["status"]["nextExecutionTime"]
+        == "2026-03-05T00:00:00Z"
+    )
     record = get_job(store, SUB, RG, "coll", "job1")
-    put_job(store, replace(record, state=state, execution_count=1,
-                           last_execution_time=datetime.fromisoformat("2026-03-04T09:00:00Z")))
+    put_job(
+        store,
+        replace(
+            record,
+            state=state,
+            execution_count=1,
+            last_execution_time=datetime.fromisoformat("2026-03-04T09:00:00Z"),
+        ),
+    )
     for api in (client, client_ext):
         status = api.get(job_path()).json()["properties"]["status"]
         assert "nextExecutionTime" not in status and status["executionCount"] == 1
@@ -224,8 +240,10 @@ def test_client_certificate_expiry_under_both_names(client, client_ext, collecti
     action = http_action(uri="https://example.com/", authentication=auth)
     answer = client.put(job_path(), json=job_body(action=action)).json()["properties"]
     read = answer["action"]["request"]["authentication"]
-    assert read["certificateExpiration"] == read["certificateExpirationDate"] == (
-        "2099-12-31T23:59:59Z"
+    assert (
+        read["certificateExpiration"]
+        == read["certificateExpirationDate"]
+        == ("2099-12-31T23:59:59Z")
     )
     assert read["type"] == "ClientCertificate"
     assert client.put(job_path(), json={"properties": answer}).status_code == 200
@@ -261,8 +279,13 @@ def test_dotnet_sdk_answers_match_the_recorded_shape(client, collection) -> None
     """The second PUT of the .NET SDK's recorded CreateUpdateDelete session: a job replaced
     Disabled, without retryPolicy or recurrence, answered with neither and no status."""
     client.put(job_path(), json=_dotnet_job())
-    body = {"properties": {"startTime": "2026-03-09T00:00:00Z", "state": "Disabled",
-                           "action": http_action()}}
+    body = {
+        "properties": {
+            "startTime": "2026-03-09T00:00:00Z",
+            "state": "Disabled",
+            "action": http_action(),
+        }
+    }
     replaced = client.put(job_path(), json=body)
     assert replaced.status_code == 200
     assert replaced.json()["properties"] == {
@@ -270,5 +293,3 @@ def test_dotnet_sdk_answers_match_the_recorded_shape(client, collection) -> None
         "action": http_action(),
         "state": "disabled",
     }
-
-

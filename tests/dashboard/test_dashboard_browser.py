@@ -227,7 +227,8 @@ def test_see_why_a_job_failed_and_fix_it(devhost, page, tmp_path) -> None:  # no
         shot("job-failed")
         page.get_by_role("link", name="Overview").first.click()
         expect(page.get_by_label("Jobs needing attention")).to_contain_text(
-            "ops / nightly: failing now")
+            "ops / nightly: failing now"
+        )
         shot("overview-needs-attention")
 
         # Fix it: point it at a working URL, run it now.
@@ -248,9 +249,14 @@ def test_see_why_a_job_failed_and_fix_it(devhost, page, tmp_path) -> None:  # no
     assert [r.path for r in target.requests] == ["/broken", "/fixed"]
 
     # A job with maxJitter (api-version 2026-12-01): its next runs show the offset.
-    job = {"properties": {"maxJitter": "PT60S", "startTime": "2026-01-01T00:00:00Z",
-           "recurrence": {"frequency": "Day", "schedule": {"hours": [10], "minutes": [0]}},
-           "action": {"type": "Http", "request": {"method": "GET", "uri": target.url_for("/")}}}}
+    job = {
+        "properties": {
+            "maxJitter": "PT60S",
+            "startTime": "2026-01-01T00:00:00Z",
+            "recurrence": {"frequency": "Day", "schedule": {"hours": [10], "minutes": [0]}},
+            "action": {"type": "Http", "request": {"method": "GET", "uri": target.url_for("/")}},
+        }
+    }
     put = httpx.put(f"{base}/subscriptions/{SUB}/resourceGroups/ops/providers/Microsoft.Scheduler/"
                     "jobCollections/ops/jobs/spread?api-version=2026-12-01", json=job,
                     headers={"Authorization": f"Bearer {KEY}"}, timeout=30)  # fmt: skip

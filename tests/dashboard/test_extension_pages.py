@@ -230,8 +230,7 @@ def test_editing_an_exponential_retry_in_the_form_keeps_what_it_does_not_show(
 ) -> None:
     retry = {"retryType": "Exponential", "retryInterval": "PT20S", "retryCount": 6,
              "maxRetryInterval": "PT10M", "retryOn": ["5xx", "transport"]}  # fmt: skip
-    _job(api, "backoff", action={**ACTION, "retryPolicy": retry, "timeout": "PT2M"},
-         **DAILY_1000)
+    _job(api, "backoff", action={**ACTION, "retryPolicy": retry, "timeout": "PT2M"}, **DAILY_1000)
     edit = signed_in.get(BASE + "/jobs/backoff/edit")
     assert re.search(r"<option selected>Exponential</option>", edit.text)
     etag = html.unescape(re.search(r'name="etag" value="([^"]*)"', edit.text).group(1))

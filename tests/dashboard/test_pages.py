@@ -295,9 +295,7 @@ def test_no_page_shows_a_collections_signing_secret(signed_in, api, server) -> N
         page = signed_in.get(UI + path)
         assert page.status_code == 200, path
         assert secret not in page.text and secret.removeprefix("whsec_") not in page.text, path
-    disabled = signed_in.post(
-        BASE + "/disable", data={"csrf": csrf_token(signed_in.get(UI + "/"))}
-    )
+    disabled = signed_in.post(BASE + "/disable", data={"csrf": csrf_token(signed_in.get(UI + "/"))})
     assert disabled.status_code == 303, disabled.text
     with api_client(server, version=EXTENSIONS_VERSION) as api_ext:
         kept = api_ext.get(collection_path()).json()["properties"]["signingSecrets"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler_lib.dashboard.words import describe
-from scheduler_lib.model import timing
+from scheduler_lib.wire import timing
 
 CASES = [
     ({"frequency": "Week", "schedule": {"weekDays": ["Monday", "Tuesday", "Wednesday",

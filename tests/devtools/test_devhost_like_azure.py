@@ -28,9 +28,9 @@ from devtools.azurite import ROOT, Azurite, free_port
 from devtools.timer_monitor import ScheduleStatus, TimerMonitor
 from scheduler_lib.config import Settings
 from scheduler_lib.housekeeping import next_daily_run
-from scheduler_lib.model.durations import parse_time_to_live
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store import get_dispatcher_state
+from scheduler_lib.wire.durations import parse_time_to_live
 
 NOON = datetime(2026, 6, 1, 12, 0, 30, tzinfo=UTC)
 QUEUES = json.loads((ROOT / "host.json").read_text())["extensions"]["queues"]

@@ -18,11 +18,11 @@ from scheduler_lib.config import Settings
 from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.keys import split_job_key
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.schedule.recurrence import parse_schedule
 from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import add_due, due_rows
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.jobs import get_job, put_job
 from scheduler_lib.store.tables import TableStore
 

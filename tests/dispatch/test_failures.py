@@ -14,7 +14,7 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import Bookkeeping, JobRecord
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
 from scheduler_lib.store.due_index import add_due
 from scheduler_lib.store.jobs import delete_job, put_job

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import JobRecord, job_key
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.schedule.jitter import jittered_start
 from scheduler_lib.store.history import list_history
 from scheduler_lib.store.tables import TableStore

@@ -11,7 +11,7 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain.jobs import JobRecord
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.store.due_index import add_due, park_message
 from scheduler_lib.store.jobs import delete_job
 from scheduler_lib.store.tables import TableStore

@@ -20,11 +20,11 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.execute import ExecutionReport
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.collections import put_collection
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.history import HistoryEntry, list_history
 from scheduler_lib.store.jobs import find_job, put_job
 from scheduler_lib.store.tables import TableStore

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from scheduler_lib.actions import ActionOutcome
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.backoff import Failure, full_jitter, retry_after
 from scheduler_lib.execution.execute import ExecutionReport
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.retry import RetryPolicy
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget

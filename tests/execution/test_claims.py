@@ -6,9 +6,9 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims
 from scheduler_lib.execution.lifecycle import Verdict, executor_state
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.jobs import find_job
 from scheduler_lib.store.tables import TableStore
 from tests.execution.harness import T0, http_action, make_job

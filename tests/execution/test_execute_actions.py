@@ -13,7 +13,7 @@ from typing import Any
 from azure.servicebus import ServiceBusMessage
 
 from scheduler_lib.config import AZURITE_ACCOUNT
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, make_job
 from tests.support.azurite_queues import new_queue, sas_token
 

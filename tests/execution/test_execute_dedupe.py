@@ -12,8 +12,8 @@ from datetime import timedelta
 import pytest
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.etag import ContentionError
 from scheduler_lib.store.jobs import put_job
 from scheduler_lib.store.tables import TableStore

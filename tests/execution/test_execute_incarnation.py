@@ -9,9 +9,9 @@ from dataclasses import replace
 from datetime import timedelta
 
 from scheduler_lib.domain import Bookkeeping, CollectionRecord, JobRecord
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.claims import Attempt, Skip, claim, finish
 from scheduler_lib.execution.lifecycle import executor_state
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.poisoned import record_poisoned
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.collections import put_collection

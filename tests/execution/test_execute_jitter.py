@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 

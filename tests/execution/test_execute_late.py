@@ -13,8 +13,8 @@ from datetime import timedelta
 import pytest
 
 from scheduler_lib.dispatch.job import advanced
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lifecycle
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.due_index import DueRow, due_rows
 from scheduler_lib.store.jobs import put_job
 from scheduler_lib.store.tables import TableStore

@@ -1,7 +1,7 @@
 """A job's `missedRunPolicy` applies to a message that arrives late, too: the occurrence was
 queued before an outage (the dispatcher sends a minute ahead), so the dispatcher's
 postponement after the outage never saw it, and the executor decides with the same function
-(`model/missed.missed_runs`). RunAll runs it late when it lies inside `catchUpWindow`,
+(`wire/missed.missed_runs`). RunAll runs it late when it lies inside `catchUpWindow`,
 RunLatest when no later occurrence was missed; otherwise it is Postponed as before.
 
 Real Azurite tables and queue, a real local HTTP server, an injected clock; the grace period
@@ -13,8 +13,8 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import CATCH_UP
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.jobs import put_job
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget

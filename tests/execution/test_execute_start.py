@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims, execute
 from scheduler_lib.execution.execute import MAX_START_WAIT
 from scheduler_lib.execution.lifecycle import executor_state
-from scheduler_lib.execution.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 

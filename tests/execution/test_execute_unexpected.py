@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 

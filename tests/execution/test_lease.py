@@ -17,9 +17,9 @@ from datetime import timedelta
 
 import pytest
 
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims, lease, lifecycle
 from scheduler_lib.execution.heartbeat import renew
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.poisoned import record_poisoned
 from scheduler_lib.store.jobs import put_job
 from tests.execution.harness import T0, Driver, http_action, make_job

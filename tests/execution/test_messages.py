@@ -4,8 +4,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution.messages import ERROR_ACTION, ExecutionMessage
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims
 from scheduler_lib.execution.execute import ExecutionReport
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.store.jobs import put_job
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget, RecordedRequest

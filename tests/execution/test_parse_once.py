@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_lib.execution.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.retry import RetryPolicy
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget

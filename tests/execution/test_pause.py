@@ -8,8 +8,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.domain import Bookkeeping, JobRecord, JobState
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.lifecycle import with_attempt
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.pause import failure_streak, paused_now
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)

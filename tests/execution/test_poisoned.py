@@ -7,8 +7,8 @@ from dataclasses import replace
 
 from devtools import devhost
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lifecycle
-from scheduler_lib.execution.messages import ExecutionMessage
 from scheduler_lib.execution.poisoned import record_poisoned
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.jobs import put_job

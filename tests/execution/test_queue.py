@@ -7,8 +7,8 @@ import pytest
 from azure.storage.queue import QueueClient
 
 from scheduler_lib.config import Settings
-from scheduler_lib.execution.messages import ExecutionMessage
-from scheduler_lib.execution.queue import ExecutionQueue
+from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.store.execution_queue import ExecutionQueue
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 

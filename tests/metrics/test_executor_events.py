@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from scheduler_lib.domain import Outcome
-from scheduler_lib.execution.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
+from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.metrics import catalog
 from tests.execution.harness import COLL, T0, Driver, http_action, make_job
 from tests.metrics.support import stored, value

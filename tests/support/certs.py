@@ -67,9 +67,15 @@ def issue(
     )
     if ca:
         usage = x509.KeyUsage(
-            digital_signature=False, content_commitment=False, key_encipherment=False,
-            data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
-            encipher_only=False, decipher_only=False,
+            digital_signature=False,
+            content_commitment=False,
+            key_encipherment=False,
+            data_encipherment=False,
+            key_agreement=False,
+            key_cert_sign=True,
+            crl_sign=True,
+            encipher_only=False,
+            decipher_only=False,
         )
         builder = builder.add_extension(usage, critical=True)
     else:

@@ -1,0 +1,215 @@
+"""The execution queue: the Storage queue between the dispatcher and the executor.
+
+The only module that imports azure-storage-queue for the scheduler's own queue (Storage-
+queue *actions* have their own adapter). Messages are base64-encoded because that is what
+the Functions queue trigger decodes by default. A message is sent with a visibility delay
+so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
+so longer waits go through the due index instead (`MAX_DELAY`).
+
+A message that must start at an exact second (`ExecutionMessage.start_at`) is made visible
+1 to 2 seconds before it (`EARLY_DELIVERY`, rounded down to the queue's whole seconds), so that
+the trigger's polling interval and the executor's reads happen before that second, not after
+it; the executor then waits for the second itself. Any other message becomes visible at its
+time, never earlier (rounded up).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cached_property
+from typing import Any, Self
+
+from azure.core.exceptions import AzureError, ResourceExistsError
+from azure.storage.queue import (
+    BinaryBase64DecodePolicy,
+    BinaryBase64EncodePolicy,
+    LinearRetry,
+    QueueClient,
+    QueueServiceClient,
+)
+
+from scheduler_lib.config import Settings
+from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.storage_account import Once, service_client
+from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
+
+log = logging.getLogger("scheduler.queue")
+
+#: The longest visibility delay Storage queues accept, less a margin for clock skew.
+MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
+
+#: A message with an exact start becomes visible at least this much (and less than a second
+#: more) before it. The trigger's next poll (host.json `maxPollingInterval`, 1 s) and the
+#: executor's claim (three storage round trips) fit in it; the executor waits out the rest,
+#: so a message holds an executor slot for 1-2 s before its action starts.
+EARLY_DELIVERY = timedelta(seconds=1)
+
+
+def _client_options(patience: StoragePatience) -> dict[str, Any]:
+    """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts. Its
+    counts per kind of failure (refused connection, lost answer, 5xx) default to 3 whatever
+    `retry_total` says, so each is set too."""
+    options: dict[str, Any] = patience.transport_options()
+    if patience.retries is not None:
+        options["retry_policy"] = LinearRetry(
+            backoff=patience.backoff,  # type: ignore[arg-type]  # typed int, takes float seconds
+            retry_total=patience.retries,
+            random_jitter_range=0,
+            retry_connect=patience.retries,
+            retry_read=patience.retries,
+            retry_status=patience.retries,
+        )
+    return options
+
+
+@dataclass(frozen=True)
+class SentMessage:
+    """A message this worker sent: what it needs to delete it while it is not yet visible."""
+
+    id: str
+    pop_receipt: str
+
+
+@dataclass(frozen=True)
+class ReceivedMessage:
+    """A message taken from the queue, as the queue trigger would hand it over."""
+
+    id: str
+    pop_receipt: str
+    dequeue_count: int
+    body: str
+
+
+class ExecutionQueue:
+    """Send to, and (for the local host) receive from, the execution queue, or another of
+    the scheduler's own queues by `name` (the dispatch queue of control messages)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        patience: StoragePatience = BACKGROUND,
+        name: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.patience = patience
+        self.name = name or settings.execution_queue_name
+        self._ready = Once()
+
+    def ready(self) -> Self:
+        """This queue, created (with its poison queue) once per instance, on first use."""
+        self._ready.run(self.ensure)
+        return self
+
+    @cached_property
+    def _service(self) -> QueueServiceClient:
+        return service_client(
+            QueueServiceClient,
+            self.settings,
+            self.settings.queue_endpoint,
+            **_client_options(self.patience),
+        )
+
+    def _client(self, name: str) -> QueueClient:
+        return self._service.get_queue_client(
+            name,
+            message_encode_policy=BinaryBase64EncodePolicy(),
+            message_decode_policy=BinaryBase64DecodePolicy(),
+        )
+
+    @cached_property
+    def client(self) -> QueueClient:
+        return self._client(self.name)
+
+    @cached_property
+    def poison(self) -> QueueClient:
+        return self._client(f"{self.name}-poison")
+
+    def ensure(self) -> None:
+        """Create the queue and its poison queue if missing (idempotent)."""
+        for client in (self.client, self.poison):
+            with suppress(ResourceExistsError):
+                client.create_queue()
+
+    def send(
+        self, message: ExecutionMessage, *, visible_at: datetime, now: datetime
+    ) -> SentMessage:
+        """Send `message` so that it becomes visible at `visible_at` (never earlier), or,
+        when it has an exact start, between 1 and 2 seconds before that (`EARLY_DELIVERY`).
+
+        Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
+        in the due index by the caller instead.
+        """
+        delay = visible_at - now
+        if delay > MAX_DELAY:
+            raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
+        if message.start_at is not None:
+            seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
+        else:
+            seconds = max(0, math.ceil(delay.total_seconds()))
+        return self.send_body(message.to_json(), delay_seconds=seconds)
+
+    def send_body(self, body: str, *, delay_seconds: int = 0) -> SentMessage:
+        """Send a message as it is (an execution message's JSON, a control message, one sent
+        again), visible after `delay_seconds`."""
+        sent = self.client.send_message(
+            body.encode(), visibility_timeout=max(0, delay_seconds) or None, time_to_live=-1
+        )
+        return SentMessage(sent.id, sent.pop_receipt or "")
+
+    def discard(self, sent: SentMessage) -> None:
+        """Delete a message this worker sent and no longer needs, if it still can (one that
+        became visible and was taken meanwhile has another pop receipt: it stays, and its
+        handler finds it has nothing to do)."""
+        try:
+            self.client.delete_message(sent.id, sent.pop_receipt)
+        except AzureError as exc:
+            log.debug("message %s not discarded: %s", sent.id, type(exc).__name__)
+
+    def receive(
+        self, *, max_messages: int = 16, visibility_timeout: int = 300, poisoned: bool = False
+    ) -> list[ReceivedMessage]:
+        """Take up to `max_messages` visible messages, hidden for `visibility_timeout` s
+        (from the poison queue with `poisoned`)."""
+        received = self._source(poisoned).receive_messages(
+            messages_per_page=min(max_messages, 32),
+            max_messages=max_messages,
+            visibility_timeout=visibility_timeout,
+        )
+        return [
+            ReceivedMessage(
+                m.id, m.pop_receipt or "", m.dequeue_count or 1, bytes(m.content).decode()
+            )
+            for m in received
+        ]
+
+    def _source(self, poisoned: bool) -> QueueClient:
+        return self.poison if poisoned else self.client
+
+    def depth(self, *, poisoned: bool = False) -> int:
+        """Approximately how many messages the queue (or its poison queue) holds, those not
+        yet visible included (a retry waiting, an occurrence sent a minute ahead)."""
+        properties = self._source(poisoned).get_queue_properties()
+        return int(properties.approximate_message_count or 0)
+
+    def delete(self, message: ReceivedMessage, *, poisoned: bool = False) -> None:
+        self._source(poisoned).delete_message(message.id, message.pop_receipt)
+
+    def release(
+        self, message: ReceivedMessage, *, delay_seconds: int, poisoned: bool = False
+    ) -> datetime | None:
+        """Make a message that failed visible again after `delay_seconds`; returns when the
+        queue service says it will be (for the log)."""
+        updated = self._source(poisoned).update_message(
+            message.id, message.pop_receipt, visibility_timeout=delay_seconds
+        )
+        return updated.next_visible_on
+
+    def move_to_poison(self, message: ReceivedMessage) -> None:
+        """What the Functions host does after `maxDequeueCount` failed attempts."""
+        self.poison.send_message(message.body.encode(), time_to_live=-1)
+        self.delete(message)

@@ -1,0 +1,33 @@
+"""Extension 8 (2026-12-01): a note on why a job is paused, and stopping after failures
+(validated here; counted and applied by the executor, `execution/pause.py`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler_lib.domain import JobRecord
+from scheduler_lib.wire import readers
+
+#: A note is for people reading the job: a sentence or a ticket link, not a document.
+MAX_PAUSE_NOTE = 1024
+
+
+def pause_note(value: Any, path: str) -> str:
+    """Free text, at most `MAX_PAUSE_NOTE` characters (an empty one is how it is cleared
+    besides null)."""
+    return readers.string(value, path, max_length=MAX_PAUSE_NOTE, empty=True)
+
+
+#: More than this many faulted occurrences in a row is not "stop after failures" any more.
+MAX_PAUSE_AFTER = 1000
+
+
+def pause_after(value: Any, path: str) -> int:
+    """`pauseAfterConsecutiveFailures`: how many faulted occurrences in a row disable the
+    job (1 .. `MAX_PAUSE_AFTER`)."""
+    return readers.integer(value, path, low=1, high=MAX_PAUSE_AFTER)
+
+
+def consecutive_failures(record: JobRecord) -> int:
+    """`status.consecutiveFailures`: faulted occurrences in a row (see execution/pause.py)."""
+    return record.consecutive_failures
