@@ -30,3 +30,12 @@ def test_every_referenced_file_is_in_the_repository(document: Path) -> None:
         if "://" not in name and "<" not in name and not _exists(name.lstrip("./"), document)
     ]
     assert missing == []
+
+
+def test_every_app_setting_is_documented_in_the_settings_page() -> None:
+    """docs/settings.md lists every setting the code reads (the catalog in
+    `scheduler_lib/app_settings.py`), so a new setting cannot ship undocumented."""
+    from scheduler_lib.app_settings import APP_SETTINGS
+
+    text = (ROOT / "docs" / "settings.md").read_text()
+    assert [name for name in APP_SETTINGS if f"`{name}`" not in text] == []
