@@ -12,7 +12,8 @@ attribute, an outcome or a message in the code makes these tests fail.
 How the exporter names things (azure-monitor-opentelemetry-exporter, `_exporter.py`
 `_convert_point_to_envelope`): the instrument's name is the metric's `Name`, its attributes
 the `Properties`, a counter's value of one export interval the `Sum`, a histogram's count,
-sum, min and max `ItemCount`, `Sum`, `Min`, `Max` (no buckets).
+sum, min and max `ItemCount`, `Sum`, `Min`, `Max` (no buckets);
+`tests/metrics/test_azure_export.py` runs the real exporter against a local endpoint.
 """
 
 from __future__ import annotations
