@@ -334,3 +334,19 @@ def test_workbook_items_query_the_workspace_over_the_chosen_time_range() -> None
             assert used in parameters
     lateness = workbook_queries()["lateness"]
     assert f'"{catalog.START_LATENESS.otel}"' in lateness and "percentilew(" in lateness
+
+
+def test_every_field_the_rule_loop_reads_is_in_every_rule() -> None:
+    """What the Bicep compiler would refuse: `rule.<field>` missing from an entry."""
+    body = declarations(ALERTS)["resource", "rules"].text.decode()
+    used = set(re.findall(r"\brule\.(\w+)", body))
+    assert used and all(used <= set(rule) for rule in alert_rules().values())
+
+
+@pytest.mark.parametrize("module", ["./app/alerts.bicep"])
+def test_main_passes_every_required_parameter_and_no_unknown_one(module: str) -> None:
+    _, scope = Scope(MAIN).module(module)
+    declared = {name: node for (kind, name), node in scope.decls.items() if kind == "param"}
+    required = {name for name, node in declared.items() if node.type == "type"}
+    assert set(scope.args) <= set(declared)
+    assert required <= set(scope.args)

@@ -146,7 +146,7 @@ resource rules 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = [for rule i
     // Without receivers the alerts still fire, in the portal's alert list.
     actions: {
       actionGroups: hasReceivers ? [
-        actionGroup.id
+        actionGroup!.id
       ] : []
     }
   }
@@ -165,6 +165,6 @@ resource workbook 'Microsoft.Insights/workbooks@2023-06-01' = {
   }
 }
 
-output actionGroupId string = hasReceivers ? actionGroup.id : ''
+output actionGroupId string = hasReceivers ? actionGroup!.id : ''
 output alertRuleNames array = [for (rule, i) in alertRules: rules[i].name]
 output workbookId string = workbook.id
