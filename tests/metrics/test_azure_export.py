@@ -72,6 +72,7 @@ def exported() -> Iterator[PeriodicExportingMetricReader]:
         )
         assert otel_metrics.get_meter_provider().__class__ is MeterProvider
         yield reader
+    reader.shutdown()  # its last export, while the endpoint still answers: no later one
     server.shutdown()
 
 
