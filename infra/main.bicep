@@ -115,6 +115,18 @@ param storageSkuName string = 'Standard_LRS'
 @description('Key Vault purge protection: a deleted vault and its API keys stay recoverable for the retention period (7 days), and its name stays taken until then. Turn off only for throwaway environments that `azd down --purge` should free at once; once on, it cannot be turned off.')
 param keyVaultPurgeProtection bool = true
 
+@description('Email address that Azure Monitor alerts go to (dispatcher stalled, overdue jobs, failure rate, poisoned messages; docs/metrics.md). Empty, with alertWebhookUrl empty too: no action group, and the alerts only show in the portal.')
+param alertEmail string = ''
+
+@secure()
+@description('HTTPS URL that the same alerts are posted to (Azure Monitor common alert schema). Empty: no webhook.')
+param alertWebhookUrl string = ''
+
+@minValue(1)
+@maxValue(100)
+@description('Percentage of the occurrences that ran within 15 minutes and failed (Faulted or Poisoned) that raises the failure-rate alert.')
+param alertFailureRatePercent int = 10
+
 // Optional name overrides (empty = derived from the environment).
 param resourceGroupName string = ''
 param functionAppName string = ''
@@ -254,6 +266,22 @@ module monitoring 'br/public:avm/res/insights/component:0.4.1' = {
     tags: tags
     workspaceResourceId: logAnalytics.outputs.resourceId
     disableLocalAuth: true
+  }
+}
+
+// Alert rules on the app's metrics and logs, an action group for them when an email or a
+// webhook is given, and a workbook (app/alerts.bicep; tests/test_infra_alerts.py).
+module alerts './app/alerts.bicep' = {
+  name: 'alerts'
+  scope: rg
+  params: {
+    location: location
+    tags: tags
+    resourceToken: resourceToken
+    workspaceId: logAnalytics.outputs.resourceId
+    alertEmail: alertEmail
+    alertWebhookUrl: alertWebhookUrl
+    failureRatePercent: alertFailureRatePercent
   }
 }
 

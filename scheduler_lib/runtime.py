@@ -127,6 +127,7 @@ class Runtime:
         dispatch queue, then the tick's upkeep."""
         self.ensure_storage()
         report = self.dispatcher.coordinate(self.dispatch_queue, now=self.clock())
+        self.metrics.tick_completed()
         self.upkeep(report.now)
         return report
 
@@ -164,6 +165,7 @@ class Runtime:
         control messages, then each pair they name (`drain_dispatch`), then the upkeep."""
         self.ensure_storage()
         coordinated = self.dispatcher.coordinate(self.dispatch_queue, now=self.clock())
+        self.metrics.tick_completed()
         report = combine_results(coordinated.now, self.drain_dispatch(), self.clock)
         self.upkeep(report.now)
         log.info(

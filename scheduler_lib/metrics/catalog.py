@@ -72,6 +72,11 @@ ACTION_DURATION = Metric(
     "Seconds one attempt of an action took, from its request's start to its outcome",
     (COLLECTION, ACTION_TYPE), DURATION_BOUNDS,
 )  # fmt: skip
+DISPATCHER_TICKS = Metric(
+    "scheduler.dispatcher.ticks", "scheduler_dispatcher_ticks", Kind.COUNTER, "1",
+    "Completed ticks of the dispatcher's coordinator: a heartbeat, one a minute; Azure "
+    "Monitor alerts when none arrives (the gauges below exist only when scraped)",
+)  # fmt: skip
 QUEUE_MESSAGES = Metric(
     "scheduler.queue.messages", "scheduler_queue_messages", Kind.GAUGE, "1",
     "Approximate messages in a queue (execution, dispatch, poison), delayed ones included",
@@ -91,7 +96,7 @@ INSTANCES = Metric(
     "Instances whose counters flushed recently (the rows a scrape sums besides the retired)",
 )  # fmt: skip
 
-COUNTERS = (OCCURRENCES, ATTEMPTS, RETRIES)
+COUNTERS = (OCCURRENCES, ATTEMPTS, RETRIES, DISPATCHER_TICKS)
 HISTOGRAMS = (START_LATENESS, ACTION_DURATION)
 GAUGES = (QUEUE_MESSAGES, SECONDS_SINCE_TICK, OVERDUE_JOBS, INSTANCES)
 ALL = (*COUNTERS, *HISTOGRAMS, *GAUGES)

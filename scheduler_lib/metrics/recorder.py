@@ -126,6 +126,17 @@ class MetricsRecorder:
                 observe[catalog.START_LATENESS.otel].record(event.lateness, labels)
         self._dirty = True
 
+    def tick_completed(self) -> None:
+        """Count one completed coordinator tick (the dispatcher's heartbeat). Azure Monitor
+        receives it as the other counters; its absence is what the dispatcher-stalled alert
+        sees, since a stalled or dead dispatcher cannot report its own age."""
+        try:
+            for instruments in self._instruments:
+                instruments.counters[catalog.DISPATCHER_TICKS.otel].add(1)
+            self._dirty = True
+        except Exception:
+            log.exception("metrics: could not count a dispatcher tick")
+
     def snapshot(self) -> Snapshot:
         """This instance's counters since it started (cumulative)."""
         return Snapshot.from_otel(self._reader.get_metrics_data())
