@@ -71,6 +71,12 @@ def add_command(commands: Any, instant: Any) -> None:
         metavar="ISO",
         help="what utcNow() and timestamp() are (never the clock); previews start there",
     )
+    add(
+        "--secrets",
+        type=Path,
+        metavar="FILE",
+        help="an export bundle's secrets: its secrets list, a value each (docs/export.md)",
+    )
     add("--dry-run", action="store_true", help="print what would be done; write nothing")
     add(
         "--offline",
@@ -92,7 +98,9 @@ def run(args: argparse.Namespace, *, now: datetime) -> int:
         print("error: --offline only goes with --dry-run", file=sys.stderr)
         return SOURCE_ERROR
     deployment = Deployment(args.subscription, args.resource_group, args.location, args.import_time)
-    options = SourceOptions(args.files, args.parameters, args.sets, deployment, args.collection)
+    options = SourceOptions(
+        args.files, args.parameters, args.sets, deployment, args.collection, args.secrets
+    )
     try:
         found, read = read_sources(options)
         plan = build_plan(found, Target(args.subscription, args.resource_group, args.collection))
