@@ -13,7 +13,9 @@ back in that version (the extensions kept). What a bundle cannot carry:
   signed. A value in the side file that matches no secret of the bundles is refused: a typo
   must not silently leave a job Disabled.
 - Each job's `status` (execution counts, last and next run): the scheduler's own record,
-  begun afresh by the restored job.
+  begun afresh by the restored job (a `recurrence.count` counts again from the restore). A
+  job that had ended (Completed, Faulted) comes in Disabled: a PUT cannot set those states,
+  and an ended job must not run again.
 - History: no route writes history (only runs do), so a bundle's history stays in the
   bundle, for reading; the restore says how many entries it leaves there.
 """
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scheduler_lib.domain import JobState
 from scheduler_lib.migrate.found import (
     Found,
     FoundCollection,
@@ -38,6 +41,8 @@ from scheduler_lib.wire.signing import PROPERTY as SIGNING
 from scheduler_lib.wire.versions import LATEST_VERSION
 
 _REASON = "an export never holds secret values; give it in --secrets FILE"
+#: Job states the scheduler sets and a PUT cannot (`USER_JOB_STATES` are the others).
+_ENDED = frozenset({JobState.COMPLETED.value.lower(), JobState.FAULTED.value.lower()})
 
 
 def is_bundle(document: Any) -> bool:
@@ -184,6 +189,12 @@ def _job(
     properties = {k: v for k, v in job["properties"].items() if k.lower() != "status"}
     found = FoundJob(collection.name, name, where, properties, collection.resource_group,
                      api_version=LATEST_VERSION.value)  # fmt: skip
+    state = str(properties.get("state") or "")
+    if state.lower() in _ENDED:
+        # Only Enabled and Disabled can be written; an ended job must not run again.
+        ended = f"{state} → Disabled (it had ended)"
+        found.notes.append(changed(f"{where}.properties.state", ended))
+        properties["state"] = JobState.DISABLED.value
     for entry in listed:
         if str(entry.get("job") or "").lower() != name.lower():
             continue

@@ -104,7 +104,7 @@ def run(args: argparse.Namespace, *, now: datetime) -> int:
     try:
         found, read = read_sources(options)
         plan = build_plan(found, Target(args.subscription, args.resource_group, args.collection))
-        client = None if args.offline else SchedulerClient(args.url, _key(args.key_file))
+        client = None if args.offline else SchedulerClient(args.url, api_key(args.key_file))
         results = execute(
             plan, client, args.subscription, dry_run=args.dry_run, replace=args.replace
         )
@@ -118,7 +118,8 @@ def run(args: argparse.Namespace, *, now: datetime) -> int:
     return 0 if all(result.outcome in GOOD for result in results) else FAILED
 
 
-def _key(path: Path) -> str:
+def api_key(path: Path) -> str:
+    """SCHEDULER_API_KEY, else the key file's (the export's CLI reads it the same way)."""
     key = os.environ.get("SCHEDULER_API_KEY")
     if key:
         return key

@@ -8,7 +8,8 @@ whatever the collection's size. Jobs are read page by page while others may be w
 any paged list is: a job created or deleted during the export may or may not be in it.
 
 Each job is written as GET returns it in api-version 2026-12-01 (secrets removed by the same
-`job_to_wire`); the secrets it holds are named in `secrets` by job and JSON path, never
+`job_to_wire`; a recurring job without `startTime` with the instant its schedule counts from,
+see `_job`); the secrets it holds are named in `secrets` by job and JSON path, never
 their values. With `include_history`, each job's entries of the last `HISTORY_WINDOW` (at
 most `HISTORY_PER_JOB`, newest first) follow in `history`, read in a second pass.
 """
@@ -72,7 +73,7 @@ def _chunks(
     yield _dumps(head)[:-1] + ',"jobs":['
     count = 0
     for record in _jobs(store, request):
-        yield ("," if count else "") + _dumps(job_to_wire(record, now=now, version=LATEST_VERSION))
+        yield ("," if count else "") + _dumps(_job(record, now))
         secrets += [
             {"collection": collection["name"], "job": record.name, "path": path}
             for path in bundle.job_secret_paths(record.definition)
@@ -101,6 +102,17 @@ def _jobs(store: TableStore, request: ExportRequest) -> Iterator[JobRecord]:
         yield from page
         if token is None:
             return
+
+
+def _job(record: JobRecord, now: datetime) -> dict[str, Any]:
+    """The job as GET returns it; a recurring job without `startTime` gets the instant its
+    schedule counts from (its creation, or its last change of schedule) as `startTime`, so
+    that the restored job keeps its phase: an hourly job created at 09:00 runs at :00 after
+    a restore too, not at the minute of the restore."""
+    wire = job_to_wire(record, now=now, version=LATEST_VERSION)
+    if record.definition.get("recurrence") and not record.definition.get("startTime"):
+        wire["properties"]["startTime"] = iso_z(record.created_time)
+    return wire
 
 
 def _history(store: TableStore, record: JobRecord, now: datetime) -> dict[str, Any]:
