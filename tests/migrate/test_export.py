@@ -26,7 +26,6 @@ from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
 from scheduler_lib.store import TableStore
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.wire.actions import CERT_DERIVED
 from tests.api.conftest import api_client
 from tests.migrate.conftest import NOW, SUB, Imported
 from tests.support.api_server import ApiServer, ManualClock, serve
@@ -73,8 +72,9 @@ def _jobs(pfx: str) -> dict[str, dict[str, Any]]:
     }  # fmt: skip
 
 
-def _collection(group: str, name: str) -> str:
-    return f"/subscriptions/{SUB}/resourceGroups/{group}/providers/Microsoft.Scheduler/jobCollections/{name}"
+def _collection(group: str, name: str, subscription: str = SUB) -> str:
+    provider = f"/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.Scheduler"
+    return f"{provider}/jobCollections/{name}"
 
 
 @pytest.fixture
@@ -206,7 +206,7 @@ def test_a_collection_exported_and_restored_into_another_deployment(
     assert restored.out.splitlines()[-1] == "8 created", restored.out
     assert "history" not in restored.out  # none was exported
 
-    target = f"/subscriptions/{SUB_B}/resourceGroups/rg-b/providers/Microsoft.Scheduler/jobCollections/coll"
+    target = _collection("rg-b", "coll", SUB_B)
     collection = b.get(target).json()
     original = bundle["collection"]
     assert collection["location"] == original["location"] and collection["tags"] == {"team": "ops"}
@@ -253,11 +253,13 @@ def test_a_missing_signing_secret_restores_the_collection_disabled(
         assert secret not in restored.out
     restored = _restore(cli, second, str(out))
     assert restored.code == 0, restored.out
-    back = b.get(_collection("rg-a", "coll").replace(SUB, SUB_B)).json()["properties"]
+    back = b.get(_collection("rg-a", "coll", SUB_B)).json()["properties"]
     assert back["state"] == "Disabled" and "signingSecrets" not in back
 
 
-def test_a_side_file_naming_no_secret_of_the_bundle_is_refused(cli, first, second, source, tmp_path):
+def test_a_side_file_naming_no_secret_of_the_bundle_is_refused(
+    cli, first, second, source, tmp_path
+):
     out = tmp_path / "coll.json"
     _export(cli, first, "--resource-group", "rg-a", "--collection", "coll", "--out", str(out))
     side = tmp_path / "secrets.json"
@@ -278,7 +280,7 @@ def test_an_ended_job_comes_in_disabled(cli, first, second, b, source, tmp_path)
     side = _side_file(tmp_path / "s.json", bundle, {"queue:sasToken": "?sv=1&sig=queue-sas"})
     restored = _restore(cli, second, str(out), "--secrets", str(side))
     assert "Completed → Disabled (it had ended)" in restored.out
-    job = b.get(_collection("rg-a", "coll").replace(SUB, SUB_B) + "/jobs/queue").json()
+    job = b.get(_collection("rg-a", "coll", SUB_B) + "/jobs/queue").json()
     assert job["properties"]["state"] == "Disabled"
 
 
@@ -303,5 +305,5 @@ def test_a_whole_deployment_backup_restores_every_collection(cli, first, second,
     restored = _restore(cli, second, *(str(backup / f) for f in files))
     assert restored.code == 0, restored.out
     for group, name in (("rg-1", "one"), ("rg-2", "two")):
-        path = _collection(group, name).replace(SUB, SUB_B) + "/jobs/j"
-        assert b.get(path).json()["properties"]["recurrence"] == {"frequency": "Hour", "interval": 1}
+        back = b.get(_collection(group, name, SUB_B) + "/jobs/j").json()["properties"]
+        assert back["recurrence"] == {"frequency": "Hour", "interval": 1}
