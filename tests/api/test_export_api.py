@@ -76,8 +76,8 @@ def test_the_history_is_the_last_60_days_at_most_100_per_job(client_ext, coll, s
         record = job_store.get_job(store, SUB, RG, "coll", name)
         for i in range(count):
             start = now - ago - timedelta(seconds=i)
-            entry = HistoryEntry(record.history_key, start, start, start, "MainAction", "Completed", "OK")
-            add_history(store, entry)
+            entry = (start, start, start, "MainAction", "Completed", "OK")
+            add_history(store, HistoryEntry(record.history_key, *entry))
 
     add("busy", timedelta(hours=1), bundle.HISTORY_PER_JOB + 1)
     add("quiet", timedelta(days=59))
