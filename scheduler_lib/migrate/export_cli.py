@@ -120,10 +120,13 @@ def _export(
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
-    with partial.open("wb") as sink:
-        client.download(address, params, sink)
-    summary = _summary(partial)
-    partial.replace(out)
+    try:
+        with partial.open("wb") as sink:
+            client.download(address, params, sink)
+        summary = _summary(partial)
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
     print(f"{_name(address)}: {summary} → {out}", file=sys.stderr)
 
 

@@ -257,6 +257,31 @@ def test_a_missing_signing_secret_restores_the_collection_disabled(
     assert back["state"] == "Disabled" and "signingSecrets" not in back
 
 
+def test_a_dry_run_with_the_secrets_never_prints_them(cli, first, second, b, source, tmp_path):
+    exported = _export(cli, first, "--resource-group", "rg-a", "--collection", "coll")
+    assert exported.code == 0 and json.loads(exported.out)["jobCount"] == 7  # to stdout
+    out = tmp_path / "coll.json"
+    out.write_text(exported.out)
+    given = {"None:value": SIGNING, "basic:password": "basic-pw", "oauth:secret": "oauth-secret",
+             "oauth:password": "err-pw", "cert:pfx": source["(pfx)"]["value"],
+             "cert:password": "pfx-pw", "queue:sasToken": "?sv=1&sig=queue-sas",
+             "bus:sasKey": "sb-key", "topic:sasKey": "sb-key"}  # fmt: skip
+    side = _side_file(tmp_path / "secrets.json", json.loads(exported.out), given)
+    dry = _restore(cli, second, str(out), "--secrets", str(side), "--dry-run")
+    assert dry.code == 0 and "would create" in dry.out and "missing" not in dry.out, dry.out
+    for secret in (*SECRETS, SIGNING, source["(pfx)"]["value"]):
+        assert secret not in dry.out
+    assert b.get(_collection("rg-a", "coll", SUB_B)).status_code == 404  # nothing written
+
+
+def test_exporting_a_missing_collection_says_so(cli, first, tmp_path):
+    out = tmp_path / "none.json"
+    refused = _export(cli, first, "--resource-group", "rg-a", "--collection", "none",
+                      "--out", str(out))  # fmt: skip
+    assert refused.code == 1 and "404 ResourceNotFound" in refused.err
+    assert list(tmp_path.iterdir()) == []  # no bundle, no partial file left
+
+
 def test_a_side_file_naming_no_secret_of_the_bundle_is_refused(
     cli, first, second, source, tmp_path
 ):
@@ -302,8 +327,10 @@ def test_a_whole_deployment_backup_restores_every_collection(cli, first, second,
     assert exported.code == 0, exported.err
     files = sorted(p.relative_to(backup).as_posix() for p in backup.rglob("*.json"))
     assert files == [f"{SUB}/rg-1/one.json", f"{SUB}/rg-2/two.json"]
-    restored = _restore(cli, second, *(str(backup / f) for f in files))
+    restored = _restore(cli, second, *(str(backup / f) for f in files), "--location", "northeurope")
     assert restored.code == 0, restored.out
     for group, name in (("rg-1", "one"), ("rg-2", "two")):
+        moved = b.get(_collection(group, name, SUB_B)).json()
+        assert moved["location"] == "northeurope"  # moved to another region
         back = b.get(_collection(group, name, SUB_B) + "/jobs/j").json()["properties"]
         assert back["recurrence"] == {"frequency": "Hour", "interval": 1}
