@@ -54,7 +54,8 @@ async def export(ctx: Ctx, name: CollectionPath, history: HISTORY = None) -> Res
         name.subscription_id, name.resource_group, name.collection, _flag(history)
     )
     now = ctx.clock()
-    chunks = await run_in_threadpool(export_collection, ctx.store, request, now=now)
+    # `ctx.store` may create the tables on first use: off the event loop, as every route.
+    chunks = await run_in_threadpool(lambda: export_collection(ctx.store, request, now=now))
     return StreamingResponse(
         (chunk.encode() for chunk in chunks), media_type="application/json; charset=utf-8"
     )

@@ -24,7 +24,7 @@ import pytest
 from scheduler_lib.__main__ import main
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
-from scheduler_lib.store import TableStore
+from scheduler_lib.store import HistoryEntry, TableStore, add_history
 from scheduler_lib.store import jobs as job_store
 from tests.api.conftest import api_client
 from tests.migrate.conftest import NOW, SUB, Imported
@@ -307,6 +307,28 @@ def test_an_ended_job_comes_in_disabled(cli, first, second, b, source, tmp_path)
     assert "Completed → Disabled (it had ended)" in restored.out
     job = b.get(_collection("rg-a", "coll", SUB_B) + "/jobs/queue").json()
     assert job["properties"]["state"] == "Disabled"
+
+
+def test_history_is_exported_to_read_and_not_restored(
+    cli, first, second, b, source, store, tmp_path
+):
+    record = job_store.get_job(store, SUB, "rg-a", "coll", "plain")
+    for minutes in (10, 70):
+        start = NOW - timedelta(minutes=minutes)
+        entry = (start, start, start, "MainAction", "Completed", "Http Status Code: OK")
+        add_history(store, HistoryEntry(record.history_key, *entry))
+    out = tmp_path / "coll.json"
+    _export(cli, first, "--resource-group", "rg-a", "--collection", "coll", "--out", str(out),
+            "--include-history")  # fmt: skip
+    history = {h["job"]: h["entries"] for h in json.loads(out.read_text())["history"]}
+    assert [e["startTime"] for e in history["plain"]] == [
+        "2026-03-02T08:50:00Z",
+        "2026-03-02T07:50:00Z",
+    ]
+    restored = _restore(cli, second, str(out))
+    assert "dropped: history: 2 entries stay in the bundle: only runs write history" in restored.out
+    path = _collection("rg-a", "coll", SUB_B) + "/jobs/plain/history"
+    assert b.get(path).json()["value"] == []
 
 
 def test_a_bundle_cut_short_is_refused(cli, second, tmp_path):
