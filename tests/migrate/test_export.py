@@ -331,12 +331,25 @@ def test_history_is_exported_to_read_and_not_restored(
     assert b.get(path).json()["value"] == []
 
 
-def test_a_bundle_cut_short_is_refused(cli, second, tmp_path):
+GOOD_ID = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Scheduler/jobCollections/c"
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"complete": None}, "cut.json: is cut short"),
+        ({"bundleVersion": 2}, "cut.json: bundleVersion: is 2; this scheduler reads 1"),
+        ({"collection": {"id": "/nonsense"}}, "cut.json: collection.id: is not a job collection"),
+        ({"jobs": [{"name": "c/j"}]}, "cut.json: jobs[0]: is not a job as GET returns it"),
+    ],
+)
+def test_a_bundle_that_is_not_whole_is_refused(cli, second, tmp_path, change, words):
+    document = {"kind": "SchedulerExportBundle", "bundleVersion": 1, "complete": True,
+                "collection": {"id": GOOD_ID, "name": "c"}, "jobs": [], **change}  # fmt: skip
     cut = tmp_path / "cut.json"
-    cut.write_text(json.dumps({"kind": "SchedulerExportBundle", "bundleVersion": 1,
-                               "collection": {}, "jobs": []}))  # fmt: skip
+    cut.write_text(json.dumps({k: v for k, v in document.items() if v is not None}))
     refused = _restore(cli, second, str(cut))
-    assert refused.code == 2 and "cut short" in refused.err
+    assert refused.code == 2 and words in refused.err, refused.err
 
 
 def test_a_whole_deployment_backup_restores_every_collection(cli, first, second, a, b, tmp_path):
