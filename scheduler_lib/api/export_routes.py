@@ -36,7 +36,11 @@ HISTORY = Annotated[
 ]
 
 
-@router.get(paths.COLLECTION + "/export", openapi_extra=since(LATEST_VERSION), **operation(
+_ANSWER = {"content": {"application/json": {"schema": bundle.SCHEMA}}}
+
+
+@router.get(paths.COLLECTION + "/export", openapi_extra={
+    **since(LATEST_VERSION), "responses": {"200": _ANSWER}}, **operation(
     "JobCollections_Export",
     "Export a job collection and its jobs as one bundle (api-version 2026-12-01)",
     (200, 400, 404),

@@ -36,6 +36,51 @@ HISTORY_PER_JOB = 100
 JOB_PAGE = 100
 
 
+_REF = "#/components/schemas/"
+#: The bundle's schema in the 2026-12-01 OpenAPI document (the route's 200 answer).
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "kind": {"type": "string", "enum": [KIND]},
+        "bundleVersion": {"type": "integer", "enum": [BUNDLE_VERSION]},
+        "apiVersion": {"type": "string"},
+        "exportedAt": {"type": "string", "format": "date-time"},
+        "includesHistory": {"type": "boolean"},
+        "collection": {"$ref": _REF + "JobCollectionDefinition"},
+        "jobs": {"type": "array", "items": {"$ref": _REF + "JobDefinition"}},
+        "secrets": {
+            "type": "array",
+            "description": "each secret left out, by collection, job (null: the collection's) "
+            "and JSON path",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "collection": {"type": "string"},
+                    "job": {"type": "string", "nullable": True},
+                    "path": {"type": "string"},
+                },
+            },
+        },
+        "history": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "job": {"type": "string"},
+                    "entries": {
+                        "type": "array",
+                        "items": {"$ref": _REF + "JobHistoryDefinitionProperties"},
+                    },
+                    "truncated": {"type": "boolean"},
+                },
+            },
+        },
+        "jobCount": {"type": "integer"},
+        "complete": {"type": "boolean", "description": "written last: absent, cut short"},
+    },
+}
+
+
 def job_secret_paths(definition: dict[str, Any]) -> list[str]:
     """The JSON paths (from the job body, `properties.`...) of the secrets a stored job
     definition holds: what the bundle leaves out and the restore asks for."""

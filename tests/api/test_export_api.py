@@ -105,3 +105,5 @@ def test_export_is_documented_by_the_new_version_alone(server):
     documented = next(p for p in new["paths"] if p.endswith("/export"))
     parameters = {p["name"] for p in new["paths"][documented]["get"]["parameters"]}
     assert "includeHistory" in parameters
+    answer = new["paths"][documented]["get"]["responses"]["200"]["content"]["application/json"]
+    assert set(answer["schema"]["properties"]) >= {"kind", "collection", "jobs", "secrets"}
