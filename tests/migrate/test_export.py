@@ -274,6 +274,26 @@ def test_a_dry_run_with_the_secrets_never_prints_them(cli, first, second, b, sou
     assert b.get(_collection("rg-a", "coll", SUB_B)).status_code == 404  # nothing written
 
 
+def test_secrets_given_after_a_first_restore_need_replace(
+    cli, first, second, b, source, second_settings, tmp_path
+):
+    out = tmp_path / "coll.json"
+    _export(cli, first, "--resource-group", "rg-a", "--collection", "coll", "--out", str(out))
+    assert _restore(cli, second, str(out)).code == 0  # no secrets: those jobs Disabled
+    job = _collection("rg-a", "coll", SUB_B) + "/jobs/basic"
+    assert b.get(job).json()["properties"]["state"] == "Disabled"
+    side = _side_file(tmp_path / "s.json", json.loads(out.read_text()), {
+        "None:value": SIGNING, "basic:password": "basic-pw"})  # fmt: skip
+    later = _restore(cli, second, str(out), "--secrets", str(side))
+    assert later.code == 1 and "job rg-a/coll/basic: conflict" in later.out
+    replaced = _restore(cli, second, str(out), "--secrets", str(side), "--replace")
+    assert "job rg-a/coll/basic: replaced" in replaced.out, replaced.out
+    back = b.get(job).json()["properties"]
+    assert back["state"] == "Enabled" and "pauseNote" not in back
+    stored = job_store.get_job(TableStore(second_settings), SUB_B, "rg-a", "coll", "basic")
+    assert stored.definition["action"]["request"]["authentication"]["password"] == "basic-pw"
+
+
 def test_exporting_a_missing_collection_says_so(cli, first, tmp_path):
     out = tmp_path / "none.json"
     refused = _export(cli, first, "--resource-group", "rg-a", "--collection", "none",
