@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scheduler_lib.domain import JobState
+from scheduler_lib.domain import CollectionState, JobState
 from scheduler_lib.migrate.found import (
     Found,
     FoundCollection,
@@ -156,10 +156,10 @@ def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> N
             continue
         kept.append({**entry, "value": value})
     if len(kept) < len(entries):
-        state = item.properties.get("state", "Enabled")
-        if str(state).lower() != "disabled":
+        state = item.properties.get("state", CollectionState.ENABLED.value)
+        if str(state).lower() != CollectionState.DISABLED.value.lower():
             item.notes.append(changed("properties.state", f"{state} → Disabled (unsigned)"))
-        item.properties["state"] = "Disabled"
+        item.properties["state"] = CollectionState.DISABLED.value
     if kept:
         item.properties[SIGNING] = kept
     else:
