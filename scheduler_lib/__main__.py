@@ -1,5 +1,6 @@
 """Command line: `python -m scheduler_lib preview JOB.json [--count N] [--now ISO]`, and
-`python -m scheduler_lib import FILE...` (ARM, Bicep, Terraform; see docs/import.md).
+`python -m scheduler_lib import FILE...` (ARM, Bicep, Terraform, export bundles; see
+docs/import.md) and `python -m scheduler_lib export` (docs/export.md).
 
 An entry point, so it may read the clock: `--now` defaults to the current time. A job that
 fails validation prints one line naming the field to stderr and exits with status 2, the
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.migrate import add_import_command, run_import
+from scheduler_lib.migrate import add_export_command, add_import_command, run_export, run_import
 from scheduler_lib.schedule import job_properties, preview_table, read_now
 from scheduler_lib.wire.arm import job_key_of_id
 
@@ -35,9 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         "--now", type=_instant, help="evaluate as of this ISO 8601 instant (default: now; UTC)"
     )
     add_import_command(commands, _instant)
+    add_export_command(commands)
     args = parser.parse_args(argv)
     if args.command == "import":
         return run_import(args, now=datetime.now(UTC))
+    if args.command == "export":
+        return run_export(args)
     now = args.now or datetime.now(UTC)
     try:
         document = _load(args.job)

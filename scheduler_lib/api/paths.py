@@ -15,7 +15,7 @@ LITERALS = {
     s.lower(): s
     for s in (
         "api", "subscriptions", "resourceGroups", "providers", "Microsoft.Scheduler",
-        "jobCollections", "jobs", "run", "history", "enable", "disable",
+        "jobCollections", "jobs", "run", "history", "enable", "disable", "export",
     )
 }  # fmt: skip
 
@@ -26,7 +26,7 @@ def canonical_path(path: str) -> str:
     parts = path.split("/")
     # "", api, subscriptions, {sub}, then either providers/Microsoft.Scheduler/jobCollections
     # or resourceGroups, {rg}, providers, Microsoft.Scheduler, jobCollections, {coll},
-    # jobs|enable|disable, {job}, run|history
+    # jobs|enable|disable|export, {job}, run|history
     if len(parts) > 4 and parts[4].lower() == "providers":
         positions: tuple[int, ...] = (1, 2, 4, 5, 6)
     else:

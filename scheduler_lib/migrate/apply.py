@@ -28,7 +28,7 @@ from scheduler_lib.migrate.compare import (
     collection_differences,
     job_differences,
 )
-from scheduler_lib.migrate.convert import API_VERSION, ImportedCollection, ImportedJob, Plan
+from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob, Plan
 
 
 class Outcome(StrEnum):
@@ -83,7 +83,7 @@ class Run:
             return Result(item, Outcome.REFUSED, [_refusal(error)])
         address = self._address(item.resource_group, item.name)
         result = self._write(
-            item, address, API_VERSION, lambda remote: collection_differences(local, remote)
+            item, address, item.api_version, lambda remote: collection_differences(local, remote)
         )
         if result.outcome in GOOD or result.outcome == Outcome.CONFLICT:
             self.available.add(key)

@@ -71,6 +71,12 @@ def add_command(commands: Any, instant: Any) -> None:
         metavar="ISO",
         help="what utcNow() and timestamp() are (never the clock); previews start there",
     )
+    add(
+        "--secrets",
+        type=Path,
+        metavar="FILE",
+        help="an export bundle's secrets: its secrets list, a value each (docs/export.md)",
+    )
     add("--dry-run", action="store_true", help="print what would be done; write nothing")
     add(
         "--offline",
@@ -92,11 +98,13 @@ def run(args: argparse.Namespace, *, now: datetime) -> int:
         print("error: --offline only goes with --dry-run", file=sys.stderr)
         return SOURCE_ERROR
     deployment = Deployment(args.subscription, args.resource_group, args.location, args.import_time)
-    options = SourceOptions(args.files, args.parameters, args.sets, deployment, args.collection)
+    options = SourceOptions(
+        args.files, args.parameters, args.sets, deployment, args.collection, args.secrets
+    )
     try:
         found, read = read_sources(options)
         plan = build_plan(found, Target(args.subscription, args.resource_group, args.collection))
-        client = None if args.offline else SchedulerClient(args.url, _key(args.key_file))
+        client = None if args.offline else SchedulerClient(args.url, api_key(args.key_file))
         results = execute(
             plan, client, args.subscription, dry_run=args.dry_run, replace=args.replace
         )
@@ -110,7 +118,8 @@ def run(args: argparse.Namespace, *, now: datetime) -> int:
     return 0 if all(result.outcome in GOOD for result in results) else FAILED
 
 
-def _key(path: Path) -> str:
+def api_key(path: Path) -> str:
+    """SCHEDULER_API_KEY, else the key file's (the export's CLI reads it the same way)."""
     key = os.environ.get("SCHEDULER_API_KEY")
     if key:
         return key

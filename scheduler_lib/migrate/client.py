@@ -1,5 +1,6 @@
-"""The scheduler's REST API as the import uses it: GET and PUT of job collections and jobs,
-over HTTP, so that an import reaches a deployed app exactly as it reaches `make run`'s.
+"""The scheduler's REST API as the import and the export use it: GET and PUT of job
+collections and jobs, their lists, and the export's bundle, over HTTP, so that an import
+reaches a deployed app exactly as it reaches `make run`'s.
 
 Every write goes through the API's routes, so an imported job is validated, quota-checked,
 scheduled and stored by the code every other client goes through; a refusal comes back as
@@ -9,7 +10,7 @@ the API's ARM error (code, message, target), which the import reports as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import requests
@@ -62,16 +63,57 @@ class SchedulerClient:
     def put(self, address: Address, body: dict[str, Any], version: str) -> dict[str, Any]:
         return _json(self._send("PUT", address, version, body))
 
+    def list_collections(
+        self, subscription: str, resource_group: str | None, version: str
+    ) -> list[dict[str, Any]]:
+        """The job collections of a subscription (or one of its resource groups), every page."""
+        sub = quote(subscription, safe="")
+        group = f"/resourceGroups/{quote(resource_group, safe='')}" if resource_group else ""
+        url: str | None = f"{self.base_url}/subscriptions/{sub}{group}/providers/" + (
+            arm.COLLECTION_TYPE
+        )
+        params: dict[str, str] | None = {"api-version": version}
+        found: list[dict[str, Any]] = []
+        while url:
+            page = _json(self._request("GET", url, params))
+            found += [item for item in page.get("value") or () if isinstance(item, dict)]
+            url, params = page.get("nextLink"), None  # a nextLink carries its own query
+        return found
+
+    def download(
+        self, address: Address, params: dict[str, str], sink: BinaryIO, *, chunk: int = 65536
+    ) -> None:
+        """GET `address` + `/export` into `sink` as it arrives (a bundle is never held whole
+        here); ApiError when the API refuses it."""
+        url = self.base_url + address.path() + "/export"
+        response = self._request("GET", url, params, stream=True)
+        with response:
+            if response.status_code >= 400:
+                _json(response)
+            try:
+                for part in response.iter_content(chunk):
+                    sink.write(part)
+            except requests.RequestException as error:
+                raise Unreachable(f"the export from {self.base_url} broke off ({error})") from None
+
     def _send(
         self, method: str, address: Address, version: str, body: Any = None
     ) -> requests.Response:
+        url = self.base_url + address.path()
+        return self._request(method, url, {"api-version": version}, body=body)
+
+    def _request(
+        self,
+        method: str,
+        url: str,
+        params: dict[str, str] | None,
+        *,
+        body: Any = None,
+        stream: bool = False,
+    ) -> requests.Response:
         try:
             return self.session.request(
-                method,
-                self.base_url + address.path(),
-                params={"api-version": version},
-                json=body,
-                timeout=self.timeout,
+                method, url, params=params, json=body, timeout=self.timeout, stream=stream
             )
         except requests.RequestException as error:
             raise Unreachable(

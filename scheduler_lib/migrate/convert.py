@@ -46,6 +46,7 @@ class ImportedCollection:
     body: dict[str, Any]
     where: str
     notes: list[Note] = field(default_factory=list)
+    api_version: str = API_VERSION
 
 
 @dataclass
@@ -86,7 +87,8 @@ def build_plan(found: Found, target: Target) -> Plan:
             body["tags"] = item.tags
         body["properties"] = _integers(copy.deepcopy(item.properties), "properties", notes)
         group = _group(target, item.resource_group, item.where)
-        plan.collections.append(ImportedCollection(group, name, body, item.where, notes))
+        version = item.api_version or API_VERSION
+        plan.collections.append(ImportedCollection(group, name, body, item.where, notes, version))
     for job in found.jobs:
         plan.jobs.append(_job(job, target, renamed))
     _unique(plan)
@@ -118,7 +120,7 @@ def _job(job: FoundJob, target: Target, renamed: dict[str, str]) -> ImportedJob:
         notes.append(dropped(f"{job.where}.properties.{key}", "read-only: the scheduler keeps it"))
     properties = _integers(properties, "properties", notes)
     _retry_intervals(properties.get("action"), "properties.action", notes)
-    version = API_VERSION
+    version = job.api_version or API_VERSION
     if job.missing:
         properties, secret_notes = apply_placeholders(job, properties)
         notes += secret_notes

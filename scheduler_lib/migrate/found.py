@@ -37,6 +37,9 @@ class FoundCollection:
     properties: dict[str, Any] = field(default_factory=dict)
     resource_group: str | None = None
     notes: list[Note] = field(default_factory=list)
+    #: The api-version its properties are written in (None: 2016-03-01, as templates are;
+    #: an export bundle's are 2026-12-01).
+    api_version: str | None = None
 
 
 @dataclass
@@ -48,6 +51,7 @@ class FoundJob:
     resource_group: str | None = None
     notes: list[Note] = field(default_factory=list)
     missing: list[MissingSecret] = field(default_factory=list)
+    api_version: str | None = None  # as FoundCollection's
 
 
 @dataclass

@@ -41,8 +41,7 @@ def _result(result: Result, *, now: datetime, dry_run: bool) -> list[str]:
     lines += [f"  {detail}" for detail in result.details]
     lines += [f"  {note}" for note in item.notes]
     if dry_run:
-        version = item.api_version if isinstance(item, ImportedJob) else "2016-03-01"
-        lines.append(f"  body (PUT, api-version {version}):")
+        lines.append(f"  body (PUT, api-version {item.api_version}):")
         text = json.dumps(masked(item.body), indent=2, ensure_ascii=False)
         lines += [f"    {line}" for line in text.splitlines()]
     if isinstance(item, ImportedJob) and result.checked is not None:
@@ -61,6 +60,8 @@ def _runs(item: ImportedJob, timing: dict[str, Any], now: datetime) -> list[str]
 
 def masked(value: Any, key: str = "") -> Any:
     """A body as it may be shown: secrets replaced by a word saying what is there."""
+    if isinstance(value, dict) and key == "signingSecrets" and "value" in value:
+        return {**value, "value": "(secret, not shown)"}
     if isinstance(value, dict):
         return {k: masked(v, k) for k, v in value.items()}
     if isinstance(value, list):

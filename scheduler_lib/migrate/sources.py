@@ -1,4 +1,5 @@
 """The files of an import, by kind: ARM JSON templates (`bicep build` output included),
+export bundles (`bundle`, recognised by their `kind`),
 `.bicep` files, Terraform `.tf` files (those of one directory form one module, as in
 Terraform) and their `.tfvars`.
 
@@ -20,6 +21,7 @@ from scheduler_lib.migrate.arm_resources import read_resources
 from scheduler_lib.migrate.arm_template import Template
 from scheduler_lib.migrate.bicep import BicepFile
 from scheduler_lib.migrate.bicep_resources import read_bicep
+from scheduler_lib.migrate.bundle import SideSecrets, is_bundle, read_bundle
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.found import Found
 from scheduler_lib.migrate.overrides import Overrides
@@ -37,6 +39,7 @@ class SourceOptions:
     sets: list[str] = field(default_factory=list)
     deployment: Deployment = field(default_factory=Deployment)
     collection: str | None = None
+    secrets: Path | None = None  # an export bundle's secrets (`bundle.SideSecrets`)
 
 
 def read_sources(options: SourceOptions) -> tuple[Found, list[str]]:
@@ -48,6 +51,7 @@ def read_sources(options: SourceOptions) -> tuple[Found, list[str]]:
         if path.suffix != ".tfvars":
             given.update(arm_parameters(path))
     found, read = Found(), []
+    side = SideSecrets.read(options.secrets, load_json(options.secrets) if options.secrets else {})
     modules: dict[Path, list[Path]] = {}
     for path in options.files:
         if path.is_dir():
@@ -62,6 +66,10 @@ def read_sources(options: SourceOptions) -> tuple[Found, list[str]]:
             document = load_json(path)
             if _is_parameters(document):
                 raise SourceError(path.name, "is a parameters file", "give it with --parameters")
+            if is_bundle(document):
+                found.extend(read_bundle(document, path.name, side, options.deployment.location))
+                read.append(f"{path} (export bundle)")
+                continue
             template = Template(
                 document, given=given, overrides=overrides, deployment=options.deployment
             )
@@ -80,6 +88,7 @@ def read_sources(options: SourceOptions) -> tuple[Found, list[str]]:
         read.append(f"{', '.join(str(f) for f in files)} (Terraform)")
         read += [f"{v} (Terraform variables)" for v in variables]
     overrides.check_all_used()
+    side.check_all_used()
     return found, read
 
 

@@ -1,0 +1,217 @@
+"""Restoring an export bundle (`wire/bundle.py`): its collection and jobs read into the same
+`found` records as a template's, so a restore has the import's dry run, comparison,
+`--replace` and idempotence.
+
+The bundle holds everything as GET returns it in api-version 2026-12-01, so it is written
+back in that version (the extensions kept). What a bundle cannot carry:
+
+- Secrets. Each is named in `secrets` (by collection, job and JSON path); `--secrets FILE`
+  gives their values (the same list with a `value` each). A job's secret not given makes it
+  a `MissingSecret`, so the job comes in Disabled with a pauseNote naming it, as an import
+  does (`missing_secrets`). A collection's signing secret not given is left out and the
+  collection comes in Disabled, so none of its jobs sends unsigned what its receivers expect
+  signed. A value in the side file that matches no secret of the bundles is refused: a typo
+  must not silently leave a job Disabled.
+- Each job's `status` (execution counts, last and next run): the scheduler's own record,
+  begun afresh by the restored job (a `recurrence.count` counts again from the restore). A
+  job that had ended (Completed, Faulted) comes in Disabled: a PUT cannot set those states,
+  and an ended job must not run again.
+- History: no route writes history (only runs do), so a bundle's history stays in the
+  bundle, for reading; the restore says how many entries it leaves there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from scheduler_lib.domain import CollectionState, JobState
+from scheduler_lib.migrate.found import (
+    Found,
+    FoundCollection,
+    FoundJob,
+    MissingSecret,
+    changed,
+    dropped,
+)
+from scheduler_lib.migrate.problems import Note, NoteKind, SourceError
+from scheduler_lib.wire import bundle
+from scheduler_lib.wire.signing import PROPERTY as SIGNING
+from scheduler_lib.wire.versions import LATEST_VERSION
+
+_REASON = "an export never holds secret values; give it in --secrets FILE"
+#: Job states the scheduler sets and a PUT cannot (`USER_JOB_STATES` are the others).
+_ENDED = frozenset({JobState.COMPLETED.value.lower(), JobState.FAULTED.value.lower()})
+
+
+def is_bundle(document: Any) -> bool:
+    return isinstance(document, dict) and document.get("kind") == bundle.KIND
+
+
+@dataclass
+class SideSecrets:
+    """`--secrets FILE`: `{"secrets": [{"collection", "job", "path", "value"}]}`, the
+    bundle's own `secrets` list with the values filled in. Which were used is kept, so that
+    one naming nothing is refused (`check_all_used`)."""
+
+    values: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    used: set[tuple[str, str, str]] = field(default_factory=set)
+    source: str = ""
+
+    @classmethod
+    def read(cls, path: Path | None, document: Any) -> SideSecrets:
+        if path is None:
+            return cls()
+        entries = document.get("secrets") if isinstance(document, dict) else None
+        if not isinstance(entries, list):
+            raise SourceError(path.name, "is not a secrets file (no secrets list)")
+        values = {}
+        for index, entry in enumerate(entries):
+            where = f"{path.name}: secrets[{index}]"
+            if not isinstance(entry, dict):
+                raise SourceError(where, "must be an object {collection, job, path, value}")
+            for key in ("collection", "path", "value"):
+                if not isinstance(entry.get(key), str) or not entry[key]:
+                    raise SourceError(f"{where}.{key}", "is required (a string)")
+            if entry.get("job") is not None and not isinstance(entry["job"], str):
+                raise SourceError(f"{where}.job", "must be a job name or null")
+            values[_key(entry["collection"], entry.get("job"), entry["path"])] = entry["value"]
+        return cls(values, set(), path.name)
+
+    def take(self, collection: str, job: str | None, path: str) -> str | None:
+        key = _key(collection, job, path)
+        if key in self.values:
+            self.used.add(key)
+        return self.values.get(key)
+
+    def check_all_used(self) -> None:
+        unused = [key for key in self.values if key not in self.used]
+        if unused:
+            collection, job, path = unused[0]
+            raise SourceError(
+                self.source,
+                f"names a secret no bundle holds: {collection}/{job or '(collection)'} {path}",
+                "copy the collection, job and path from the bundle's secrets list",
+            )
+
+
+def _key(collection: str, job: str | None, path: str) -> tuple[str, str, str]:
+    return (collection.lower(), (job or "").lower(), path)
+
+
+def read_bundle(
+    document: dict[str, Any], name: str, secrets: SideSecrets, location: str | None = None
+) -> Found:
+    """The collection and jobs of a bundle (`name` is its file's, for messages); `location`
+    (`--location`) moves the collection to another region's name."""
+    _check(document, name)
+    collection = document["collection"]
+    where = f"{name}: collection"
+    parts = str(collection.get("id", "")).split("/")
+    if len(parts) != 9 or parts[3].lower() != "resourcegroups" or not parts[4]:
+        raise SourceError(f"{where}.id", "is not a job collection's ARM id")
+    group, collection_name = parts[4], parts[8]
+    listed = [s for s in document.get("secrets") or () if isinstance(s, dict)]
+    found = Found()
+    item = FoundCollection(
+        collection_name, where, collection.get("location"), collection.get("tags"),
+        dict(collection.get("properties") or {}), group, api_version=LATEST_VERSION.value,
+    )  # fmt: skip
+    if location is not None and location != item.location:
+        moved = f"{item.location} → {location} (--location)"
+        item.notes.append(changed(f"{where}.location", moved))
+        item.location = location
+    _signing(item, [s["path"] for s in listed if s.get("job") is None], secrets)
+    _leftovers(item, document)
+    found.collections.append(item)
+    for index, job in enumerate(document["jobs"]):
+        found.jobs.append(_job(job, f"{name}: jobs[{index}]", item, listed, secrets))
+    return found
+
+
+def _check(document: dict[str, Any], name: str) -> None:
+    if document.get("bundleVersion") != bundle.BUNDLE_VERSION:
+        raise SourceError(
+            f"{name}: bundleVersion",
+            f"is {document.get('bundleVersion')!r}; this scheduler reads {bundle.BUNDLE_VERSION}",
+        )
+    if document.get("complete") is not True:
+        raise SourceError(name, "is cut short (no complete: true at its end)", "export it again")
+    if not isinstance(document.get("collection"), dict) or not isinstance(
+        document.get("jobs"), list
+    ):
+        raise SourceError(name, "has no collection object or jobs list")
+
+
+def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> None:
+    entries = [dict(e) for e in item.properties.get(SIGNING) or () if isinstance(e, dict)]
+    kept = []
+    for index, entry in enumerate(entries):
+        path = f"properties.{SIGNING}[{index}].value"
+        entry.pop("createdTime", None)
+        value = secrets.take(item.name, None, path) if path in paths else None
+        if value is None:
+            item.notes.append(Note(NoteKind.MISSING_SECRET, path, _REASON))
+            continue
+        kept.append({**entry, "value": value})
+    if len(kept) < len(entries):
+        state = item.properties.get("state", CollectionState.ENABLED.value)
+        if str(state).lower() != CollectionState.DISABLED.value.lower():
+            item.notes.append(changed("properties.state", f"{state} → Disabled (unsigned)"))
+        item.properties["state"] = CollectionState.DISABLED.value
+    if kept:
+        item.properties[SIGNING] = kept
+    else:
+        item.properties.pop(SIGNING, None)
+
+
+def _leftovers(item: FoundCollection, document: dict[str, Any]) -> None:
+    fresh = "the scheduler's record of runs; it starts afresh"
+    item.notes.append(dropped("jobs[].properties.status", fresh))
+    history = document.get("history") or ()
+    count = sum(len(h.get("entries") or ()) for h in history if isinstance(h, dict))
+    if count:
+        item.notes.append(dropped(
+            "history", f"{count} entries stay in the bundle: only runs write history",
+        ))  # fmt: skip
+
+
+def _job(
+    job: Any, where: str, collection: FoundCollection, listed: list[dict[str, Any]],
+    secrets: SideSecrets,
+) -> FoundJob:  # fmt: skip
+    if not isinstance(job, dict) or not isinstance(job.get("properties"), dict):
+        raise SourceError(where, "is not a job as GET returns it (no properties)")
+    name = str(job.get("name") or "").split("/")[-1]
+    if not name:
+        raise SourceError(f"{where}.name", "is required")
+    properties = {k: v for k, v in job["properties"].items() if k.lower() != "status"}
+    found = FoundJob(collection.name, name, where, properties, collection.resource_group,
+                     api_version=LATEST_VERSION.value)  # fmt: skip
+    state = str(properties.get("state") or "")
+    if state.lower() in _ENDED:
+        # Only Enabled and Disabled can be written; an ended job must not run again.
+        ended = f"{state} → Disabled (it had ended)"
+        found.notes.append(changed(f"{where}.properties.state", ended))
+        properties["state"] = JobState.DISABLED.value
+    for entry in listed:
+        if str(entry.get("job") or "").lower() != name.lower():
+            continue
+        path = str(entry.get("path"))
+        value = secrets.take(collection.name, name, path)
+        if value is None:
+            found.missing.append(MissingSecret(path, "export bundle", _REASON))
+        else:
+            _place(properties, path, value, where)
+    return found
+
+
+def _place(properties: dict[str, Any], path: str, value: str, where: str) -> None:
+    *parents, last = path.removeprefix("properties.").split(".")
+    node: Any = properties
+    for part in parents:
+        node = node.get(part) if isinstance(node, dict) else None
+    if not isinstance(node, dict):
+        raise SourceError(f"{where}: {path}", "is not where the job holds that secret")
+    node[last] = value
