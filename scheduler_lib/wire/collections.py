@@ -35,24 +35,24 @@ def normalize_body(
         location = readers.string(source["location"], "location", max_length=100)
     tags = None
     if source.get("tags") is not None:
-        tags = _tags(source["tags"])
+        tags = resource_tags(source["tags"])
     properties: dict[str, Any] = {}
     if source.get("properties") is not None:
         properties = _properties(source["properties"], version)
     return location, tags, properties
 
 
-def _tags(value: Any) -> dict[str, str]:
+def resource_tags(value: Any, path: str = "tags") -> dict[str, str]:
     """ARM's tag limits (50 tags, names up to 512 characters, values up to 256), and at most
     `MAX_TAGS_BYTES` of JSON in all, which keeps the stored entity within Table storage's
     1 MiB (the store splits the text across properties of at most 64 KiB each)."""
     tags = readers.string_map(
-        value, "tags", max_items=MAX_TAGS, max_key_length=512, max_value_length=256
+        value, path, max_items=MAX_TAGS, max_key_length=512, max_value_length=256
     )
     size = len(json.dumps(tags, separators=(",", ":"), ensure_ascii=False).encode())
     if size > MAX_TAGS_BYTES:
         raise ValidationError(
-            "tags", f"the tags are {size} bytes of JSON; at most {MAX_TAGS_BYTES} are allowed"
+            path, f"the tags are {size} bytes of JSON; at most {MAX_TAGS_BYTES} are allowed"
         )
     return tags
 
