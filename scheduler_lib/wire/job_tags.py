@@ -2,7 +2,7 @@
 `$filter=tagName eq 'env' and tagValue eq 'prod'`, a bulk operation's `tag` selector, the
 dashboard's tag filter).
 
-ARM's tag limits, checked by the collection's own tag reader (`collections.resource_tags`:
+ARM's tag limits, checked by the collection's own tag reader (`tags.resource_tags`:
 50 tags, names 1-512 characters, values up to 256). Kept in the job's properties, not beside
 them as a collection's top-level `tags`, because a job's JSON in Azure Scheduler had no
 top-level tags: as a catalog entry it is validated, stored, merge-patched, left out of a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_lib.wire.collections import MAX_TAGS, resource_tags
+from scheduler_lib.wire.tags import MAX_TAGS, resource_tags
 
 PROPERTY = "tags"
 
@@ -37,7 +37,7 @@ def has_tag(definition: dict[str, Any], name: str, value: str | None = None) -> 
     )
 
 
-SCHEMA = {
+SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": {"type": "string", "maxLength": 256},
     "maxProperties": MAX_TAGS,
