@@ -205,3 +205,22 @@ def test_an_unknown_collection_is_a_404(client_ext):
     body = {"operation": "Run", "names": ["a"]}
     error = arm_error(client_ext.post(collection_path("nope") + "/bulk", json=body), 404)
     assert error["code"] == "ResourceNotFound"
+
+
+def test_the_route_is_documented_by_the_new_version_alone(server):
+    old = httpx.get(server.api_url + "/openapi.json").json()
+    new = httpx.get(server.api_url + "/openapi-2026-12-01.json").json()
+    path = "/api" + collection_path().replace("coll", "{jobCollectionName}")
+    path = path.replace(SUB, "{subscriptionId}").replace(RG, "{resourceGroupName}") + "/bulk"
+    assert path not in old["paths"]
+    operation = new["paths"][path]["post"]
+    assert operation["operationId"] == "Jobs_Bulk"
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert body["properties"]["operation"]["enum"] == ["Enable", "Disable", "Run", "Delete"]
+    assert body["properties"]["names"]["maxItems"] == 100
+    answer = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    outcome = answer["properties"]["value"]["items"]["properties"]["outcome"]
+    assert outcome["enum"] == ["Succeeded", "Skipped", "NotFound", "Failed"]
+    tags = new["components"]["schemas"]["JobProperties"]["properties"]["tags"]
+    assert tags["maxProperties"] == 50
+    assert "tags" not in old["components"]["schemas"]["JobProperties"]["properties"]
