@@ -5,6 +5,7 @@ ARM 400s naming the field; 2016-03-01 refused; no secret in any answer."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -20,8 +21,10 @@ from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.history_purge import pending_history_purges
 from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import (
+    EXTENSIONS_VERSION,
     RG,
     SUB,
+    api_client,
     arm_error,
     collection_path,
     http_action,
@@ -224,3 +227,31 @@ def test_the_route_is_documented_by_the_new_version_alone(server):
     tags = new["components"]["schemas"]["JobProperties"]["properties"]["tags"]
     assert tags["maxProperties"] == 50
     assert "tags" not in old["components"]["schemas"]["JobProperties"]["properties"]
+
+
+def test_bulk_changes_racing_patches_lose_nothing(client_ext, server):
+    """Bulk Disable/Enable of two jobs while other clients PATCH a tag onto each: every write
+    is the single PATCH's ETag-conditional read-modify-write (retried when it loses), so
+    every tag lands and each job ends in the state of the last bulk request."""
+    make_collection(client_ext)
+    for name in ("a", "b"):
+        put_job(client_ext, name)
+    tags = [f"t{i}" for i in range(6)]
+
+    def work(step: int) -> int:
+        with api_client(server, version=EXTENSIONS_VERSION) as http:
+            if step % 2:
+                body = {"operation": "Disable" if step % 4 == 1 else "Enable", "names": ["a", "b"]}
+                answer = http.post(collection_path() + "/bulk", json=body)
+                assert {r["outcome"] for r in answer.json()["value"]} <= {"Succeeded", "Skipped"}
+                return answer.status_code
+            tag = {"properties": {"tags": {tags[step // 2]: "1"}}}
+            statuses = {http.patch(job_path(name), json=tag).status_code for name in ("a", "b")}
+            return statuses.pop() if len(statuses) == 1 else 0
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        assert set(pool.map(work, range(12))) == {200}
+    bulk(client_ext, {"operation": "Disable", "names": ["a", "b"]})
+    for name in ("a", "b"):
+        properties = client_ext.get(job_path(name)).json()["properties"]
+        assert sorted(properties["tags"]) == tags and properties["state"] == "Disabled"
