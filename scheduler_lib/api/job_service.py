@@ -22,6 +22,7 @@ from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
+from scheduler_lib.service.resumed import run_missed
 from scheduler_lib.store import (
     LostRace,
     add_due,
@@ -197,8 +198,8 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
     """Reschedule the Enabled jobs of a collection that was just enabled again.
 
     While it was disabled, ticks dropped its jobs' due-index rows (a row of a disabled
-    collection is stale), so each job gets its next execution from `now` — occurrences
-    missed meanwhile are not run, as for a job enabled again — a new row, and an immediate
+    collection is stale), so each job gets its next execution from `now` (missed ones run
+    late only as its missedRunPolicy says, `service.resumed`), a new row, and an immediate
     dispatch when that is due before the next tick. Returns how many jobs it rescheduled."""
     resumed, token = 0, None
     while True:
@@ -237,6 +238,7 @@ def _resume_job(
             current = fresh
             raise LostRace from exc
         _reindex(ctx, current, saved)
+        run_missed(ctx.queue, current, schedule, now=now)  # its missedRunPolicy decides
         _dispatch_if_due(ctx, saved, collection, now=now)
         return 1
 

@@ -18,6 +18,7 @@ from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, JobRecord
 from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.wire import arm
+from scheduler_lib.wire.job_filter import parse_job_filter
 from scheduler_lib.wire.jobs import job_to_wire
 
 T = TypeVar("T")
@@ -70,25 +71,29 @@ Paged = Annotated[PageQuery, Depends(_page_query)]
         "List the jobs of a job collection",
         (200, 404),
         "JobListResult",
-        description="`$filter`: `state eq 'Enabled'` (quoted or not, any case).",
+        description="`$filter`: `state eq 'Enabled'` (quoted or not, any case); 2026-12-01 "
+        "also `tagName eq 'env' and tagValue eq 'prod'`, clauses joined by `and`.",
     ),
 )
 async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPath) -> Response:
-    options = query.options("state", JOB_STATES)
+    options = parse_options(query.top, query.skip, None, field="state", values=JOB_STATES)
+    wanted = parse_job_filter(query.filter_text, ctx.version)
 
     def work() -> tuple[list[JobRecord], str | None]:
         collection_service.get_collection(ctx, name)  # 404 for a missing collection
 
         def fetch(size: int, token: str | None) -> tuple[list[JobRecord], str | None]:
-            return job_store.list_jobs(
+            page, after = job_store.list_jobs(
                 ctx.store,
                 name.subscription_id,
                 name.resource_group,
                 name.collection,
-                state=options.filter_value,
+                state=wanted.state,
                 page_size=size,
                 continuation=token,
             )
+            # A tag is in the stored definition: kept here, the paging counts what is kept.
+            return [job for job in page if wanted.matches(job)], after
 
         return query.read(fetch, options)
 

@@ -24,6 +24,7 @@ from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord,
 from scheduler_lib.store import HISTORY_KEEP, list_history
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.wire.collections import collection_to_wire
+from scheduler_lib.wire.job_tags import has_tag
 from scheduler_lib.wire.jobs import job_to_wire
 
 router = APIRouter(include_in_schema=False)
@@ -69,17 +70,22 @@ def _matching(
     state: str | None,
     search: str,
     position: str | None,
+    tag: tuple[str, str | None] | None = None,
 ) -> tuple[list[JobRecord], str | None]:
-    """One page of jobs (a store continuation token), or with a search, the page at offset
-    `position` of the jobs whose name contains it (read through, the collection is bounded
-    by its quota)."""
+    """One page of jobs (a store continuation token), or with a search or a `tag` (name,
+    value or None), the page at offset `position` of the jobs whose name contains it and
+    that have the tag (read through, the collection is bounded by its quota)."""
 
-    if not search:
+    if not search and tag is None:
         where = (record.subscription_id, record.resource_group, record.name)
         return job_store.list_jobs(
             ctx.store, *where, state=state, page_size=PAGE, continuation=position
         )
-    found = [j for j in all_jobs(ctx, record, state) if search.lower() in j.name.lower()]
+    found = [
+        j
+        for j in all_jobs(ctx, record, state)
+        if search.lower() in j.name.lower() and (tag is None or has_tag(j.definition, *tag))
+    ]
     offset = int(position) if position and position.isdigit() else 0
     more = str(offset + PAGE) if offset + PAGE < len(found) else None
     return found[offset : offset + PAGE], more
@@ -88,16 +94,24 @@ def _matching(
 @router.get(COLLECTION)
 @page
 async def collection(request: Request) -> Response:
-    session = require_session(request)
+    return await show_collection(request, require_session(request))
+
+
+async def show_collection(
+    request: Request, session: Session, bulk: dict[str, Any] | None = None, status: int = 200
+) -> Response:
+    """The collection page; `bulk`: what the bulk buttons did (`dashboard/bulk`)."""
     ctx = context(request)
     name = collection_name(request)
     query = request.query_params
     state = query.get("state") if query.get("state") in JOB_STATES else None
     search = query.get("q", "").strip()
+    tag_name, tag_value = query.get("tag", "").strip(), query.get("value", "")
+    tag = (tag_name, tag_value or None) if tag_name else None
 
     def work() -> tuple[CollectionRecord, list[views.JobRow], str | None]:
         record = get_collection(ctx, name)
-        jobs, more = _matching(ctx, record, state, search, query.get("page"))
+        jobs, more = _matching(ctx, record, state, search, query.get("page"), tag)
         return record, views.job_rows(ctx, jobs, now=ctx.clock()), more
 
     record, rows, more = await run_in_threadpool(work)
@@ -111,8 +125,11 @@ async def collection(request: Request) -> Response:
         "q": search,
         "states": JOB_STATES,
         "page": query.get("page", ""),
+        "tag": tag_name,
+        "value": tag_value,
+        "bulk": bulk or {},
     }
-    return render(request, "collection.html", values, session=session)
+    return render(request, "collection.html", values, session=session, status=status)
 
 
 @router.get(COLLECTION + "/timeline")

@@ -22,6 +22,7 @@ from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage
 from scheduler_lib.store import HistoryEntry, list_history
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm
+from scheduler_lib.wire.job_tags import tags_of
 
 #: Outcomes a sparkline shows; a history page shows 100 entries at a time.
 SPARK = 20
@@ -40,6 +41,7 @@ class JobRow:
     last_run: str
     last_outcome: str
     sparkline: Markup
+    tags: str = ""
 
 
 def recent(ctx: ApiContext, job: JobRecord, count: int = SPARK) -> list[HistoryEntry]:
@@ -65,6 +67,7 @@ def _row(job: JobRecord, entries: list[HistoryEntry], now: datetime) -> JobRow:
         last_run=when(last.start_time) if last else "never",
         last_outcome=last.status if last else "",
         sparkline=svg.sparkline([e.status for e in reversed(entries)]),
+        tags=", ".join(f"{k}={v}" for k, v in sorted(tags_of(job.definition).items())),
     )
 
 

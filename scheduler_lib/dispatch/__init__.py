@@ -11,7 +11,7 @@ message and the queue it writes; `execution` never imports `dispatch`.
 """
 
 from scheduler_lib.dispatch.anti_entropy import RepairReport, due_for_check, repair_jobs
-from scheduler_lib.dispatch.catch_up import backfill
+from scheduler_lib.dispatch.catch_up import backfill, send_missed
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.coordinator import CoordinatorReport
 from scheduler_lib.dispatch.now import dispatch_if_due
@@ -32,4 +32,5 @@ __all__ = [
     "dispatch_if_due",
     "due_for_check",
     "repair_jobs",
+    "send_missed",
 ]

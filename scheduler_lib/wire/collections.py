@@ -7,20 +7,15 @@ defaults to Standard, the state to Enabled.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import arm, dialect, extensions, quotas, readers, signing
+from scheduler_lib.wire.tags import resource_tags
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
 BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
-#: ARM's limit on the number of tags of a resource.
-MAX_TAGS = 50
-#: The most tag JSON (UTF-8) a collection holds: more than ARM's per-tag limits allow in
-#: ASCII, and a bound on the stored entity whatever the characters.
-MAX_TAGS_BYTES = 64 * 1024
 
 
 def normalize_body(
@@ -35,26 +30,11 @@ def normalize_body(
         location = readers.string(source["location"], "location", max_length=100)
     tags = None
     if source.get("tags") is not None:
-        tags = _tags(source["tags"])
+        tags = resource_tags(source["tags"])
     properties: dict[str, Any] = {}
     if source.get("properties") is not None:
         properties = _properties(source["properties"], version)
     return location, tags, properties
-
-
-def _tags(value: Any) -> dict[str, str]:
-    """ARM's tag limits (50 tags, names up to 512 characters, values up to 256), and at most
-    `MAX_TAGS_BYTES` of JSON in all, which keeps the stored entity within Table storage's
-    1 MiB (the store splits the text across properties of at most 64 KiB each)."""
-    tags = readers.string_map(
-        value, "tags", max_items=MAX_TAGS, max_key_length=512, max_value_length=256
-    )
-    size = len(json.dumps(tags, separators=(",", ":"), ensure_ascii=False).encode())
-    if size > MAX_TAGS_BYTES:
-        raise ValidationError(
-            "tags", f"the tags are {size} bytes of JSON; at most {MAX_TAGS_BYTES} are allowed"
-        )
-    return tags
 
 
 def _properties(value: Any, version: ApiVersion) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from scheduler_lib.wire import (
     attempt_timeout,
     backoff,
     jitter,
+    job_tags,
     managed_identity,
     missed,
     overlap,
@@ -111,6 +112,7 @@ CATALOG = Catalog(
             missed.WINDOW_SCHEMA,
             cross_check=missed.check_window,
         ),
+        ExtensionProperty(Location.JOB, job_tags.PROPERTY, job_tags.validate, job_tags.SCHEMA),
     ),
     choices=(
         # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for

@@ -3,7 +3,8 @@
 import pytest
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.wire.collections import MAX_TAGS_BYTES, normalize_body
+from scheduler_lib.wire.collections import normalize_body
+from scheduler_lib.wire.tags import MAX_TAGS_BYTES
 
 
 def test_tags_over_64_kib_of_json_are_refused_naming_tags():

@@ -1,5 +1,6 @@
 // The dashboard's only script (no inline script: the CSP forbids it). It switches the job
-// editor's tabs, previews the next runs as the user types, and asks before deleting.
+// editor's tabs, previews the next runs as the user types, asks before deleting, and
+// ticks every job of a list at once.
 "use strict";
 
 (function () {
@@ -8,6 +9,14 @@
   document.querySelectorAll("form[data-confirm]").forEach((form) => {
     form.addEventListener("submit", (event) => {
       if (!window.confirm(form.dataset.confirm)) event.preventDefault();
+    });
+  });
+
+  // "Select all shown" ticks every row's box (the server also reads it without a script).
+  document.querySelectorAll("input[data-select-all]").forEach((all) => {
+    all.addEventListener("change", () => {
+      document.querySelectorAll(`input[name=job][form="${all.getAttribute("form")}"]`)
+        .forEach((box) => { box.checked = all.checked; });
     });
   });
 

@@ -1,0 +1,47 @@
+"""2026-12-01: `properties.tags` of a job, name/value strings to select jobs by (the list's
+`$filter=tagName eq 'env' and tagValue eq 'prod'`, a bulk operation's `tag` selector, the
+dashboard's tag filter).
+
+ARM's tag limits, checked by the collection's own tag reader (`tags.resource_tags`:
+50 tags, names 1-512 characters, values up to 256). Kept in the job's properties, not beside
+them as a collection's top-level `tags`, because a job's JSON in Azure Scheduler had no
+top-level tags: as a catalog entry it is validated, stored, merge-patched, left out of a
+2016-03-01 answer and documented like every other extension. A job's tags count towards its
+16 KB (`jobs.MAX_JOB_BYTES`). Tag names match in any case, as ARM's do; values exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scheduler_lib.wire.tags import MAX_TAGS, resource_tags
+
+PROPERTY = "tags"
+
+
+def validate(value: Any, path: str) -> dict[str, str]:
+    return resource_tags(value, path)
+
+
+def tags_of(definition: dict[str, Any]) -> dict[str, str]:
+    tags = definition.get(PROPERTY)
+    return tags if isinstance(tags, dict) else {}
+
+
+def has_tag(definition: dict[str, Any], name: str, value: str | None = None) -> bool:
+    """Whether the job has the tag `name` (any case) and, when `value` is given, that value."""
+    wanted = name.lower()
+    return any(
+        key.lower() == wanted and (value is None or item == value)
+        for key, item in tags_of(definition).items()
+    )
+
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {"type": "string", "maxLength": 256},
+    "maxProperties": MAX_TAGS,
+    "description": "Name/value pairs to find and select jobs by (Jobs_List `$filter=tagName eq "
+    "'env' and tagValue eq 'prod'`, a bulk operation's `tag`). ARM's limits: at most 50 tags, "
+    "names 1-512 characters (matched in any case), values up to 256.",
+}
