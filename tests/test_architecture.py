@@ -17,6 +17,7 @@ from graphlib import CycleError, TopologicalSorter
 import pytest
 
 from devtools.measure import ROOT, import_graph, package_graph
+from devtools.measure import _package as _unit  # a top-level module is its own unit
 
 #: package -> packages it must not import (directly).
 FORBIDDEN = {
@@ -58,13 +59,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("migrate",),  # the import tool, an HTTP client of the API
     ("runtime", "__main__"),  # the composition root and the command line
 )  # fmt: skip
-
-
-def _unit(module: str) -> str:
-    """`scheduler_lib.dispatch.tick` -> `dispatch`; a top-level module is its own unit
-    (`scheduler_lib.runtime` -> `runtime`), so `config` and `runtime` are told apart."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "(package)"
 
 
 def _level(unit: str) -> int:
