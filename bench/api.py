@@ -141,7 +141,7 @@ def main() -> None:
 
         def api_put_factory() -> Callable[[], object]:
             # One job per client: concurrent writers of *different* jobs (writers of one job
-            # serialize on its ETag by design, see job_service.retrying).
+            # serialize on its ETag by design, see service/concurrency.retrying).
             http, url = client(), next(put_urls)
             return lambda: http.put(url, json=JOB_BODY).raise_for_status()
 

@@ -28,8 +28,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from devtools.azurite import start_azurite
-from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.runtime import create_web_app
 from scheduler_lib.store import get_job
 from scheduler_lib.store.history import TABLE as HISTORY
 from scheduler_lib.store.tables import TableStore
@@ -92,7 +92,7 @@ def main() -> None:
             api_keys=("bench-key",),
             storage_prefix="dash",
         )
-        server = stack.enter_context(serve(create_app(settings, clock=lambda: NOW)))
+        server = stack.enter_context(serve(create_web_app(settings, clock=lambda: NOW)))
         base = server.base_url
         api = httpx.Client(base_url=base + "/api", timeout=60,
                            headers={"Authorization": "Bearer bench-key"},
@@ -102,16 +102,20 @@ def main() -> None:
                 ).raise_for_status()  # fmt: skip
         started = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:
-            list(pool.map(lambda i: api.put(f"{COLLECTION}/jobs/job-{i:04d}",
-                                            json=_job(i)).raise_for_status(), range(JOBS)))
+            list(
+                pool.map(
+                    lambda i: api.put(
+                        f"{COLLECTION}/jobs/job-{i:04d}", json=_job(i)
+                    ).raise_for_status(),
+                    range(JOBS),
+                )
+            )
         store = TableStore(settings)
         _fill_history(store, get_job(store, SUB, RG, COLL, "job-0000").history_key)
         print(f"setup: {JOBS} jobs and {ENTRIES} history entries in "
               f"{time.perf_counter() - started:.0f} s")  # fmt: skip
 
-        browser = httpx.Client(
-            base_url=base, timeout=60, headers={"Sec-Fetch-Site": "same-origin"}
-        )
+        browser = httpx.Client(base_url=base, timeout=60, headers={"Sec-Fetch-Site": "same-origin"})
         browser.post("/api/ui/signin", data={"key": "bench-key"})
         ui = f"/api/ui/c/{SUB}/{RG}/{COLL}"
         pages = [

@@ -273,7 +273,7 @@ def serve(
         threading.Thread(target=housekeeping_loop, args=(runtime, stop), name="housekeeping"),
     ]
     # uvicorn's own X-Forwarded-* handling off: which forwarded headers count is the app's
-    # decision (SCHEDULER_TRUSTED_PROXIES, `api/front_end.py`), as in Azure.
+    # decision (SCHEDULER_TRUSTED_PROXIES, `front_end.py`), as in Azure.
     config = uvicorn.Config(
         runtime.api, host=host, port=port, log_level="warning", proxy_headers=False
     )

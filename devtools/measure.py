@@ -24,13 +24,25 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, modules: set[str], reexports: dict[str, str] | None = None) -> set[str]:
-    """The `scheduler_lib` modules `path` imports (an `__init__` counts as its package)."""
+def imports_of(
+    path: Path,
+    modules: set[str],
+    reexports: dict[str, str] | None = None,
+    *,
+    typing_only: bool = True,
+) -> set[str]:
+    """The `scheduler_lib` modules `path` imports (an `__init__` counts as its package);
+    without `typing_only`, not those imported only for type checking (`if TYPE_CHECKING:`),
+    which never run."""
     reexports = reexports or {}
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    skipped = set() if typing_only else _type_checking_nodes(tree)
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -57,8 +69,18 @@ def _package(name: str) -> str:
     return parts[1] if len(parts) > 1 else "(package)"
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Each `scheduler_lib` module and the `scheduler_lib` modules it imports."""
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """The ids of the nodes inside `if TYPE_CHECKING:` blocks."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            inside.update(id(child) for stmt in node.body for child in ast.walk(stmt))
+    return inside
+
+
+def import_graph(*, typing_only: bool = True) -> dict[str, set[str]]:
+    """Each `scheduler_lib` module and the `scheduler_lib` modules it imports (without
+    `typing_only`: only the imports that run, not those for type checking)."""
     names = {module_name(f): f for f in sorted((ROOT / PACKAGE).rglob("*.py"))}
     reexports: dict[str, str] = {}
     for name, path in names.items():
@@ -67,7 +89,10 @@ def import_graph() -> dict[str, set[str]]:
                 if isinstance(node, ast.ImportFrom) and node.module in names and not node.level:
                     for alias in node.names:
                         reexports[f"{name}.{alias.asname or alias.name}"] = node.module
-    return {name: imports_of(path, set(names), reexports) for name, path in names.items()}
+    return {
+        name: imports_of(path, set(names), reexports, typing_only=typing_only)
+        for name, path in names.items()
+    }
 
 
 def package_graph() -> dict[str, set[str]]:

@@ -99,7 +99,7 @@ class Settings:
     #: (`SCHEDULER_DASHBOARD_EASY_AUTH=true`): only when Easy Auth is on, which strips them
     #: from what clients send; without it anyone could send them.
     dashboard_easy_auth: bool = False
-    trusted_proxies: tuple[str, ...] = ()  # these three: see `api/front_end.py`
+    trusted_proxies: tuple[str, ...] = ()  # these three: see `front_end.py`
     public_url: str | None = None
     platform_hostname: str | None = None
     metrics: MetricsSettings = NO_METRICS  # GET /api/metrics (closed), label bounds

@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from scheduler_lib.actions.egress import policy_for
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.dashboard import mount_dashboard
 from scheduler_lib.dispatch import (
     CoordinatorReport,
     Dispatcher,
@@ -49,6 +50,21 @@ from scheduler_lib.store import TICK_BUDGET, TableStore, purge_histories
 from scheduler_lib.timeutil import Clock, utc_now
 
 log = logging.getLogger("scheduler")
+
+
+def create_web_app(
+    settings: Settings,
+    *,
+    clock: Clock = utc_now,
+    store: TableStore | None = None,
+    queue: ExecutionQueue | None = None,
+) -> FastAPI:
+    """The one app the Functions host serves: the REST API (`api.create_app`, same
+    arguments) with the dashboard mounted at /api/ui/. Composed here, so neither front end
+    imports the other: both stand on `service`."""
+    app = create_app(settings, clock=clock, store=store, queue=queue)
+    mount_dashboard(app)
+    return app
 
 
 class Runtime:
@@ -115,7 +131,7 @@ class Runtime:
     def api(self) -> FastAPI:
         """The HTTP API (FastAPI), built on first use, with clients of its own: a request
         gives up on unreachable storage within seconds (503), where a trigger waits longer."""
-        return create_app(
+        return create_web_app(
             self.settings,
             clock=self.clock,
             store=TableStore(self.settings, patience=INTERACTIVE),

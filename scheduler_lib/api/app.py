@@ -29,18 +29,18 @@ from scheduler_lib.api import (
     preview_routes,
 )
 from scheduler_lib.api.auth_limit import AuthLimiter
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import schemas, without_framework_errors
 from scheduler_lib.api.docs_page import add_docs_page
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
-from scheduler_lib.api.front_end import FrontEnd
 from scheduler_lib.api.middleware import ArmMiddleware
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS, versioned_document
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.front_end import FrontEnd
 from scheduler_lib.health import check_health
+from scheduler_lib.service.context import ApiContext
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store import TableStore, storage_unavailable
 from scheduler_lib.timeutil import Clock, utc_now
@@ -61,7 +61,8 @@ def create_app(
 ) -> FastAPI:
     """The Azure Scheduler-compatible API over the storage `settings` point at (through
     `store` and `queue` when the host gives them; they should be built with
-    `storage_patience.INTERACTIVE`, so that an outage is a quick 503)."""
+    `storage_patience.INTERACTIVE`, so that an outage is a quick 503). The dashboard is not
+    part of it: `runtime.create_web_app` mounts it on this app (the API never imports it)."""
     front_end = FrontEnd.from_settings(settings)  # a malformed setting stops the app here
     app = FastAPI(
         title="Azure Scheduler-compatible API",
@@ -91,12 +92,6 @@ def create_app(
     _add_health(app)
     _add_versioned_documents(app)
     add_docs_page(app)
-    # /api/ui/: the one arrow from api to the dashboard, a composition. Imported here, not at
-    # the top: the dashboard imports the API's services, so importing either package first
-    # must not need the other one finished.
-    from scheduler_lib.dashboard import mount_dashboard
-
-    mount_dashboard(app)
     _add_error_handlers(app)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(

@@ -1,80 +1,33 @@
 """`POST .../jobCollections/{c}/bulk` (api-version 2026-12-01): enable, disable, run now or
 delete a selection of a collection's jobs (`service/bulk`), answered 200 with each job's
-outcome. `CollectionJobs` hands the single-job services to the use case, for this route and
-the dashboard's bulk buttons alike.
+outcome. The use case is `service/bulk_jobs.bulk`, which the dashboard's
+bulk buttons call too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from scheduler_lib.api import collection_service, job_service, paths
-from scheduler_lib.api.collection_service import CollectionName
-from scheduler_lib.api.context import ApiContext
+from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import CollectionPath, Ctx
 from scheduler_lib.api.docs import operation
 from scheduler_lib.api.errors import arm_error
-from scheduler_lib.api.job_service import JobName
 from scheduler_lib.api.openapi_versions import since
 from scheduler_lib.api.requests import json_response, read_json
-from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.service.bulk import (
     MAX_JOBS,
     BulkOperation,
     BulkOutcome,
     JobResult,
-    read_request,
-    run_bulk,
     summary,
 )
+from scheduler_lib.service.bulk_jobs import bulk
 from scheduler_lib.wire.versions import LATEST_VERSION, require
 
 router = APIRouter(tags=["Jobs"])
-
-
-@dataclass(frozen=True)
-class CollectionJobs:
-    """The API's single-job services on the jobs of `collection`, at the instant `now`."""
-
-    ctx: ApiContext
-    collection: CollectionName
-    now: datetime
-
-    def _name(self, job: str) -> JobName:
-        c = self.collection
-        return JobName(c.subscription_id, c.resource_group, c.collection, job)
-
-    def check(self) -> None:
-        collection_service.get_collection(self.ctx, self.collection)
-
-    def every(self) -> list[JobRecord]:
-        record = collection_service.get_collection(self.ctx, self.collection)
-        return collection_service.all_jobs(self.ctx, record)
-
-    def read(self, name: str) -> JobRecord:
-        return job_service.get_job(self.ctx, self._name(name))
-
-    def set_state(self, name: str, state: JobState) -> JobRecord:
-        body = {"properties": {"state": state.value}}
-        return job_service.patch_job(self.ctx, self._name(name), body, None, self.now)
-
-    def run(self, name: str) -> JobRecord:
-        return job_service.run_job(self.ctx, self._name(name), now=self.now)
-
-    def delete(self, name: str) -> None:
-        job_service.delete_job(self.ctx, self._name(name), client_etag=None)
-
-
-def bulk(ctx: ApiContext, name: CollectionName, body: Any, now: datetime) -> list[JobResult]:
-    """The one entry of the route and the dashboard: the body read (400s naming the field)
-    before the collection is (404), then each job."""
-    request = read_request(body)
-    return run_bulk(CollectionJobs(ctx, name, now), request)
 
 
 def result_to_wire(result: JobResult) -> dict[str, Any]:

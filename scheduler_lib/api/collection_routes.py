@@ -7,12 +7,12 @@ from functools import partial
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from scheduler_lib.api import collection_service as service
 from scheduler_lib.api import paths
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.dependencies import CollectionPath, Ctx
 from scheduler_lib.api.docs import operation
 from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
+from scheduler_lib.service import collections as service
+from scheduler_lib.service.context import ApiContext
 from scheduler_lib.wire import dialect
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.signing import reveal

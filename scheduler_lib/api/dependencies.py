@@ -10,11 +10,11 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from scheduler_lib.api.collection_service import CollectionName
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.docs import API_VERSION_QUERY
-from scheduler_lib.api.job_service import JobName
 from scheduler_lib.api.requests import api_version
+from scheduler_lib.service.collections import CollectionName
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.jobs import JobName
 
 
 def _context(request: Request, api_version_query: API_VERSION_QUERY = None) -> ApiContext:

@@ -7,11 +7,11 @@ from functools import partial
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from scheduler_lib.api import job_service as service
 from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import operation
 from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
+from scheduler_lib.service import jobs as service
 from scheduler_lib.wire.jobs import job_to_wire
 
 router = APIRouter(tags=["Jobs"])

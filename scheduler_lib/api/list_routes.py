@@ -8,15 +8,16 @@ from typing import Annotated, Any, TypeVar
 from fastapi import APIRouter, Depends, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from scheduler_lib.api import collection_service, job_service, paths
+from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import CollectionPath, Ctx, JobPath
 from scheduler_lib.api.docs import operation
 from scheduler_lib.api.odata import ListOptions, parse_options
 from scheduler_lib.api.paging import Fetch, next_link, page_body, read_page
 from scheduler_lib.api.requests import json_response
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, JobRecord
-from scheduler_lib.store import HistoryEntry, list_history
-from scheduler_lib.store import jobs as job_store
+from scheduler_lib.service import collections as collection_service
+from scheduler_lib.service import jobs as job_service
+from scheduler_lib.service.lists import HistoryEntry, history_page, jobs_page
 from scheduler_lib.wire import arm
 from scheduler_lib.wire.job_filter import parse_job_filter
 from scheduler_lib.wire.jobs import job_to_wire
@@ -83,14 +84,9 @@ async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPa
         collection_service.get_collection(ctx, name)  # 404 for a missing collection
 
         def fetch(size: int, token: str | None) -> tuple[list[JobRecord], str | None]:
-            page, after = job_store.list_jobs(
-                ctx.store,
-                name.subscription_id,
-                name.resource_group,
-                name.collection,
-                state=wanted.state,
-                page_size=size,
-                continuation=token,
+            where = (name.subscription_id, name.resource_group, name.collection)
+            page, after = jobs_page(
+                ctx, where, state=wanted.state, page_size=size, continuation=token
             )
             # A tag is in the stored definition: kept here, the paging counts what is kept.
             return [job for job in page if wanted.matches(job)], after
@@ -122,10 +118,9 @@ async def list_job_history(request: Request, query: Paged, ctx: Ctx, name: JobPa
         job = job_service.get_job(ctx, name)
 
         def fetch(size: int, token: str | None) -> tuple[list[HistoryEntry], str | None]:
-            return list_history(
-                ctx.store, job.history_key, status=options.filter_value, page_size=size,
-                continuation=token,
-            )  # fmt: skip
+            return history_page(
+                ctx, job, status=options.filter_value, page_size=size, continuation=token
+            )
 
         return (job, *query.read(fetch, options))
 

@@ -15,13 +15,13 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.api.errors import arm_body, http_status
 from scheduler_lib.api.middleware import authorized
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.errors import AuthenticationError
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.metrics import CONTENT_TYPE, DISPATCH, EXECUTION, render, scrape
+from scheduler_lib.service.context import ApiContext
 from scheduler_lib.storage_patience import INTERACTIVE
 
 METRICS_PATH = PREFIX + "/metrics"

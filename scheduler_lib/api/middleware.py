@@ -20,7 +20,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
-from scheduler_lib.api.front_end import FrontEnd
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
 from scheduler_lib.api.paths import PREFIX, canonical_path
 from scheduler_lib.errors import (
@@ -29,6 +28,7 @@ from scheduler_lib.errors import (
     ServiceUnavailableError,
     TooManyRequestsError,
 )
+from scheduler_lib.front_end import FrontEnd
 
 log = logging.getLogger(__name__)
 #: Served without a key: the health probe, and the API's documentation (it holds no data, and

@@ -1,11 +1,9 @@
 """`POST /api/preview`: a schedule's next executions before a job goes live, plus what is
-wrong with it. An invalid schedule is an answer (200 with `errors`), not a failure: the
-route exists to say what is wrong; only a body that is not a preview request is a 400."""
+wrong with it. An invalid schedule is an answer (200 with `errors`, ARM error objects), not a
+failure: the route exists to say what is wrong; only a body that is not a preview request is
+a 400. The computation is `service/preview.preview_schedule`, shared with the dashboard."""
 
 from __future__ import annotations
-
-from datetime import datetime
-from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -13,26 +11,9 @@ from starlette.concurrency import run_in_threadpool
 from scheduler_lib.api.docs import responses
 from scheduler_lib.api.errors import arm_error
 from scheduler_lib.api.requests import json_response, read_json
-from scheduler_lib.errors import ValidationError
-from scheduler_lib.schedule import (
-    JOB_PROPERTIES,
-    MAX_JITTER,
-    job_properties,
-    preview_with_reason,
-    read_now,
-    starts,
-)
-from scheduler_lib.timeutil import iso_z
-from scheduler_lib.wire import arm, extensions, jitter, readers, timing
-from scheduler_lib.wire.versions import LATEST_VERSION, Location
+from scheduler_lib.service.preview import MAX_COUNT, preview_schedule
 
 router = APIRouter(tags=["Preview"])
-MAX_COUNT = 1000
-_TIMING = ("startTime", "recurrence", MAX_JITTER)
-_ENVELOPE = ("id", "name", "type")  # of a job as GET returns it; `id` names its jitter
-#: A whole job as GET returns it in any api-version: its extension properties are let through
-#: (only `maxJitter` affects when it runs).
-_WHOLE_JOB = JOB_PROPERTIES + extensions.names(Location.JOB, LATEST_VERSION)
 
 _REQUEST_SCHEMA = {
     "type": "object",
@@ -56,48 +37,6 @@ _REQUEST_SCHEMA = {
 }
 
 
-def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
-    """{"executions": [...ISO UTC], "errors": [{"code", "message", "target"}]}, plus
-    "endReason" when fewer than `count` executions are left (the CLI's last line). With a
-    `maxJitter` (2026-12-01), `executions` are the jittered starts and `occurrences` the
-    scheduled times when the job's `id` says whose offsets they are; else `jitter` says so.
-
-    The body is the bare `{startTime, recurrence, maxJitter?, id?}` or a whole job as the CLI
-    reads it (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a
-    schedule and are not read), with `count` and `now` beside them."""
-    whole = isinstance(body, dict) and "properties" in body
-    allowed = (
-        ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now", "id")
-    )
-    source = readers.keys(body, "", allowed)
-    count = readers.integer(source.get("count", 10), "count", low=1, high=MAX_COUNT)
-    now = clock_now if source.get("now") is None else read_now(source["now"], "now")
-    properties = readers.keys(job_properties(source), "properties", _WHOLE_JOB) if whole else source
-    job = {k: v for k, v in properties.items() if k in _TIMING and v is not None}
-    identity = arm.job_key_of_id(source.get("id"))  # whose jitter offsets: known with its id
-    try:
-        if "recurrence" in job:
-            job["recurrence"] = timing.normalize_recurrence(job["recurrence"], "recurrence")
-        if MAX_JITTER in job:
-            job[MAX_JITTER] = jitter.validate(job[MAX_JITTER], MAX_JITTER)
-        occurrences, reason = preview_with_reason(job, now=now, count=count, identity=identity)
-    except ValidationError as exc:
-        error = timing.prefixed(exc) if whole else exc
-        return {"executions": [], "errors": [arm_error(error)]}
-    except (OverflowError, ValueError) as exc:
-        error = ValidationError("recurrence", f"cannot be evaluated ({type(exc).__name__})")
-        return {"executions": [], "errors": [arm_error(error)]}
-    executions = starts(job, occurrences, identity)
-    result: dict[str, Any] = {"executions": [iso_z(t) for t in executions], "errors": []}
-    if executions != occurrences:  # jittered: the occurrences the history will name
-        result["occurrences"] = [iso_z(t) for t in occurrences]
-    elif job.get(MAX_JITTER):
-        result["jitter"] = f"each starts up to {job[MAX_JITTER]} later; send the job's id"
-    if reason is not None:
-        result["endReason"] = reason
-    return result
-
-
 @router.post(
     "/api/preview",
     operation_id="Preview",
@@ -119,5 +58,5 @@ def preview_response(body: Any, *, clock_now: datetime) -> dict[str, Any]:
 async def preview_route(request: Request) -> Response:
     body = await read_json(request)
     now = request.app.state.context.clock()
-    result = await run_in_threadpool(lambda: preview_response(body, clock_now=now))
-    return json_response(result)
+    result = await run_in_threadpool(lambda: preview_schedule(body, clock_now=now))
+    return json_response({**result, "errors": [arm_error(e) for e in result["errors"]]})

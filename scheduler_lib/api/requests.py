@@ -1,4 +1,5 @@
-"""Reading requests and writing responses: JSON bodies, ETags, `If-Match`, api-version.
+"""Reading requests and writing responses: JSON bodies, ETags, `If-Match`, api-version
+(whether `If-Match` matches is the services' rule: `service.concurrency.check_if_match`).
 
 Bodies are parsed here rather than by FastAPI so that every failure is a 400 ARM error
 naming what is wrong (FastAPI would answer 422 with its own shape).
@@ -14,8 +15,8 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.errors import PreconditionFailedError, ValidationError
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.service.context import ApiContext
 from scheduler_lib.wire import request_json
 from scheduler_lib.wire.versions import ApiVersion, parse_version
 
@@ -64,17 +65,6 @@ def api_version(request: Request) -> ApiVersion:
 
 def if_match(request: Request) -> str | None:
     return request.headers.get("if-match")
-
-
-def check_if_match(expected: str | None, actual: str | None, what: str) -> None:
-    """412 when the client's `If-Match` names another version than the stored one."""
-    if expected is None or expected.strip() == "*":
-        return
-    candidates = [tag.strip() for tag in expected.split(",")]
-    if actual is None or actual not in candidates:
-        raise PreconditionFailedError(
-            f"{what} has changed (If-Match does not match its current ETag)."
-        )
 
 
 def json_response(body: Any, status: int = 200, *, etag: str | None = None) -> JSONResponse:

@@ -11,15 +11,16 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api import collection_service, job_service
-from scheduler_lib.api.backfill_routes import backfill_job
-from scheduler_lib.api.collection_service import CollectionName
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_service import JobName
 from scheduler_lib.dashboard.handlers import mutating, page
 from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name, show_job
 from scheduler_lib.dashboard.web import UI, collection_url, context, job_url, redirect
 from scheduler_lib.errors import ConflictError, NotFoundError, ValidationError
+from scheduler_lib.service import collections as collection_service
+from scheduler_lib.service import jobs as job_service
+from scheduler_lib.service.backfill import backfill_job
+from scheduler_lib.service.collections import CollectionName
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.jobs import JobName
 
 router = APIRouter(include_in_schema=False)
 

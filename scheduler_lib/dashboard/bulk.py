@@ -15,12 +15,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api.bulk_routes import bulk
 from scheduler_lib.dashboard.handlers import mutating, page
 from scheduler_lib.dashboard.pages import COLLECTION, collection_name, show_collection
 from scheduler_lib.dashboard.web import context
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.service.bulk import summary
+from scheduler_lib.service.bulk_jobs import bulk
 
 router = APIRouter(include_in_schema=False)
 

@@ -5,7 +5,7 @@ Two independent checks, both required: the token (HMAC of the session id with th
 secret, sent as the `csrf` form field or the `X-CSRF-Token` header; another site can neither
 read nor compute it), and the browser's own word on where the request comes from
 (`Sec-Fetch-Site: same-origin`, and an `Origin` naming this site when sent). Which origins
-are this site is `api.front_end`'s decision: the request's `Host`, the public URL,
+are this site is `front_end`'s decision: the request's `Host`, the public URL,
 App Service's host name, and `X-Forwarded-Host` only from a trusted proxy (a client that
 sends one itself proves nothing). The cookie's SameSite=Strict is a third line. A failed
 check is a 403, never a silent no-op.
@@ -18,8 +18,8 @@ import hmac
 
 from starlette.requests import Request
 
-from scheduler_lib.api.front_end import FrontEnd
 from scheduler_lib.dashboard.session import Session
+from scheduler_lib.front_end import FrontEnd
 
 HEADER = "x-csrf-token"
 FIELD = "csrf"

@@ -4,7 +4,7 @@ Both editors post to one route that ends in `job_service.put_job` (the REST API'
 a job saved here is validated, quota-checked and scheduled exactly as one PUT over the API.
 Errors come back inline: the ARM error's `target` picks the form field (`forms.field_of`),
 and the JSON editor shows target and message above the text. The preview answers as the
-user types, through the API's preview (`preview_routes.preview_response`).
+user types, through the API's preview (`service/preview.preview_schedule`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api import job_service
-from scheduler_lib.api.collection_service import get_collection
 from scheduler_lib.api.errors import arm_error, http_status
-from scheduler_lib.api.job_service import JobName
-from scheduler_lib.api.preview_routes import preview_response
 from scheduler_lib.dashboard import csrf, forms
 from scheduler_lib.dashboard.handlers import endpoint, mutating, page, read_form
 from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name
@@ -38,6 +34,10 @@ from scheduler_lib.dashboard.web import (
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import max_jitter
+from scheduler_lib.service import jobs as job_service
+from scheduler_lib.service.collections import get_collection
+from scheduler_lib.service.jobs import JobName
+from scheduler_lib.service.preview import preview_schedule
 from scheduler_lib.wire import arm, request_json
 from scheduler_lib.wire.jobs import job_to_wire, normalize_properties
 from scheduler_lib.wire.timing import normalize_recurrence
@@ -191,7 +191,8 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
             properties = _properties(form, base)
         except ValidationError as exc:
             return _worded({"executions": [], "errors": [arm_error(exc)], "words": "", "json": ""})
-        result = _worded(preview_response({**body, "properties": properties}, clock_now=now))
+        found = preview_schedule({**body, "properties": properties}, clock_now=now)
+        result = _worded({**found, "errors": [arm_error(e) for e in found["errors"]]})
         result["words"] = ""
         result["json"] = forms.json_text(properties)
         if not result["errors"]:

@@ -29,7 +29,7 @@ from scheduler_lib.dashboard.web import (
     resolve_session,
 )
 from scheduler_lib.errors import SchedulerError, ValidationError
-from scheduler_lib.store import storage_unavailable
+from scheduler_lib.service.context import storage_unavailable
 from scheduler_lib.wire import request_json
 
 log = logging.getLogger(__name__)

@@ -10,19 +10,18 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api.collection_service import CollectionName, all_jobs, get_collection
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_service import JobName, get_job
 from scheduler_lib.dashboard import runs, views
 from scheduler_lib.dashboard.handlers import page
-from scheduler_lib.dashboard.overview import read_overview
 from scheduler_lib.dashboard.session import Session
 from scheduler_lib.dashboard.svg import histogram
 from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
 from scheduler_lib.dashboard.words import describe, policies
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
-from scheduler_lib.store import HISTORY_KEEP, list_history
-from scheduler_lib.store import jobs as job_store
+from scheduler_lib.service.collections import CollectionName, all_jobs, get_collection
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.jobs import JobName, get_job
+from scheduler_lib.service.lists import HISTORY_KEEP, history_page, jobs_page
+from scheduler_lib.service.overview import read_overview
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.job_tags import has_tag
 from scheduler_lib.wire.jobs import job_to_wire
@@ -78,9 +77,7 @@ def _matching(
 
     if not search and tag is None:
         where = (record.subscription_id, record.resource_group, record.name)
-        return job_store.list_jobs(
-            ctx.store, *where, state=state, page_size=PAGE, continuation=position
-        )
+        return jobs_page(ctx, where, state=state, page_size=PAGE, continuation=position)
     found = [
         j
         for j in all_jobs(ctx, record, state)
@@ -192,9 +189,7 @@ async def show_job(
         record = get_job(ctx, name)
         # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
         # the table the newest page of it.
-        entries, _ = list_history(
-            ctx.store, record.history_key, status=wanted, page_size=HISTORY_KEEP
-        )
+        entries, _ = history_page(ctx, record, status=wanted, page_size=HISTORY_KEEP)
         if action:
             entries = [e for e in entries if e.action_name == action]
         return record, views.history_rows(record, entries)

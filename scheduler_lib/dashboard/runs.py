@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from scheduler_lib.api.job_schedule import schedule_of
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import SchedulerError
 from scheduler_lib.schedule import jittered_start, max_jitter
+from scheduler_lib.service.job_schedule import schedule_of
 from scheduler_lib.wire.jitter import upcoming_occurrence
 
 

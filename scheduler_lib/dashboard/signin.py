@@ -28,7 +28,7 @@ from scheduler_lib.dashboard.session import (
     new_session_id,
 )
 from scheduler_lib.dashboard.web import UI, context, current_session, redirect, render
-from scheduler_lib.store import close_dashboard_session, open_dashboard_session
+from scheduler_lib.service.sessions import close_session, open_session
 
 router = APIRouter(include_in_schema=False)
 EASY_AUTH_LOGOUT = "/.auth/logout"
@@ -62,7 +62,7 @@ async def signin(request: Request) -> Response:
         return render(request, "signin.html", values, status=401)
     session_id, now = new_session_id(), ctx.clock()
     await run_in_threadpool(
-        lambda: open_dashboard_session(ctx.store, session_id, expires_at=now + MAX_AGE, now=now)
+        lambda: open_session(ctx, session_id, expires_at=now + MAX_AGE, now=now)
     )
     response = redirect(UI + "/")
     response.set_cookie(
@@ -82,8 +82,7 @@ async def signin(request: Request) -> Response:
 async def signout(request: Request) -> Response:
     session, _ = await mutating(request)
     if not session.easy_auth:  # ended here, so a copy of the cookie is refused everywhere
-        store = context(request).store
-        await run_in_threadpool(close_dashboard_session, store, session.session_id)
+        await run_in_threadpool(close_session, context(request), session.session_id)
     # Signed in by App Service authentication: only its own endpoint signs the user out.
     response = redirect(EASY_AUTH_LOGOUT if session.easy_auth else UI + "/signin")
     response.delete_cookie(COOKIE, path=UI, httponly=True, samesite="strict")

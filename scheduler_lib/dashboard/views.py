@@ -1,6 +1,6 @@
-"""View-models: what each row of a page shows, read through the API's own services and
-stores, so the dashboard applies the same rules (secrets redacted by `job_to_wire`, the
-same schedule engine) and sees the same errors as the REST API."""
+"""View-models: what each row of a page shows, read through the use cases (`service`), so
+the dashboard applies the same rules as the REST API (secrets redacted by `job_to_wire`,
+the same schedule engine) and sees the same errors."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.dashboard import runs, svg
 from scheduler_lib.dashboard.runs import when
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.domain import JobRecord
-from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage
-from scheduler_lib.store import HistoryEntry, list_history
+from scheduler_lib.domain.messages import BACKFILL, CATCH_UP, ExecutionMessage
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.lists import HistoryEntry, history_page
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm
 from scheduler_lib.wire.job_tags import tags_of
@@ -46,7 +46,7 @@ class JobRow:
 
 def recent(ctx: ApiContext, job: JobRecord, count: int = SPARK) -> list[HistoryEntry]:
     """A job's newest `count` history entries (newest first)."""
-    return list_history(ctx.store, job.history_key, page_size=count)[0]
+    return history_page(ctx, job, page_size=count)[0]
 
 
 def job_rows(ctx: ApiContext, jobs: list[JobRecord], *, now: datetime) -> list[JobRow]:

@@ -20,7 +20,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.dashboard import csrf
 from scheduler_lib.dashboard.session import (
     COOKIE,
@@ -28,7 +27,8 @@ from scheduler_lib.dashboard.session import (
     easy_auth_session,
     read_cookie,
 )
-from scheduler_lib.store import dashboard_session_is_open
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.sessions import session_is_open
 from scheduler_lib.wire.versions import LATEST_VERSION
 
 #: Under the Functions route prefix `api` (host.json): everything the app serves is /api/...
@@ -74,9 +74,7 @@ def _session(request: Request) -> Session | None:
         if principal is not None:
             return principal
     session = read_cookie(request.cookies.get(COOKIE), keys, clock=ctx.clock)
-    if session is None or not dashboard_session_is_open(
-        ctx.store, session.session_id, now=ctx.clock()
-    ):
+    if session is None or not session_is_open(ctx, session.session_id, now=ctx.clock()):
         return None
     return session
 

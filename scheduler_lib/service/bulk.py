@@ -12,8 +12,9 @@ a failure stay changed, and the answer says so.
 
 Each job goes through the single-job use case (`CollectionJobs`: the API's PATCH of
 `state`, Jobs_Run, Jobs_Delete), so a bulk change is validated, ETag-retried, rescheduled,
-quota-checked and history-purged exactly as the same change made one job at a time. The use
-cases are handed in rather than imported, so this module depends on no route package.
+quota-checked and history-purged exactly as the same change made one job at a time. The
+rules here see the jobs through that port only (`service/bulk_jobs.py` is the real one), so
+they are tested without a store.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 While a collection is Disabled or Suspended, the dispatcher drops its jobs' due rows and runs
 nothing; enabled again, each job continues at its next occurrence after now
-(`api.job_service.resume_jobs`). The occurrences in between were missed on purpose, but
+(`service/jobs.resume_jobs`). The occurrences in between were missed on purpose, but
 for the job they are missed all the same, so its `missedRunPolicy` decides, exactly as after
 downtime (`wire/missed.missed_runs`, the one decision): Skip (the default) runs none of them,
 RunLatest the latest one, once, RunAll those inside `catchUpWindow`, at most 50. Never the

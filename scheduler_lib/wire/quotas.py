@@ -9,7 +9,7 @@
 A collection's `quota.maxJobCount` and `quota.maxRecurrence` may tighten these, never
 loosen them (400 otherwise). A job breaking them gets 409 QuotaExceeded. How often a job
 recurs is judged by what its rule does in steady state: the smallest gap between `SAMPLE`
-consecutive executions of the rule (see `api.job_schedule.steady_sample`: not the distance
+consecutive executions of the rule (see `service.job_schedule.steady_sample`: not the distance
 from now or from startTime, wall-clock time), so a daily job with `minutes: [0, 15, 30, 45]`
 counts as every 15 minutes and a daily job created a minute before its hour as daily. A
 month counts as its shortest length, 28 days, so that a monthly job fits a monthly quota in

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.runtime import create_web_app
 from scheduler_lib.store.tables import TableStore
 from tests.support.api_server import ApiServer, ManualClock, serve
 
@@ -47,7 +47,7 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def server(settings: Settings, clock: ManualClock) -> Iterator[ApiServer]:
-    with serve(create_app(settings, clock=clock)) as running:
+    with serve(create_web_app(settings, clock=clock)) as running:
         yield running
 
 

@@ -8,14 +8,14 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_service import purge
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.health import check_health
 from scheduler_lib.housekeeping import run_housekeeping
 from scheduler_lib.runtime import Runtime
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.jobs import purge
 from scheduler_lib.store.due_index import due_rows, remove_due
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.history import list_history

@@ -1,4 +1,4 @@
-"""Who the client is, and which forwarded headers count (`api/front_end.py`): the rules on
+"""Who the client is, and which forwarded headers count (`front_end.py`): the rules on
 ASGI scopes as uvicorn and the Functions host build them, and the App Service case (no
 socket peer) over real HTTP, the app wrapped so that its scope has no `client`, as
 `AsgiFunctionApp` gives it."""
@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from scheduler_lib.api import create_app
-from scheduler_lib.api.front_end import UNKNOWN, FrontEnd
 from scheduler_lib.config import Settings
+from scheduler_lib.front_end import UNKNOWN, FrontEnd
 from tests.api.conftest import COLLECTIONS
 from tests.support.api_server import serve
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
+from scheduler_lib.runtime import create_web_app
 from tests.api.conftest import SUB, api_client, http_action, job_path, make_collection
 from tests.dashboard.conftest import UI, browser, csrf_token, sign_in
 from tests.support.api_server import ApiServer, ManualClock, serve
@@ -44,7 +44,7 @@ def site(
     """A server (with the settings the test's `front` parameter changes), a job on it, and a
     signed-in browser."""
     changes = getattr(request, "param", {})
-    with serve(create_app(replace(settings, **changes), clock=clock)) as server:
+    with serve(create_web_app(replace(settings, **changes), clock=clock)) as server:
         _make_job(server)
         with browser(server) as client:
             assert sign_in(client).status_code == 303
@@ -122,4 +122,4 @@ def test_a_trusted_proxys_forwarded_host_is_believed(site) -> None:
 )
 def test_a_malformed_setting_stops_the_app_naming_it(settings, changes, field) -> None:
     with pytest.raises(ValueError, match=field):
-        create_app(replace(settings, **changes))
+        create_web_app(replace(settings, **changes))

@@ -13,8 +13,8 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from scheduler_lib.api import create_app
 from scheduler_lib.dashboard.session import COOKIE, MAX_AGE
+from scheduler_lib.runtime import create_web_app
 from tests.dashboard.conftest import KEY, UI, browser, csrf_token, sign_in
 from tests.support.api_server import serve
 
@@ -89,11 +89,11 @@ def test_a_session_expires(signed_in, clock) -> None:
 
 def test_removing_a_key_ends_its_sessions(settings, clock) -> None:
     both = replace(settings, api_keys=(KEY, "second-key"))
-    with serve(create_app(both, clock=clock)) as server, browser(server) as client:
+    with serve(create_web_app(both, clock=clock)) as server, browser(server) as client:
         assert sign_in(client, "second-key").status_code == 303
         cookie = client.cookies[COOKIE]
         assert client.get(UI + "/").status_code == 200
-    with serve(create_app(settings, clock=clock)) as server, browser(server) as client:
+    with serve(create_web_app(settings, clock=clock)) as server, browser(server) as client:
         client.cookies.set(COOKIE, cookie, path=UI)
         assert client.get(UI + "/").status_code == 303
 
@@ -159,7 +159,7 @@ def test_easy_auth_headers_are_ignored_unless_enabled(server) -> None:
 
 def test_easy_auth_principal_signs_in_when_enabled(settings, clock) -> None:
     trusting = replace(settings, dashboard_easy_auth=True)
-    with serve(create_app(trusting, clock=clock)) as server, browser(server) as client:
+    with serve(create_web_app(trusting, clock=clock)) as server, browser(server) as client:
         headers = {"X-MS-CLIENT-PRINCIPAL": _principal("ada@example.com")}
         page = client.get(UI + "/", headers=headers)
         assert page.status_code == 200 and "ada@example.com" in page.text

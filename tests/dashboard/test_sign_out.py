@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import httpx
 
-from scheduler_lib.api import create_app
 from scheduler_lib.dashboard.session import COOKIE
+from scheduler_lib.runtime import create_web_app
 from tests.dashboard.conftest import KEY, UI, browser, csrf_token, sign_in
 from tests.support.api_server import ApiServer, serve
 
@@ -54,7 +54,10 @@ def test_signing_out_ends_only_that_session(server, signed_in) -> None:
 
 
 def test_sign_out_on_one_instance_ends_the_session_on_every_instance(settings, clock) -> None:
-    first_app, second_app = create_app(settings, clock=clock), create_app(settings, clock=clock)
+    first_app, second_app = (
+        create_web_app(settings, clock=clock),
+        create_web_app(settings, clock=clock),
+    )
     with serve(first_app) as first, serve(second_app) as second:
         with browser(first) as client:
             assert sign_in(client).status_code == 303
@@ -69,12 +72,12 @@ def test_sign_out_on_one_instance_ends_the_session_on_every_instance(settings, c
 def test_rotating_the_api_key_ends_the_sessions_the_old_key_opened(settings, clock) -> None:
     """docs/deploy.md's rotation: both keys, then only the new one (each step a restart,
     here a new app on the same storage)."""
-    both = serve(create_app(replace(settings, api_keys=(KEY, "new-key")), clock=clock))
+    both = serve(create_web_app(replace(settings, api_keys=(KEY, "new-key")), clock=clock))
     with both as server, browser(server) as old, browser(server) as new:
         assert sign_in(old, KEY).status_code == 303
         assert sign_in(new, "new-key").status_code == 303
         cookies = old.cookies[COOKIE], new.cookies[COOKIE]
-    rotated = serve(create_app(replace(settings, api_keys=("new-key",)), clock=clock))
+    rotated = serve(create_web_app(replace(settings, api_keys=("new-key",)), clock=clock))
     with rotated as server, _replay(server, cookies[0]) as old, _replay(server, cookies[1]) as new:
         assert old.get(UI + "/").status_code == 303
         assert new.get(UI + "/").status_code == 200

@@ -38,7 +38,7 @@ def serve(app: Any, *, timeout: float = 20.0) -> Iterator[ApiServer]:
     uvicorn's own handling of `X-Forwarded-For`/`-Proto` is off (by default it believes them
     from 127.0.0.1, where every test request comes from): in Azure no uvicorn stands in
     front of the app, so the app alone decides which forwarded headers to trust
-    (`scheduler_lib/api/front_end.py`), and the tests must see that decision, not uvicorn's."""
+    (`scheduler_lib/front_end.py`), and the tests must see that decision, not uvicorn's."""
     port = free_port()
     config = uvicorn.Config(
         app,

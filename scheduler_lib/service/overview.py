@@ -1,5 +1,5 @@
-"""What the overview shows: every collection, the dispatcher's health, the jobs that need
-attention.
+"""The dashboard's overview, a use case of its own: every collection, the dispatcher's
+health, the jobs that need attention.
 
 Sources, each the cheapest honest one:
 - seconds since the last tick: the dispatcher's own state (what `GET /api/health` reads);
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from scheduler_lib.api.context import ApiContext
 from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobState
 from scheduler_lib.health import check_health
+from scheduler_lib.service.context import ApiContext
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import dashboard_reads
 from scheduler_lib.store import jobs as job_store

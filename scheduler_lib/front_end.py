@@ -1,5 +1,7 @@
 """Who the client is, and which forwarded headers to believe: the one place that decides, for
-the limit on wrong keys (`auth_limit`) and for the dashboard's Origin check.
+the limit on wrong keys (`api/auth_limit`) and for the dashboard's Origin check (`csrf`).
+It sits beside `config`, below both front ends, because both ask it and neither may import
+the other; it reads settings and the ASGI scope only, no use case.
 
 Any client can send `X-Forwarded-For`, `X-Forwarded-Host` or `X-Forwarded-Proto`; such a header
 is only as good as whoever set it. So the app believes them from a hop it knows, never else:

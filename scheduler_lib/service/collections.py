@@ -1,4 +1,4 @@
-"""Job collection operations behind the routes.
+"""Job collection use cases (the API's routes and the dashboard's buttons call them).
 
 Deleting a collection deletes its jobs (with their history and due-index rows) first, then
 the collection, synchronously: the SDK's poller accepts the 200 as done. Changing a
@@ -12,12 +12,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from scheduler_lib.api.concurrency import conditional_write, current, retrying
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_service import purge, resume_jobs
-from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
+from scheduler_lib.service.concurrency import check_if_match, conditional_write, current, retrying
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.jobs import purge, resume_jobs
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.wire import arm, collections, quotas, signing

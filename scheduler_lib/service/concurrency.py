@@ -1,4 +1,4 @@
-"""Optimistic concurrency for the API's read-modify-write operations.
+"""Optimistic concurrency for the use cases' read-modify-write operations.
 
 Every write follows a read and is conditioned on the ETag that read returned. When the
 client sent `If-Match`, it pinned that version, so losing a race is its 412. Without it, the
@@ -49,3 +49,14 @@ def conditional_write(client_etag: str | None, what: str) -> Iterator[None]:
         if client_etag is not None:
             raise PreconditionFailedError(f"{what} was changed by another request.") from exc
         raise LostRace from exc
+
+
+def check_if_match(expected: str | None, actual: str | None, what: str) -> None:
+    """412 when the client's `If-Match` names another version than the stored one."""
+    if expected is None or expected.strip() == "*":
+        return
+    candidates = [tag.strip() for tag in expected.split(",")]
+    if actual is None or actual not in candidates:
+        raise PreconditionFailedError(
+            f"{what} has changed (If-Match does not match its current ETag)."
+        )

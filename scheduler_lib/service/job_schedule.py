@@ -1,6 +1,6 @@
 """A job's schedule as the API sees it: parse (errors prefixed with `properties.`), sample for
 the recurrence quota, and what its bookkeeping becomes when it is enabled again or its
-schedule starts over. Pure functions; `job_service` does the storage.
+schedule starts over. Pure functions; `jobs` does the storage.
 """
 
 from __future__ import annotations

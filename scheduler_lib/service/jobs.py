@@ -1,4 +1,4 @@
-"""Job operations behind the routes: validation, quotas, scheduling, concurrency.
+"""Job use cases (API routes and dashboard alike): validation, quotas, scheduling, concurrency.
 
 Every write is a read-modify-write conditioned on the ETag that was read (see
 `concurrency`), so concurrent PATCHes of different fields all land (none is lost).
@@ -14,14 +14,19 @@ from typing import Any
 
 from scheduler_lib.actions import destinations
 from scheduler_lib.actions.client_certificate import describe_certificate
-from scheduler_lib.api.concurrency import conditional_write, current, retrying
-from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
-from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
+from scheduler_lib.service.concurrency import check_if_match, conditional_write, current, retrying
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.job_schedule import (
+    restarted,
+    resume,
+    schedule_of,
+    steady_sample,
+    timing_of,
+)
 from scheduler_lib.service.resumed import run_missed
 from scheduler_lib.store import (
     LostRace,
