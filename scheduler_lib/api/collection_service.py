@@ -18,9 +18,10 @@ from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
+from scheduler_lib.notify import arm_collection, watched_default_changed
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.wire import arm, collections, quotas, signing
+from scheduler_lib.wire import arm, collections, notifications, quotas, signing
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ def put_collection(
             )
         stored = existing.properties if existing else None
         complete = collections.complete(signing.carry_over(stored, properties, now))
+        notifications.carry_over(complete, stored)
         record = CollectionRecord(
             subscription_id=existing.subscription_id if existing else name.subscription_id,
             resource_group=existing.resource_group if existing else name.resource_group,
@@ -96,6 +98,7 @@ def patch_collection(
     def attempt() -> tuple[CollectionRecord, dict[str, str]]:
         existing = get_collection(ctx, name)
         given = signing.carry_over(existing.properties, properties, now)
+        notifications.carry_over(given, existing.properties)
         merged = collections.complete(collections.merge(existing.properties, given))
         record = replace(
             existing,
@@ -151,6 +154,8 @@ def _write(
         )
     if existing is not None and not existing.enabled and saved.enabled:
         resume_jobs(ctx, saved, now=now)
+    if existing is not None and watched_default_changed(existing, saved):
+        arm_collection(ctx.store, saved, now)  # its jobs' dead-man deadlines (notify)
     return saved
 
 

@@ -22,6 +22,7 @@ from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
+from scheduler_lib.notify import arm_job
 from scheduler_lib.store import (
     LostRace,
     add_due,
@@ -33,7 +34,7 @@ from scheduler_lib.store import (
 )
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.wire import arm, jobs, original_form, quotas, secrets
+from scheduler_lib.wire import arm, jobs, notifications, original_form, quotas, secrets
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ def _save(
     definition, state, parsed_timing = jobs.normalize_properties(properties, version=ctx.version)
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
+        notifications.carry_over(definition, existing.definition)
     secrets.finalize(definition["action"], describe_certificate)
     destinations.check_definition(definition["action"], ctx.settings)
     jobs.check_size(definition)
@@ -173,6 +175,7 @@ def _save(
             check_count=lambda count: quotas.check_job_count(limits, count),
         )
     _reindex(ctx, existing, saved)
+    arm_job(ctx.store, saved, collection, now)  # its dead-man deadline (notify)
     return _dispatch_if_due(ctx, saved, collection, now=now), existing is None
 
 

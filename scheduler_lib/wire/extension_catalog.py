@@ -11,9 +11,11 @@ from __future__ import annotations
 from scheduler_lib.wire import (
     attempt_timeout,
     backoff,
+    deadman,
     jitter,
     managed_identity,
     missed,
+    notifications,
     overlap,
     pause,
     placeholders,
@@ -111,6 +113,19 @@ CATALOG = Catalog(
             missed.WINDOW_SCHEMA,
             cross_check=missed.check_window,
         ),
+        # Notifications and the dead-man switch (docs/notifications.md): a collection's
+        # setting is the default of its jobs; a job's own replaces it.
+        ExtensionProperty(
+            Location.COLLECTION,
+            notifications.PROPERTY,
+            notifications.validate,
+            notifications.SCHEMA,
+        ),
+        ExtensionProperty(
+            Location.JOB, notifications.PROPERTY, notifications.validate, notifications.SCHEMA
+        ),
+        ExtensionProperty(Location.COLLECTION, deadman.PROPERTY, deadman.validate, deadman.SCHEMA),
+        ExtensionProperty(Location.JOB, deadman.PROPERTY, deadman.validate, deadman.SCHEMA),
     ),
     choices=(
         # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for
@@ -127,5 +142,6 @@ CATALOG = Catalog(
             pause.consecutive_failures,
             {"type": "integer", "description": "Faulted occurrences in a row (0 after a success)."},
         ),
+        ExtensionStatus("health", deadman.health, deadman.HEALTH_SCHEMA),
     ),
 )
