@@ -130,11 +130,12 @@ def _judge_one(
         else:
             arm_deadline(store, job.key, now + RECHECK)
         return
-    since = max(success or job.created_time, _armed_from(row, span))
+    armed = max(job.created_time, _armed_from(row, span))
+    since = success if success is not None and success >= armed else armed
     if now < since + span:
         arm_deadline(store, job.key, since + span)
         return
-    if not _due_since(job, since, now):
+    if not _due_since(job, since, now, after_success=since is success):
         if job.next_execution_time is None:
             disarm_deadline(store, job.key)  # nothing left to run
         else:
@@ -166,8 +167,11 @@ def _armed_from(row: Deadline, span: timedelta) -> datetime:
     return row.deadline - span
 
 
-def _due_since(job: JobRecord, since: datetime, now: datetime) -> bool:
-    ran = job.last_execution_time is not None and job.last_execution_time > since
+def _due_since(job: JobRecord, since: datetime, now: datetime, *, after_success: bool) -> bool:
+    """Whether an occurrence was due since `since`: one ran (after the success that
+    `since` is, or from the instant the window was armed), or the next one is past."""
+    last = job.last_execution_time
+    ran = last is not None and (last > since if after_success else last >= since)
     late = job.next_execution_time is not None and job.next_execution_time <= now
     return ran or late
 
