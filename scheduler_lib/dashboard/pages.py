@@ -21,7 +21,7 @@ from scheduler_lib.dashboard.svg import histogram
 from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
 from scheduler_lib.dashboard.words import describe, policies
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
-from scheduler_lib.store import HISTORY_KEEP, list_history
+from scheduler_lib.store import HISTORY_KEEP, NoticeRecord, list_history, list_notices
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
@@ -171,7 +171,7 @@ async def show_job(
     action = query.get("action") if query.get("action") in ("MainAction", "ErrorAction") else None
     now = ctx.clock()
 
-    def work() -> tuple[JobRecord, list[views.HistoryRow]]:
+    def work() -> tuple[JobRecord, list[views.HistoryRow], list[NoticeRecord]]:
         record = get_job(ctx, name)
         # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
         # the table the newest page of it.
@@ -180,9 +180,10 @@ async def show_job(
         )
         if action:
             entries = [e for e in entries if e.action_name == action]
-        return record, views.history_rows(record, entries)
+        notices = list_notices(ctx.store, record.key, limit=views.NOTICES_SHOWN)
+        return record, views.history_rows(record, entries), notices
 
-    record, rows = await run_in_threadpool(work)
+    record, rows, notices = await run_in_threadpool(work)
     wire = job_to_wire(record, now=now, version=ctx.version)  # the API's own redaction
     values = {
         "job": record,
@@ -199,5 +200,6 @@ async def show_job(
         "action": action or "",
         "statuses": HISTORY_STATUSES,
         "backfill": backfill or {},
+        "notices": notices,  # the notifications sent for it (docs/notifications.md)
     }
     return render(request, "job.html", values, session=session, status=status)
