@@ -18,7 +18,7 @@ from scheduler_lib.api.job_service import purge, resume_jobs
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
-from scheduler_lib.notify import arm_collection, watched_default_changed
+from scheduler_lib.notify import arm_collection, check_destinations, watched_default_changed
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.wire import arm, collections, notifications, quotas, signing
@@ -59,6 +59,7 @@ def put_collection(
     name.check()
     location, tags, properties = collections.normalize_body(body, ctx.version)
     collections.complete(properties)  # its quota checks before the collection is read
+    check_destinations(properties, ctx.settings)
 
     def attempt() -> tuple[CollectionRecord, bool, dict[str, str]]:
         existing = current(lambda: get_collection(ctx, name))
@@ -94,6 +95,7 @@ def patch_collection(
     signing secrets it generated)."""
     name.check()
     location, tags, properties = collections.normalize_body(body, ctx.version)
+    check_destinations(properties, ctx.settings)
 
     def attempt() -> tuple[CollectionRecord, dict[str, str]]:
         existing = get_collection(ctx, name)

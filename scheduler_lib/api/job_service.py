@@ -22,7 +22,7 @@ from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
-from scheduler_lib.notify import arm_job
+from scheduler_lib.notify import arm_job, check_destinations
 from scheduler_lib.store import (
     LostRace,
     add_due,
@@ -120,6 +120,7 @@ def _save(
         notifications.carry_over(definition, existing.definition)
     secrets.finalize(definition["action"], describe_certificate)
     destinations.check_definition(definition["action"], ctx.settings)
+    check_destinations(definition, ctx.settings)  # notifications' URLs, as the action's
     jobs.check_size(definition)
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)

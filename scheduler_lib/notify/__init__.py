@@ -16,6 +16,7 @@ deadline index (`deadman.judge`).
 from scheduler_lib.notify.deadman import arm_collection, arm_job
 from scheduler_lib.notify.notice import Notice
 from scheduler_lib.notify.notifier import Notifier, watched_default_changed
+from scheduler_lib.notify.subscriptions import check_destinations
 from scheduler_lib.notify.worker import NotifyReport
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "NotifyReport",
     "arm_collection",
     "arm_job",
+    "check_destinations",
     "watched_default_changed",
 ]

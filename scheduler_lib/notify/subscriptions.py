@@ -7,8 +7,12 @@ import hashlib
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
+from scheduler_lib.actions.egress import EgressDenied, policy_for
+from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import deadman
 from scheduler_lib.wire.notifications import PROPERTY
 from scheduler_lib.wire.notifications import NotificationEvent as E
@@ -47,3 +51,16 @@ def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | N
     if text is None and collection is not None:
         text = collection.properties.get(deadman.PROPERTY)
     return deadman.window(text) if isinstance(text, str) else None
+
+
+def check_destinations(properties: Mapping[str, Any], settings: Settings) -> None:
+    """A 400 naming `properties.notifications[i].url` when its host is a literal address or
+    a metadata name the egress policy refuses (as an action's URI is checked when stored);
+    host names are checked on their resolved addresses at each delivery."""
+    policy = policy_for(settings)
+    for index, entry in enumerate(properties.get(PROPERTY) or ()):
+        host = urlsplit(entry["url"]).hostname or ""
+        try:
+            policy.check_host(host)
+        except EgressDenied as exc:
+            raise ValidationError(f"properties.{PROPERTY}[{index}].url", exc.message) from None

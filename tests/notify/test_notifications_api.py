@@ -92,3 +92,19 @@ def test_a_collection_shows_its_subscriptions_without_secrets(system: System) ->
     shown["notifications"][0]["secret"] = ""
     cleared = system.client.patch(COLLECTION, params=NEW, json={"properties": shown})
     assert "hasSecret" not in cleared.json()["properties"]["notifications"][0]
+
+
+def test_a_refused_destination_is_a_400_when_stored(system: System) -> None:
+    """The egress policy judges a literal address or metadata name when it is stored, as an
+    action's URI (host names: at each delivery, on what they resolve to)."""
+    hook = [{"url": "http://169.254.169.254/latest", "events": ["Failed"]}]
+    response = put(system, {"notifications": hook})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["target"] == "properties.notifications[0].url"
+    assert "link-local" in error["message"]
+    hook = [{"url": "http://metadata.google.internal/x", "events": ["Failed"]}]
+    response = system.client.patch(COLLECTION, params=NEW, json={
+        "properties": {"notifications": hook}})  # fmt: skip
+    assert response.status_code == 400
+    assert response.json()["error"]["target"] == "properties.notifications[0].url"
