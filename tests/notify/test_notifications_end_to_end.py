@@ -227,3 +227,25 @@ def test_secrets_are_write_only_and_kept_through_get_modify_put(
     minute(system, T0 + timedelta(minutes=5))
     [request] = receiver.requests
     assert signature_ok(secret, request)  # still signed with the stored secret
+
+
+def test_a_pause_after_failures_is_told_once(
+    system: System, target: HttpTarget, receiver: HttpTarget
+) -> None:
+    target.reply(500, path="/job")
+    put_job(system, "Pausing", every_five_minutes(
+        target.url_for("/job"), T0 + timedelta(minutes=5), pauseAfterConsecutiveFailures=2,
+        notifications=[{"url": receiver.url, "events": ["Paused", "Failed"], "format": "Teams"}],
+    ))  # fmt: skip
+    for m in range(5, 21, 5):
+        minute(system, T0 + timedelta(minutes=m))
+    facts = [check_teams(r) for r in receiver.requests]
+    assert [f["Event"] for f in facts] == ["Failed", "Paused"]  # the streak's first, the pause
+    state = system.client.get(f"{COLLECTION}/jobs/Pausing", params=NEW).json()["properties"]
+    assert state["state"] == "Disabled" and state["status"]["health"] == "Failing"
+
+
+def test_a_malformed_notice_or_a_deleted_job_is_dropped(system: System) -> None:
+    assert system.runtime.notify("not a notice").disposition == "Dropped"
+    gone = Notice("ntf_gone", "Failed", _key(system, "Gone"), T0, "x")
+    assert system.runtime.notify(gone.to_json()).disposition == "Dropped"
