@@ -13,7 +13,8 @@ recovers. Nothing is read for jobs that are not late. Rows are armed when a job 
 
 "Due to have run": the job had an occurrence due since its last success (or since it was
 armed): it ran and failed since then, or its next occurrence is already past. A weekly job
-with a one-hour window is judged an hour after each occurrence, not every hour.
+with a one-hour window is judged an hour after each occurrence, not every hour. Nothing of a
+disabled collection runs: its jobs are looked at again a window later.
 """
 
 from __future__ import annotations
@@ -116,7 +117,11 @@ def _judge_one(
         return
     if job.collection_key not in collections:
         collections[job.collection_key] = _collection(store, job)
-    span = window(job, collections[job.collection_key])
+    collection = collections[job.collection_key]
+    span = window(job, collection)
+    if span is not None and collection is not None and not collection.enabled:
+        arm_deadline(store, job.key, now + span)  # nothing runs: not due; looked at again
+        return
     if span is None or job.state != JobState.ENABLED:
         if job.overdue_since is not None:
             _set_overdue(store, job.key, None)

@@ -147,3 +147,17 @@ def test_the_collection_default_watches_its_jobs(
         minute(system, T0 + at(m))
     assert events(receiver) == ["Missed"]
     assert "3 minute" in receiver.requests[0].json()["data"]["detail"]
+
+
+def test_a_job_of_a_disabled_collection_is_not_overdue(
+    system: System, target: HttpTarget, receiver: HttpTarget
+) -> None:
+    put_job(system, "Idle", every_five_minutes(
+        target.url, T0 + at(5), alertIfNoSuccessWithin="PT2M",
+        notifications=[{"url": receiver.url, "events": ["Missed"]}],
+    ))  # fmt: skip
+    assert system.client.post(f"{COLLECTION}/disable", params=NEW).status_code == 200
+    for m in range(1, 12):
+        minute(system, T0 + at(m))
+    assert receiver.requests == []
+    assert status(system, "Idle")["health"] == "Healthy"
