@@ -43,6 +43,7 @@ from scheduler_lib.store import (
     get_collection,
     list_history,
     list_notices,
+    mark_overdue,
     put_job,
     retry_lost_races,
 )
@@ -114,6 +115,7 @@ def _judge_one(
     job = find_job(store, row.job_key)
     if job is None:
         disarm_deadline(store, row.job_key)
+        mark_overdue(store, row.job_key, None)
         return
     if job.collection_key not in collections:
         collections[job.collection_key] = _collection(store, job)
@@ -205,7 +207,10 @@ def _set_overdue(store: TableStore, job_key: str, value: datetime | None) -> Job
         except PreconditionFailedError:
             raise LostRace from None
 
-    return retry_lost_races(attempt, what="The job's health")
+    saved = retry_lost_races(attempt, what="The job's health")
+    if saved is not None:
+        mark_overdue(store, job_key, value)  # the overview's list of Overdue jobs
+    return saved
 
 
 def _collection(store: TableStore, job: JobRecord) -> CollectionRecord | None:

@@ -18,6 +18,8 @@ from scheduler_lib.store.deadlines import (
     disarm_deadline,
     drop_deadline,
     due_deadlines,
+    mark_overdue,
+    overdue_jobs,
 )
 from scheduler_lib.store.dispatch_shards import (
     LeaseLostError,
@@ -130,11 +132,13 @@ __all__ = [
     "history_purge_pending",
     "list_history",
     "list_notices",
+    "mark_overdue",
     "metrics_rows",
     "migrate_unsharded",
     "minute_key",
     "open_dashboard_session",
     "open_notice",
+    "overdue_jobs",
     "park_message",
     "prune_history",
     "purge_histories",

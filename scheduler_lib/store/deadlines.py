@@ -6,6 +6,8 @@ succeeded by, so that the dispatcher's upkeep reads only the jobs whose deadline
 - PartitionKey `job`, RowKey `<job key>`: the job's current deadline row (`Due`), so
   re-arming replaces the old row; a row left behind by a crash between the two writes is
   recognised when it comes due (it is not the current one) and deleted.
+- PartitionKey `overdue`, RowKey `<job key>`: the jobs the switch found Overdue (`Since`),
+  so the dashboard's overview lists them first in O(overdue jobs) reads.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from datetime import UTC, datetime
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.store.tables import TableStore, storage_errors
+from scheduler_lib.store.tables import TableStore, as_datetime, storage_errors
 
 TABLE = "JobDeadlines"
-DUE, JOB = "due", "job"
+DUE, JOB, OVERDUE = "due", "job", "overdue"
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,30 @@ def due_deadlines(store: TableStore, *, now: datetime, limit: int) -> list[Deadl
         ):
             instant, _, job_key = str(entity["RowKey"]).partition("|")
             found.append(Deadline(entity["RowKey"], job_key, datetime.fromisoformat(instant)))
+            if len(found) >= limit:
+                break
+    return found
+
+
+def mark_overdue(store: TableStore, job_key: str, since: datetime | None) -> None:
+    """List the job as Overdue since `since`, or (None) no longer."""
+    table = store.table(TABLE)
+    with storage_errors("The deadline index"):
+        if since is None:
+            with suppress(ResourceNotFoundError):
+                table.delete_entity(OVERDUE, job_key)
+        else:
+            table.upsert_entity({"PartitionKey": OVERDUE, "RowKey": job_key, "Since": since})
+
+
+def overdue_jobs(store: TableStore, *, limit: int = 100) -> list[tuple[str, datetime]]:
+    """(job key, Overdue since) of up to `limit` Overdue jobs."""
+    found: list[tuple[str, datetime]] = []
+    with storage_errors("The deadline index"):
+        for entity in store.table(TABLE).query_entities(
+            "PartitionKey eq @pk", parameters={"pk": OVERDUE}, results_per_page=limit
+        ):
+            found.append((entity["RowKey"], as_datetime(entity["Since"]) or datetime.min))
             if len(found) >= limit:
                 break
     return found

@@ -20,6 +20,7 @@ from scheduler_lib.store import (
     NoticeRecord,
     add_history,
     get_job,
+    mark_overdue,
     open_notice,
     put_job,
 )
@@ -277,3 +278,11 @@ def test_a_job_page_shows_its_health_and_the_notifications_sent(signed_in, api, 
     assert ("2026-03-04 08:00:00 Missed No succeeded execution within 2 hour(s). Slack to "
             "https://hooks.slack.com:443: Delivered (1 attempt, 200)") in text
     assert "KEY" not in page.text.split("Notifications sent")[1].split("</section>")[0]
+
+    # The overview lists the Overdue jobs first (the switch's own list of them).
+    mark_overdue(store, record.key, late)
+    _job(api, "broken", state="Disabled", **DAILY_1000)
+    broken = get_job(store, SUB, "rg1", "coll", "broken")
+    put_job(store, replace(broken, state="Faulted"))
+    attention = _text(signed_in.get(UI + "/")).split("Needs attention")[1]
+    assert attention.index("coll / watched : Overdue") < attention.index("coll / broken : Faulted")

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from scheduler_lib.store import current_deadline, due_deadlines
+from scheduler_lib.store import current_deadline, due_deadlines, overdue_jobs
 from tests import test_end_to_end as e2e
 from tests.notify.helpers import (
     NEW,
@@ -75,11 +75,14 @@ def test_a_dead_target_makes_one_missed_then_one_recovered(
     assert missed.json()["timestamp"] == "2026-03-04T09:07:00Z"
     assert missed.json()["data"]["job"]["name"] == "Heartbeat"
     assert missed.json()["data"]["health"] == "Overdue"
+    [(overdue_key, since)] = overdue_jobs(system.store)  # what the overview lists first
+    assert overdue_key.endswith("|heartbeat") and since == T0 + at(7)
 
     for m in range(20, 25):  # 09:20 succeeds: the target is back
         minute(system, T0 + at(m))
     assert events(receiver) == ["Missed", "Recovered"]
     assert status(system, "Heartbeat")["health"] == "Healthy"
+    assert overdue_jobs(system.store) == []
     assert signature_ok(secret, receiver.requests[1])
     old = system.client.get(f"{COLLECTION}/jobs/Heartbeat", params=OLD).json()
     assert "health" not in old["properties"]["status"]  # 2016-03-01 has no such field
