@@ -7,6 +7,8 @@
 - Queue, on the execution queue: one execution message (poisoned by the host after
   host.json's maxDequeueCount failed attempts).
 - Queue, on its poison queue: a poisoned message, recorded in its job's history and status.
+- Queue, on the notifications queue (beside the execution queue): one notice, delivered
+  to its job's webhook subscriptions (docs/notifications.md).
 - Timer, daily at 03:17 UTC: history retention, deletion of long-ended jobs, the full
   consistency check.
 """
@@ -57,6 +59,15 @@ def executor(msg: func.QueueMessage) -> None:
 )
 def poisoned(msg: func.QueueMessage) -> None:
     runtime.record_poisoned(msg.get_body().decode("utf-8"), message_id=msg.id or "")
+
+
+@app.queue_trigger(
+    arg_name="msg",
+    queue_name="%SCHEDULER_EXECUTION_QUEUE%-notify",
+    connection="AzureWebJobsStorage",
+)
+def notify(msg: func.QueueMessage) -> None:
+    runtime.notify(msg.get_body().decode("utf-8"))
 
 
 @app.timer_trigger(arg_name="timer", schedule=DAILY_SCHEDULE, use_monitor=True)

@@ -126,15 +126,25 @@ def run_timer(
 def dispatch_worker_loop(runtime: Runtime, stop: threading.Event) -> None:
     """Handle control messages one at a time until `stop` is set (the dispatch function:
     deleted when handled, made visible again on failure, poisoned after MAX_DEQUEUE_COUNT)."""
-    queue = runtime.dispatch_queue
+    _queue_loop(runtime.dispatch_queue, lambda m: runtime.dispatch(m.body), stop)
+
+
+def notify_worker_loop(runtime: Runtime, stop: threading.Event) -> None:
+    """Deliver notices one at a time until `stop` is set (the notifications function)."""
+    _queue_loop(runtime.notifier.queue, lambda m: runtime.notify(m.body), stop)
+
+
+def _queue_loop(
+    queue: ExecutionQueue, run: Callable[[ReceivedMessage], object], stop: threading.Event
+) -> None:
     while not stop.is_set():
         try:
             messages = queue.receive(max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT)
         except Exception:
-            log.exception("receiving from the dispatch queue failed")
+            log.exception("receiving from the %s queue failed", queue.name)
             messages = []
         for message in messages:
-            _settle(queue, message, lambda m: runtime.dispatch(m.body))
+            _settle(queue, message, run)
         if not messages:
             stop.wait(DISPATCH_POLL_INTERVAL)
 
@@ -270,6 +280,7 @@ def serve(
             for i in range(settings.dispatch_workers)
         ),
         threading.Thread(target=poison_loop, args=(runtime, stop), name="poison"),
+        threading.Thread(target=notify_worker_loop, args=(runtime, stop), name="notify"),
         threading.Thread(target=housekeeping_loop, args=(runtime, stop), name="housekeeping"),
     ]
     # uvicorn's own X-Forwarded-* handling off: which forwarded headers count is the app's

@@ -158,6 +158,8 @@ var tableNames = [
   'JobDueIndex'
   'JobHistory'
   'SchedulerState'
+  'JobDeadlines'
+  'NotificationDeliveries'
 ]
 var executionQueueName = 'scheduler-executions'
 // The coordinator (timer) sends one control message per due (minute, shard) pair here; the
@@ -168,6 +170,9 @@ var queueNames = [
   '${executionQueueName}-poison'
   dispatchQueueName
   '${dispatchQueueName}-poison'
+  // Notices, delivered by the notify function (docs/notifications.md).
+  '${executionQueueName}-notify'
+  '${executionQueueName}-notify-poison'
 ]
 
 resource rg 'Microsoft.Resources/resourceGroups@2021-04-01' = {

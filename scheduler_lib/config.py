@@ -52,7 +52,15 @@ _REFERENCE = "@Microsoft.KeyVault("
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 
 #: Logical table names; the stored name is `prefix + name` (tables allow letters and digits).
-TABLES = ("JobCollections", "Jobs", "JobDueIndex", "JobHistory", "SchedulerState")
+TABLES = (
+    "JobCollections",
+    "Jobs",
+    "JobDueIndex",
+    "JobHistory",
+    "SchedulerState",
+    "JobDeadlines",  # the dead-man switch's deadlines (store/deadlines.py)
+    "NotificationDeliveries",  # what notifications were sent (store/notification_records.py)
+)
 EXECUTION_QUEUE = "scheduler-executions"
 DISPATCH_QUEUE = "scheduler-dispatch"
 #: Bound by the queue triggers (`%SCHEDULER_EXECUTION_QUEUE%`): the host does not start without
@@ -122,6 +130,12 @@ class Settings:
         if self.dispatch_workers < 1 or self.executor_concurrency < 1:
             name = "DISPATCH_WORKERS" if self.dispatch_workers < 1 else "EXECUTOR_CONCURRENCY"
             raise ValidationError(f"SCHEDULER_{name}", "must be at least 1")
+
+    @property
+    def notify_queue_name(self) -> str:
+        """The notifications' queue: beside the execution queue, like its poison queue, so
+        its trigger binds `%SCHEDULER_EXECUTION_QUEUE%-notify` and needs no setting."""
+        return f"{self.execution_queue_name}-notify"
 
     def table_name(self, logical: str) -> str:
         """The stored name of one of `TABLES`."""

@@ -45,6 +45,7 @@ from scheduler_lib.execution import (
 )
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.metrics import FLUSH_EVERY, MetricsRecorder, fold_stale
+from scheduler_lib.notify import Notifier, NotifyReport
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store import TICK_BUDGET, TableStore, purge_histories
 from scheduler_lib.timeutil import Clock, utc_now
@@ -91,11 +92,13 @@ class Runtime:
         self.dispatcher = Dispatcher(self.store, self.queue, settings, clock, observe=self.observe)
         adapters = {} if action_adapters is None else action_adapters
         self.executor = Executor(self.store, self.queue, settings, clock, sleep, adapters)
+        self.notifier = Notifier(self.store, settings, clock, adapters)
 
     def observe(self, event: Event) -> None:
-        """Where the dispatcher's and the executor's events go: the metrics (and, later,
-        whatever else watches jobs: a dead-man switch, notifications)."""
+        """Where the dispatcher's and the executor's events go: the metrics, and the
+        notifications (a small message on their queue; delivered by `notify`)."""
         self.metrics.observe(event)
+        self.notifier.observe(event)
 
     def flush_metrics(self, *, due_only: bool = True) -> None:
         """Write this instance's counters to its row: when due (`FLUSH_EVERY`), or now.
@@ -126,6 +129,7 @@ class Runtime:
         self.store.ready()
         self.queue.ready()
         self.dispatch_queue.ready()
+        self.notifier.queue.ready()
 
     @cached_property
     def api(self) -> FastAPI:
@@ -198,12 +202,14 @@ class Runtime:
         """What a tick does besides dispatching, each part bounded and never failing the
         tick: every `CHECK_EVERY_MINUTES` the overdue-job check (`anti_entropy`), a share
         of the background deletion of deleted jobs' history (`history_purge`), and the
-        folding of stopped instances' metrics rows (`metrics.fold_stale`)."""
+        folding of stopped instances' metrics rows (`metrics.fold_stale`), the dead-man
+        switch's passed deadlines (`notify`)."""
         try:
             if due_for_check(now):
                 repair_jobs(self.store, now=now, grace_period=self.settings.grace_period)
             purge_histories(self.store, budget=TICK_BUDGET)
             fold_stale(self.store, now=now)
+            self.notifier.judge_deadlines(now)  # the dead-man switch
         except Exception:
             log.exception("tick upkeep failed; the next tick tries again")
 
@@ -225,11 +231,27 @@ class Runtime:
         self.flush_metrics()
         return report
 
+    def notify(self, body: str) -> NotifyReport:
+        """Deliver one notice from the notifications queue (its queue trigger)."""
+        self.ensure_storage()
+        return self.notifier.handle(body)
+
+    def drain_notifications(self) -> list[NotifyReport]:
+        """Handle every notice visible now, here (tests and the local host's loop)."""
+        reports: list[NotifyReport] = []
+        queue = self.notifier.queue
+        while received := queue.receive(max_messages=32, visibility_timeout=300):
+            for message in received:
+                reports.append(self.notify(message.body))
+                queue.delete(message)
+        return reports
+
     def housekeeping(self) -> HousekeepingReport:
         """Prune history and delete long-ended jobs (the daily timer)."""
         self.ensure_storage()
         report = run_housekeeping(
             self.store, now=self.clock(), grace_period=self.settings.grace_period
         )
+        self.notifier.purge(self.clock())
         log.info("housekeeping: %s", report)
         return report

@@ -36,6 +36,9 @@ FORBIDDEN = {
     "dashboard": {"dispatch", "actions", "store", "execution"},
     # The metrics read events and storage; the API serves them, the runtime feeds them.
     "metrics": {"api", "dispatch", "actions", "dashboard"},
+    # Notifications read events and storage and send through the actions; the API arms
+    # deadlines, the runtime feeds events.
+    "notify": {"api", "dispatch", "execution", "dashboard"},
     # The import writes through the HTTP API like any client: never the store or the services.
     "migrate": {"store", "api", "dispatch", "execution", "dashboard", "service"},
 }

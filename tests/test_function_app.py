@@ -64,6 +64,7 @@ def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> 
     functions = _functions(function_app)
     assert set(functions) == {
         "http_app_func", "dispatcher", "dispatch_pair", "executor", "poisoned", "housekeeping",
+        "notify",
     }  # fmt: skip
     triggers = {
         name: json.loads(function.get_function_json())["bindings"][0]
@@ -84,6 +85,9 @@ def test_functions_are_indexed_with_their_triggers(function_app: ModuleType) -> 
     assert triggers["executor"]["connection"] == "AzureWebJobsStorage"
     assert triggers["poisoned"]["type"] == "queueTrigger"
     assert triggers["poisoned"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%-poison"
+    # Notifications: their own queue beside the execution queue (no setting of its own).
+    assert triggers["notify"]["type"] == "queueTrigger"
+    assert triggers["notify"]["queueName"] == "%SCHEDULER_EXECUTION_QUEUE%-notify"
 
 
 def _http(
@@ -155,6 +159,7 @@ def test_unresolved_api_keys_close_the_api_but_not_the_scheduler(
     functions = _functions(module)
     assert set(functions) == {
         "http_app_func", "dispatcher", "dispatch_pair", "executor", "poisoned", "housekeeping",
+        "notify",
     }  # fmt: skip
     for url in (f"{BASE}/jobCollections/coll1", "http://localhost/api/health"):
         answer = _http(module, "GET", url)

@@ -367,6 +367,8 @@ def test_every_table_and_queue_the_code_uses_is_created() -> None:
             azure.poison_queue_name,
             azure.dispatch_queue_name,
             f"{azure.dispatch_queue_name}-poison",
+            azure.notify_queue_name,
+            f"{azure.notify_queue_name}-poison",
         ]
     )
     assert all(re.fullmatch(r"[A-Za-z][A-Za-z0-9]{2,62}", t) for t in tables)

@@ -20,7 +20,13 @@ from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord,
 from scheduler_lib.service.collections import CollectionName, all_jobs, get_collection
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.jobs import JobName, get_job
-from scheduler_lib.service.lists import HISTORY_KEEP, history_page, jobs_page
+from scheduler_lib.service.lists import (
+    HISTORY_KEEP,
+    NoticeRecord,
+    history_page,
+    jobs_page,
+    notices_page,
+)
 from scheduler_lib.service.overview import read_overview
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.job_tags import has_tag
@@ -185,16 +191,17 @@ async def show_job(
     action = query.get("action") if query.get("action") in ("MainAction", "ErrorAction") else None
     now = ctx.clock()
 
-    def work() -> tuple[JobRecord, list[views.HistoryRow]]:
+    def work() -> tuple[JobRecord, list[views.HistoryRow], list[NoticeRecord]]:
         record = get_job(ctx, name)
         # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
         # the table the newest page of it.
         entries, _ = history_page(ctx, record, status=wanted, page_size=HISTORY_KEEP)
         if action:
             entries = [e for e in entries if e.action_name == action]
-        return record, views.history_rows(record, entries)
+        notices = notices_page(ctx, record, limit=views.NOTICES_SHOWN)
+        return record, views.history_rows(record, entries), notices
 
-    record, rows = await run_in_threadpool(work)
+    record, rows, notices = await run_in_threadpool(work)
     wire = job_to_wire(record, now=now, version=ctx.version)  # the API's own redaction
     values = {
         "job": record,
@@ -211,5 +218,6 @@ async def show_job(
         "action": action or "",
         "statuses": HISTORY_STATUSES,
         "backfill": backfill or {},
+        "notices": notices,  # the notifications sent for it (docs/notifications.md)
     }
     return render(request, "job.html", values, session=session, status=status)

@@ -27,6 +27,8 @@ from scheduler_lib.wire.job_tags import tags_of
 #: Outcomes a sparkline shows; a history page shows 100 entries at a time.
 SPARK = 20
 HISTORY_PAGE = 100
+#: Notifications a job page lists (newest first).
+NOTICES_SHOWN = 20
 _STATUS = re.compile(r"Response from host '[^']*': '(\d{3})'")
 _LATE = re.compile(rf"\[({CATCH_UP}|{BACKFILL})\] ")
 _READERS = 8  # history reads of a page's jobs in parallel (each is one small query)

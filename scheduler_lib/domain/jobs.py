@@ -50,6 +50,9 @@ class JobRecord:
     #: defaults it left out). Empty for a job stored before this existed: its answers show
     #: the canonical form.
     original_form: dict[str, Any] = field(default_factory=dict)
+    #: When the dead-man switch (`alertIfNoSuccessWithin`) found the job overdue; None
+    #: while it is not (`notify/deadman.py` sets and clears it).
+    overdue_since: datetime | None = None
 
     @property
     def collection_key(self) -> str:

@@ -45,12 +45,30 @@ class AttemptEnded:
 
 
 @dataclass(frozen=True)
+class JobTurn:
+    """What an occurrence's end did to its job (the notifications' de-duplication reads it:
+    a `Failed` per streak, `Recovered` when one ends, `Paused`, `Faulted`)."""
+
+    streak_before: int  # faulted occurrences in a row before this one ended
+    streak_after: int
+    state_before: str
+    state_after: str
+    paused: bool = False  # pauseAfterConsecutiveFailures disabled it now
+
+
+@dataclass(frozen=True)
 class OccurrenceEnded:
     """An occurrence (or a manual run) whose outcome is decided."""
 
     job_key: str
     action_type: str
     outcome: Outcome
+    #: The occurrence's execution tag (the executor's events; "" from the dispatcher).
+    execution_tag: str = ""
+    #: How it changed the job, when the executor wrote it (None: not known).
+    turn: JobTurn | None = None
+    #: When its last attempt ended (its history entry's end), when one ran.
+    ended: datetime | None = None
 
 
 def collection_of(job_key: str) -> str:

@@ -20,6 +20,7 @@ from datetime import datetime
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.domain.outcomes import JobTurn
 from scheduler_lib.execution import claims, lifecycle, overlap, pause
 from scheduler_lib.execution.backoff import Draw, Failure
 from scheduler_lib.execution.report import ExecutionReport
@@ -109,7 +110,8 @@ class Finish:
             )
         attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final=follow_up is None)
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
-        if saved is not None and pause.paused_now(saved, faulted_now=faulted_now):
+        paused = saved is not None and pause.paused_now(saved, faulted_now=faulted_now)
+        if saved is not None and paused:
             add_history(store, pause.pause_entry(saved, message, entry, now=self.clock()))
         if saved is not None and follow_up is None:  # the occurrence ended: one may wait
             overlap.release(store, self.queue, saved, now=self.clock())
@@ -120,6 +122,10 @@ class Finish:
         return report(
             disposition, reason, outcome=outcome, history=entry, follow_up=follow_up,
             follow_up_at=follow_up_at, delivery=delivery, job_state=saved.state if saved else None,
+            turn=None if saved is None else JobTurn(
+                record.consecutive_failures, saved.consecutive_failures, record.state,
+                saved.state, paused,
+            ),
         )  # fmt: skip
 
 

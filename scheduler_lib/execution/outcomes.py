@@ -40,7 +40,8 @@ def execution_events(report: ExecutionReport) -> list[Event]:
     """What one executed message tells (nothing for a duplicate, a drop, a deferral)."""
     kind = report.action_type or ""
     if report.disposition in _NOT_RUN:
-        return [OccurrenceEnded(report.job_key, kind, _NOT_RUN[report.disposition])]
+        not_run = _NOT_RUN[report.disposition]
+        return [OccurrenceEnded(report.job_key, kind, not_run, report.execution_tag)]
     entry = report.history
     if report.disposition not in RAN or entry is None:
         return []
@@ -52,10 +53,17 @@ def execution_events(report: ExecutionReport) -> list[Event]:
     events: list[Event] = [attempt]
     if report.action_name == MAIN_ACTION:
         follow_up = report.follow_up
+        ended: Outcome | None = None
         if status is HistoryStatus.COMPLETED:
-            events.append(OccurrenceEnded(report.job_key, kind, Outcome.COMPLETED))
+            ended = Outcome.COMPLETED
         elif follow_up is None or follow_up.action == ERROR_ACTION:  # no retry left
-            events.append(OccurrenceEnded(report.job_key, kind, Outcome.FAULTED))
+            ended = Outcome.FAULTED
+        if ended is not None:
+            events.append(
+                OccurrenceEnded(
+                    report.job_key, kind, ended, report.execution_tag, report.turn, entry.end_time
+                )
+            )
     return events
 
 

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.outcomes import JobTurn
 from scheduler_lib.execution.retry import Delivery
 from scheduler_lib.store import HistoryEntry
 
@@ -38,6 +39,8 @@ class ExecutionReport:
     action_type: str | None = None
     #: The second the attempt was to start at (`ExecutionMessage.start_at`), if it had one.
     start_at: datetime | None = None
+    #: How the attempt's end changed the job (streak, state), when it wrote it.
+    turn: JobTurn | None = None
 
 
 def log_report(report: ExecutionReport, message: ExecutionMessage) -> None:

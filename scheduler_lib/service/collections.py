@@ -14,12 +14,13 @@ from typing import Any
 
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
+from scheduler_lib.notify import arm_collection, check_destinations, watched_default_changed
 from scheduler_lib.service.concurrency import check_if_match, conditional_write, current, retrying
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.jobs import purge, resume_jobs
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.wire import arm, collections, quotas, signing
+from scheduler_lib.wire import arm, collections, notifications, quotas, signing
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def put_collection(
     name.check()
     location, tags, properties = collections.normalize_body(body, ctx.version)
     collections.complete(properties)  # its quota checks before the collection is read
+    check_destinations(properties, ctx.settings)
 
     def attempt() -> tuple[CollectionRecord, bool, dict[str, str]]:
         existing = current(lambda: get_collection(ctx, name))
@@ -66,6 +68,7 @@ def put_collection(
             )
         stored = existing.properties if existing else None
         complete = collections.complete(signing.carry_over(stored, properties, now))
+        notifications.carry_over(complete, stored)
         record = CollectionRecord(
             subscription_id=existing.subscription_id if existing else name.subscription_id,
             resource_group=existing.resource_group if existing else name.resource_group,
@@ -91,10 +94,12 @@ def patch_collection(
     signing secrets it generated)."""
     name.check()
     location, tags, properties = collections.normalize_body(body, ctx.version)
+    check_destinations(properties, ctx.settings)
 
     def attempt() -> tuple[CollectionRecord, dict[str, str]]:
         existing = get_collection(ctx, name)
         given = signing.carry_over(existing.properties, properties, now)
+        notifications.carry_over(given, existing.properties)
         merged = collections.complete(collections.merge(existing.properties, given))
         record = replace(
             existing,
@@ -150,6 +155,8 @@ def _write(
         )
     if existing is not None and not existing.enabled and saved.enabled:
         resume_jobs(ctx, saved, now=now)
+    if existing is not None and watched_default_changed(existing, saved):
+        arm_collection(ctx.store, saved, now)  # its jobs' dead-man deadlines (notify)
     return saved
 
 

@@ -18,6 +18,7 @@ from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
 from scheduler_lib.errors import ConflictError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionMessage, failure_streak
+from scheduler_lib.notify import arm_job, check_destinations
 from scheduler_lib.service.concurrency import check_if_match, conditional_write, current, retrying
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.job_schedule import (
@@ -39,7 +40,7 @@ from scheduler_lib.store import (
 )
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
-from scheduler_lib.wire import arm, jobs, original_form, quotas, secrets
+from scheduler_lib.wire import arm, jobs, notifications, original_form, quotas, secrets
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +123,10 @@ def _save(
     definition, state, parsed_timing = jobs.normalize_properties(properties, version=ctx.version)
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
+        notifications.carry_over(definition, existing.definition)
     secrets.finalize(definition["action"], describe_certificate)
     destinations.check_definition(definition["action"], ctx.settings)
+    check_destinations(definition, ctx.settings)  # notifications' URLs, as the action's
     jobs.check_size(definition)
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)
@@ -179,6 +182,7 @@ def _save(
             check_count=lambda count: quotas.check_job_count(limits, count),
         )
     _reindex(ctx, existing, saved)
+    arm_job(ctx.store, saved, collection, now)  # its dead-man deadline (notify)
     return _dispatch_if_due(ctx, saved, collection, now=now), existing is None
 
 

@@ -1,4 +1,5 @@
-"""The paged reads: a collection's jobs and a job's history, one page at a time.
+"""The paged reads: a collection's jobs and a job's history, one page at a time, and a
+job's newest notification deliveries (`notices_page`).
 
 The REST API's lists (`Jobs_List`, `Jobs_ListJobHistory`) and the dashboard's pages read
 through these, so both see the same pages in the same order (jobs by name, history newest
@@ -9,10 +10,17 @@ from __future__ import annotations
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.service.context import ApiContext
-from scheduler_lib.store import HISTORY_KEEP, HistoryEntry, list_history
+from scheduler_lib.store import HISTORY_KEEP, HistoryEntry, NoticeRecord, list_history, list_notices
 from scheduler_lib.store import jobs as job_store
 
-__all__ = ["HISTORY_KEEP", "HistoryEntry", "history_page", "jobs_page"]
+__all__ = [
+    "HISTORY_KEEP",
+    "HistoryEntry",
+    "NoticeRecord",
+    "history_page",
+    "jobs_page",
+    "notices_page",
+]
 
 
 def jobs_page(
@@ -43,3 +51,9 @@ def history_page(
     return list_history(
         ctx.store, job.history_key, status=status, page_size=page_size, continuation=continuation
     )
+
+
+def notices_page(ctx: ApiContext, job: JobRecord, *, limit: int) -> list[NoticeRecord]:
+    """The newest `limit` notifications of `job` with how their delivery went
+    (`docs/notifications.md`)."""
+    return list_notices(ctx.store, job.key, limit=limit)

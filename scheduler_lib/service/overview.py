@@ -9,10 +9,12 @@ Sources, each the cheapest honest one:
   failures in the last 24 hours: `Failed` entries of that day. Both are one bounded,
   server-filtered read (`store.dashboard_reads`), capped at `LIMIT` rows (the page then
   says "at least");
-- needing attention: `Faulted` jobs (a state-filtered read per collection), jobs failing now
-  (their newest entry of the last 24 hours failed), and jobs with a failed or postponed
-  entry in that time (from the read above). `Skipped` entries (concurrencyPolicy) are not
-  failures: they are counted apart and do not put a job on that list.
+- needing attention, first: jobs the dead-man switch found Overdue (its own small list,
+  `store.overdue_jobs`, docs/notifications.md); then `Faulted` jobs (a state-filtered read
+  per collection), jobs failing now (their newest entry of the last 24 hours failed), and
+  jobs with a failed or postponed entry in that time (from the read above). `Skipped`
+  entries (concurrencyPolicy) are not failures: they are counted apart and do not put a
+  job on that list.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobState
+from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.health import check_health
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.store import collections as collection_store
-from scheduler_lib.store import dashboard_reads
+from scheduler_lib.store import dashboard_reads, overdue_jobs
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import quotas
 
 LIMIT = 5000
@@ -66,6 +70,9 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
     store = ctx.store
     rows = []
     attention: dict[str, Attention] = {}
+    for key, since in overdue_jobs(store):
+        where = split_job_key(key)
+        _note(attention, key, where, f"Overdue: no success within its window ({iso_z(since)})")
     for record in sorted(collection_store.all_collections(store), key=lambda r: r.name.lower()):
         limits = quotas.effective_limits(record.properties)
         sku = (record.properties.get("sku") or {}).get("name", "Standard")

@@ -71,6 +71,8 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         entity["LastExecutionTime"] = record.last_execution_time
     if record.next_execution_time is not None:
         entity["NextExecutionTime"] = record.next_execution_time
+    if record.overdue_since is not None:
+        entity["OverdueSince"] = record.overdue_since
     return entity
 
 
@@ -94,6 +96,7 @@ def _from_entity(entity: Any) -> JobRecord:
         incarnation=entity.get("Incarnation", ""),
         history_partition=entity.get("HistoryKey", ""),
         original_form=loads(entity.get("OriginalForm") or "{}"),
+        overdue_since=as_datetime(entity.get("OverdueSince")),
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.wire import arm, dialect, extensions, quotas, readers, signing
+from scheduler_lib.wire import arm, dialect, extensions, notifications, quotas, readers, signing
 from scheduler_lib.wire.tags import resource_tags
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
@@ -118,6 +118,6 @@ def collection_to_wire(
     if record.location:
         body["location"] = record.location
     body["tags"] = dict(record.tags)
-    properties = signing.redact(record.properties)  # write-only
+    properties = notifications.redact(signing.redact(record.properties))  # write-only
     body["properties"] = extensions.collection_older_form(properties, version)
     return dialect.collection_body(body, version)

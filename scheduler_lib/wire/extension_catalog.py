@@ -11,10 +11,12 @@ from __future__ import annotations
 from scheduler_lib.wire import (
     attempt_timeout,
     backoff,
+    deadman,
     jitter,
     job_tags,
     managed_identity,
     missed,
+    notifications,
     overlap,
     pause,
     placeholders,
@@ -113,6 +115,19 @@ CATALOG = Catalog(
             cross_check=missed.check_window,
         ),
         ExtensionProperty(Location.JOB, job_tags.PROPERTY, job_tags.validate, job_tags.SCHEMA),
+        # Notifications and the dead-man switch (docs/notifications.md): a collection's
+        # setting is the default of its jobs; a job's own replaces it.
+        ExtensionProperty(
+            Location.COLLECTION,
+            notifications.PROPERTY,
+            notifications.validate,
+            notifications.SCHEMA,
+        ),
+        ExtensionProperty(
+            Location.JOB, notifications.PROPERTY, notifications.validate, notifications.SCHEMA
+        ),
+        ExtensionProperty(Location.COLLECTION, deadman.PROPERTY, deadman.validate, deadman.SCHEMA),
+        ExtensionProperty(Location.JOB, deadman.PROPERTY, deadman.validate, deadman.SCHEMA),
     ),
     choices=(
         # A 2016-03-01 answer shows it as what it is to that version: an Entra ID token for
@@ -129,5 +144,6 @@ CATALOG = Catalog(
             pause.consecutive_failures,
             {"type": "integer", "description": "Faulted occurrences in a row (0 after a success)."},
         ),
+        ExtensionStatus("health", deadman.health, deadman.HEALTH_SCHEMA),
     ),
 )

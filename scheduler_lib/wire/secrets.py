@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.timeutil import iso_z
+from scheduler_lib.wire import notifications
 
 
 class Holder(NamedTuple):
@@ -127,7 +128,7 @@ def _pop(node: dict[str, Any], dotted: str) -> None:
 
 def redact(properties: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of job properties without any secret (what the API returns)."""
-    result = copy.deepcopy(properties)
+    result = notifications.redact(copy.deepcopy(properties))
     for holder in holders(result.get("action")):
         for secret in holder.secrets:
             _pop(holder.node, secret)

@@ -73,7 +73,7 @@ def validate(value: Any, path: str) -> list[dict[str, str]]:
             raise ValidationError(readers.join(where, "name"), f"{name!r} is given twice")
         entry = {"name": name}
         if source.get("value") is not None:
-            entry["value"] = _secret(source["value"], readers.join(where, "value"))
+            entry["value"] = read_secret(source["value"], readers.join(where, "value"))
         entries.append(entry)
     return entries
 
@@ -148,7 +148,8 @@ def values(properties: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(entry["value"] for entry in properties.get(PROPERTY) or ())
 
 
-def _secret(value: Any, path: str) -> str:
+def read_secret(value: Any, path: str) -> str:
+    """A `whsec_` secret (or `generate`), checked; shared with `notifications`."""
     text = readers.string(value, path, max_length=200)
     if text == GENERATE:
         return text

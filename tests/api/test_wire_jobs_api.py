@@ -205,6 +205,7 @@ def test_a_job_created_disabled_has_no_status(client, client_ext, collection) ->
         "failureCount": 0,
         "faultedCount": 0,
         "consecutiveFailures": 0,
+        "health": "Healthy",  # the dead-man switch's verdict (docs/notifications.md)
     }
 
 

@@ -1,7 +1,8 @@
 """What the dashboard shows of api-version 2026-12-01's extensions, read as text over HTTP:
 runs at their jittered start (job page, timeline, editor preview), Skipped and late runs in
 history, chart and overview, a paused job's note, the policies in words, the Backfill form
-(through the REST route's own function) and a collection's signing secret names."""
+(through the REST route's own function), a collection's signing secret names, and a job's
+health with the notifications sent for it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from scheduler_lib.store import HistoryEntry, add_history, get_job, put_job
+from scheduler_lib.store import (
+    HistoryEntry,
+    NoticeRecord,
+    add_history,
+    get_job,
+    mark_overdue,
+    open_notice,
+    put_job,
+)
 from tests.api.conftest import EXTENSIONS_VERSION, SUB, api_client, collection_path, job_path
 from tests.dashboard.conftest import UI, csrf_token
 
@@ -245,3 +254,35 @@ def test_editing_an_exponential_retry_in_the_form_keeps_what_it_does_not_show(
     assert stored["request"]["uri"] == "http://127.0.0.1:9/changed"
     assert stored["retryPolicy"] == {**retry, "retryInterval": "PT40S"}
     assert stored["timeout"] == "PT2M"  # not shown by the form, kept
+
+
+def test_a_job_page_shows_its_health_and_the_notifications_sent(signed_in, api, store) -> None:
+    """Health, the dead-man setting and the notices with their deliveries (never a URL's
+    path: a Slack or Teams webhook's path is its key)."""
+    _job(api, "watched", alertIfNoSuccessWithin="PT2H", notifications=[
+        {"url": "https://hooks.slack.com/services/T0/B0/KEY", "events": ["Missed"],
+         "format": "Slack"}], **DAILY_1000)  # fmt: skip
+    text = _text(signed_in.get(BASE + "/jobs/watched"))
+    assert "Health: Healthy (alert if no success within PT2H)" in text
+    assert "Notifications sent None in the last 60 days" in text
+    record = get_job(store, SUB, "rg1", "coll", "watched")
+    late = datetime(2026, 3, 4, 8, 0, tzinfo=record.created_time.tzinfo)
+    put_job(store, replace(record, overdue_since=late))
+    delivery = {"key": "k", "target": "https://hooks.slack.com:443", "format": "Slack",
+                "status": "Delivered", "attempts": 1, "statusCode": 200, "message": ""}
+    open_notice(store, NoticeRecord(record.key, "ntf_x", "Missed", late,
+                                    "No succeeded execution within 2 hour(s).", (delivery,)))
+    page = signed_in.get(BASE + "/jobs/watched")
+    text = _text(page)
+    assert "Health: Overdue since 2026-03-04 08:00:00 UTC (alert if no success within PT2H)" in text
+    assert ("2026-03-04 08:00:00 Missed No succeeded execution within 2 hour(s). Slack to "
+            "https://hooks.slack.com:443: Delivered (1 attempt, 200)") in text
+    assert "KEY" not in page.text.split("Notifications sent")[1].split("</section>")[0]
+
+    # The overview lists the Overdue jobs first (the switch's own list of them).
+    mark_overdue(store, record.key, late)
+    _job(api, "broken", state="Disabled", **DAILY_1000)
+    broken = get_job(store, SUB, "rg1", "coll", "broken")
+    put_job(store, replace(broken, state="Faulted"))
+    attention = _text(signed_in.get(UI + "/")).split("Needs attention")[1]
+    assert attention.index("coll / watched : Overdue") < attention.index("coll / broken : Faulted")

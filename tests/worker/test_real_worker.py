@@ -77,6 +77,7 @@ def test_the_worker_indexes_every_function_with_the_bindings_the_host_registers(
         "dispatch_pair": {"msg": {**queue, "queueName": f"{settings.storage_prefix}-dispatch"}},
         "executor": {"msg": {**queue, "queueName": executions}},
         "poisoned": {"msg": {**queue, "queueName": f"{executions}-poison"}},
+        "notify": {"msg": {**queue, "queueName": f"{executions}-notify"}},
         "housekeeping": {"timer": {**timer, "schedule": "0 17 3 * * *"}},
     }  # fmt: skip
     bindings = {name: f.bindings for name, f in host.functions.items()}

@@ -90,7 +90,7 @@ def test_a_broken_copy_of_the_app_is_refused_at_start_up(
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
-        assert len(_azure_functions_alone_accepts(tmp_path / "function_app.py")) == 6
+        assert len(_azure_functions_alone_accepts(tmp_path / "function_app.py")) == 7
     with pytest.raises(HostError) as refused, running_host(tmp_path, env):
         pass
     assert all(part in str(refused.value) for part in refusal), refused.value
@@ -100,7 +100,7 @@ def test_the_unbroken_copy_starts(tmp_path: Path, settings: Settings, azurite: A
     """The same copying, without a change, starts: the refusals above are the changes'."""
     (tmp_path / "function_app.py").write_text((ROOT / "function_app.py").read_text())
     with running_host(tmp_path, app_settings(settings, azurite)) as host:
-        assert len(host.functions) == 6
+        assert len(host.functions) == 7
 
 
 def test_a_missing_queue_setting_stops_the_start_up_naming_it(

@@ -1,0 +1,66 @@
+"""Which subscriptions and which dead-man window apply to a job: its own, else its
+collection's (a job's `notifications`, even `[]`, replaces the collection's list)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from scheduler_lib.actions.egress import EgressDenied, policy_for
+from scheduler_lib.config import Settings
+from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.wire import deadman
+from scheduler_lib.wire.notifications import PROPERTY
+from scheduler_lib.wire.notifications import NotificationEvent as E
+from scheduler_lib.wire.secrets import origin
+
+
+def subscriptions(job: JobRecord, collection: CollectionRecord | None) -> list[dict[str, Any]]:
+    if PROPERTY in job.definition:
+        return list(job.definition[PROPERTY] or ())
+    return list((collection.properties if collection else {}).get(PROPERTY) or ())
+
+
+def wants(subscription: Mapping[str, Any], event: str, streak_before: int) -> bool:
+    """Whether `subscription` is told `event`: a Failed only when it starts a streak
+    (`streak_before` 0; -1: not known, told) unless it asks for `everyFailure`."""
+    if event not in subscription.get("events", ()):
+        return False
+    return event != E.FAILED or streak_before <= 0 or bool(subscription.get("everyFailure"))
+
+
+def key(subscription: Mapping[str, Any]) -> str:
+    """A subscription's stable name in a record: a digest of its URL (never the URL: a
+    Slack or Teams webhook's path is its credential)."""
+    return hashlib.sha256(subscription["url"].encode()).hexdigest()[:12]
+
+
+def target(subscription: Mapping[str, Any]) -> str:
+    """Where it goes, as a record shows it: scheme, host and port only."""
+    scheme, host, port = origin(subscription["url"])
+    return f"{scheme}://{host}:{port}"
+
+
+def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | None:
+    """The job's `alertIfNoSuccessWithin`, else its collection's (None: not watched)."""
+    text = job.definition.get(deadman.PROPERTY)
+    if text is None and collection is not None:
+        text = collection.properties.get(deadman.PROPERTY)
+    return deadman.window(text) if isinstance(text, str) else None
+
+
+def check_destinations(properties: Mapping[str, Any], settings: Settings) -> None:
+    """A 400 naming `properties.notifications[i].url` when its host is a literal address or
+    a metadata name the egress policy refuses (as an action's URI is checked when stored);
+    host names are checked on their resolved addresses at each delivery."""
+    policy = policy_for(settings)
+    for index, entry in enumerate(properties.get(PROPERTY) or ()):
+        host = urlsplit(entry["url"]).hostname or ""
+        try:
+            policy.check_host(host)
+        except EgressDenied as exc:
+            raise ValidationError(f"properties.{PROPERTY}[{index}].url", exc.message) from None

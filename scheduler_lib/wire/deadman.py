@@ -1,0 +1,61 @@
+"""The dead-man switch (2026-12-01): `alertIfNoSuccessWithin` on a job, or on a collection
+as the default of its jobs, and the `health` a job's status shows (judged by
+`scheduler_lib/notify/deadman.py` in the dispatcher's upkeep; docs/notifications.md)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+import isodate
+
+from scheduler_lib.domain import JobRecord
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.wire import readers
+
+PROPERTY = "alertIfNoSuccessWithin"
+#: The upkeep judges once a minute: a shorter window could not be kept.
+MIN_WINDOW = timedelta(minutes=1)
+MAX_WINDOW = timedelta(days=366)
+SCHEMA = {
+    "type": "string",
+    "description": "ISO 8601 duration (PT1M to P366D): when this long passes without a "
+    "succeeded execution while the job is Enabled and due to have run, its status.health "
+    "becomes Overdue and a Missed notification is sent (once). On a collection: the default "
+    "of its jobs.",
+}
+
+
+class Health(StrEnum):
+    HEALTHY = "Healthy"
+    FAILING = "Failing"  # its last occurrence faulted
+    OVERDUE = "Overdue"  # the dead-man switch fired and no success came since
+
+
+def validate(value: Any, path: str) -> str:
+    """Canonical ISO duration between `MIN_WINDOW` and `MAX_WINDOW`."""
+    text = readers.duration(value, path, low=MIN_WINDOW)
+    if window(text) > MAX_WINDOW:
+        raise ValidationError(path, "must be at most P366D")
+    return text
+
+
+def window(text: str) -> timedelta:
+    parsed = isodate.parse_duration(text)
+    return parsed if isinstance(parsed, timedelta) else MAX_WINDOW
+
+
+def health(record: JobRecord) -> str:
+    """`status.health`: Overdue (dead-man), else Failing (a faulted streak), else Healthy."""
+    if record.overdue_since is not None:
+        return Health.OVERDUE.value
+    return Health.FAILING.value if record.consecutive_failures else Health.HEALTHY.value
+
+
+HEALTH_SCHEMA = {
+    "type": "string",
+    "enum": [h.value for h in Health],
+    "description": "Overdue: no success within alertIfNoSuccessWithin; Failing: the last "
+    "occurrence faulted; Healthy otherwise.",
+}

@@ -1,0 +1,168 @@
+"""Notifications (2026-12-01): a collection's (or a job's own) webhook subscriptions,
+validated and kept here; sent by `scheduler_lib/notify` (docs/notifications.md).
+
+`notifications` is a list of at most `MAX_SUBSCRIPTIONS` objects `{url, events, format,
+secret, everyFailure}`, on a job collection (for every job in it) or on a job (which then
+replaces its collection's list; `[]` silences the job). `secret` is a Standard Webhooks
+signing secret (`whsec_<base64>`, as `signingSecrets`): write-only like every secret here.
+Answers show `hasSecret: true` instead, and a subscription sent back without `secret`
+(the GET-modify-PUT of every SDK) keeps the stored secret of the subscription with the same
+`url`, never another's: a secret never follows a subscription to a new destination.
+`"secret": ""` removes it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlsplit
+
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.wire import readers, signing
+
+PROPERTY = "notifications"
+#: Subscriptions per collection or job: each event is sent to each one, by the executor's
+#: side (asynchronously); more than a few destinations is a fan-out service's job.
+MAX_SUBSCRIPTIONS = 5
+MAX_URL = 2048
+SECRET, HAS_SECRET = "secret", "hasSecret"
+
+
+class NotificationEvent(StrEnum):
+    """What a subscription can ask for (docs/notifications.md)."""
+
+    FAILED = "Failed"  # an occurrence's main action failed after its retries
+    FAULTED = "Faulted"  # the job itself became Faulted (the executor gave up on it)
+    RECOVERED = "Recovered"  # the first success after a failure (or after Overdue)
+    PAUSED = "Paused"  # pauseAfterConsecutiveFailures disabled the job
+    MISSED = "Missed"  # the dead-man switch: no success within alertIfNoSuccessWithin
+    POSTPONED = "Postponed"  # occurrences missed by downtime or past the grace period
+
+
+class NotificationFormat(StrEnum):
+    JSON = "Json"  # the event as JSON, signed (Standard Webhooks)
+    TEAMS = "Teams"  # a Microsoft Teams incoming webhook (MessageCard)
+    SLACK = "Slack"  # a Slack incoming webhook (text and blocks)
+
+
+EVENTS = tuple(event.value for event in NotificationEvent)
+FORMATS = tuple(kind.value for kind in NotificationFormat)
+_KEYS = ("url", "events", "format", SECRET, "everyFailure", HAS_SECRET)
+
+SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "maxItems": MAX_SUBSCRIPTIONS,
+    "description": "Webhooks told about this job's (or every job's of the collection) "
+    "failures, recoveries, pauses, dead-man alerts and postponements; a job's own list "
+    "replaces its collection's. secret is write-only (hasSecret says one is stored).",
+    "items": {
+        "type": "object",
+        "required": ["url", "events"],
+        "properties": {
+            "url": {"type": "string", "format": "uri", "maxLength": MAX_URL},
+            "events": {
+                "type": "array",
+                "minItems": 1,
+                "items": {"type": "string", "enum": list(EVENTS)},
+            },
+            "format": {"type": "string", "enum": list(FORMATS), "default": "Json"},
+            "secret": {"type": "string", "writeOnly": True},
+            "everyFailure": {
+                "type": "boolean",
+                "default": False,
+                "description": "Failed for every failed occurrence, not once per streak.",
+            },
+            "hasSecret": {"type": "boolean", "readOnly": True},
+        },
+    },
+}
+
+
+def validate(value: Any, path: str) -> list[dict[str, Any]]:
+    """The subscriptions in canonical form (a missing `secret` is filled by `carry_over`)."""
+    if not isinstance(value, list):
+        raise ValidationError(path, "must be a list of {url, events, format, secret}")
+    if len(value) > MAX_SUBSCRIPTIONS:
+        raise ValidationError(path, f"at most {MAX_SUBSCRIPTIONS} subscriptions")
+    result = []
+    for index, item in enumerate(value):
+        where = readers.join(path, index)
+        source = readers.keys(item, where, _KEYS)
+        entry: dict[str, Any] = {"url": _url(source.get("url"), readers.join(where, "url"))}
+        entry["events"] = _events(source.get("events"), readers.join(where, "events"))
+        kind = source.get("format")
+        entry["format"] = (
+            readers.enum(kind, readers.join(where, "format"), FORMATS) if kind else "Json"
+        )
+        if source.get("everyFailure") is not None:
+            every = readers.boolean(source["everyFailure"], readers.join(where, "everyFailure"))
+            if every:
+                entry["everyFailure"] = True
+        if source.get(SECRET) is not None:
+            entry[SECRET] = _secret(source[SECRET], readers.join(where, SECRET))
+        result.append(entry)
+    return result
+
+
+def _url(value: Any, path: str) -> str:
+    if value is None:
+        raise ValidationError(path, "is required")
+    text = readers.string(value, path, max_length=MAX_URL)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        raise ValidationError(path, "is not a URL") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValidationError(path, "must be an absolute http(s) URL")
+    if parts.username or parts.password:
+        raise ValidationError(path, "must not hold a user name or password")
+    return text
+
+
+def _events(value: Any, path: str) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise ValidationError(path, f"must be a non-empty list of {', '.join(EVENTS)}")
+    events: list[str] = []
+    for index, item in enumerate(value):
+        event = readers.enum(item, readers.join(path, index), EVENTS)
+        if event in events:
+            raise ValidationError(readers.join(path, index), f"{event} is given twice")
+        events.append(event)
+    return events
+
+
+def _secret(value: Any, path: str) -> str:
+    text = readers.string(value, path, max_length=200, empty=True)
+    if text == signing.GENERATE:
+        raise ValidationError(path, f"must be '{signing.PREFIX}<base64>' (or '' for none)")
+    return signing.read_secret(text, path) if text else ""
+
+
+def carry_over(new: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+    """Give each subscription of `new` (job definition or collection properties, in place)
+    sent without `secret` the stored secret of `old`'s subscription with the same URL;
+    drop the `""` that removes one."""
+    stored = {
+        entry["url"]: entry[SECRET]
+        for entry in (old or {}).get(PROPERTY) or ()
+        if entry.get(SECRET)
+    }
+    for entry in new.get(PROPERTY) or ():
+        if SECRET not in entry and entry["url"] in stored:
+            entry[SECRET] = stored[entry["url"]]
+        elif entry.get(SECRET) == "":
+            del entry[SECRET]
+
+
+def redact(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy without the subscriptions' secrets (`hasSecret` says which have one)."""
+    result = dict(properties)
+    if PROPERTY in result:
+        shown = copy.deepcopy(result[PROPERTY])
+        for entry in shown:
+            if entry.pop(SECRET, None):
+                entry[HAS_SECRET] = True
+        result[PROPERTY] = shown
+    return result
