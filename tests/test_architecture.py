@@ -55,7 +55,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("wire",),  # the JSON in and out
     ("store", "actions"),  # the adapters: storage, and the calls a job makes
     ("execution", "dispatch", "health"),  # running jobs and finding them due
-    ("metrics", "housekeeping"),
+    ("metrics", "housekeeping", "notify"),  # watching the work: counts, notices
     ("service", "front_end"),  # the use cases; who the client is (both front ends ask)
     ("api",),  # the REST API
     ("dashboard",),  # the web dashboard (imports only `api.errors` of the API)

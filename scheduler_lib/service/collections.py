@@ -17,7 +17,8 @@ from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaEx
 from scheduler_lib.notify import arm_collection, check_destinations, watched_default_changed
 from scheduler_lib.service.concurrency import check_if_match, conditional_write, current, retrying
 from scheduler_lib.service.context import ApiContext
-from scheduler_lib.service.jobs import purge, resume_jobs
+from scheduler_lib.service.jobs import purge
+from scheduler_lib.service.resumed import resume_jobs
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.wire import arm, collections, notifications, quotas, signing

@@ -28,15 +28,12 @@ from scheduler_lib.service.job_schedule import (
     steady_sample,
     timing_of,
 )
-from scheduler_lib.service.resumed import run_missed
 from scheduler_lib.store import (
-    LostRace,
     add_due,
     history_purge_pending,
     remove_due,
     remove_incarnation_row,
     request_history_purge,
-    retry_lost_races,
 )
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
@@ -181,12 +178,12 @@ def _save(
             create_only=existing is None,
             check_count=lambda count: quotas.check_job_count(limits, count),
         )
-    _reindex(ctx, existing, saved)
+    reindex(ctx, existing, saved)
     arm_job(ctx.store, saved, collection, now)  # its dead-man deadline (notify)
-    return _dispatch_if_due(ctx, saved, collection, now=now), existing is None
+    return dispatch_soon(ctx, saved, collection, now=now), existing is None
 
 
-def _dispatch_if_due(
+def dispatch_soon(
     ctx: ApiContext, job: JobRecord, collection: CollectionRecord, *, now: datetime
 ) -> JobRecord:
     """Hand an occurrence due before the next tick to the queue now (see `dispatch_now`).
@@ -203,58 +200,7 @@ def _dispatch_if_due(
     return dispatched or job
 
 
-def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime) -> int:
-    """Reschedule the Enabled jobs of a collection that was just enabled again.
-
-    While it was disabled, ticks dropped its jobs' due-index rows (a row of a disabled
-    collection is stale), so each job gets its next execution from `now` (missed ones run
-    late only as its missedRunPolicy says, `service.resumed`), a new row, and an immediate
-    dispatch when that is due before the next tick. Returns how many jobs it rescheduled."""
-    resumed, token = 0, None
-    while True:
-        where = (collection.subscription_id, collection.resource_group, collection.name)
-        page, token = job_store.list_jobs(
-            ctx.store, *where, state=JobState.ENABLED, continuation=token
-        )
-        for job in page:
-            resumed += _resume_job(ctx, job, collection, now=now)
-        if token is None:
-            return resumed
-
-
-def _resume_job(
-    ctx: ApiContext, job: JobRecord, collection: CollectionRecord, *, now: datetime
-) -> int:
-    current = job
-
-    def attempt() -> int:
-        nonlocal current
-        if current.state != JobState.ENABLED:
-            return 0
-        schedule = schedule_of(current.definition, current.created_time)
-        next_time = resume(schedule, current.bookkeeping, now)
-        updated = replace(
-            current,
-            next_execution_time=next_time,
-            state=JobState.COMPLETED if next_time is None else current.state,
-        )
-        try:
-            saved = job_store.put_job(ctx.store, updated, etag=current.etag)
-        except PreconditionFailedError as exc:
-            fresh = job_store.find_job(ctx.store, current.key)
-            if fresh is None:
-                return 0
-            current = fresh
-            raise LostRace from exc
-        _reindex(ctx, current, saved)
-        run_missed(ctx.queue, current, schedule, now=now)  # its missedRunPolicy decides
-        _dispatch_if_due(ctx, saved, collection, now=now)
-        return 1
-
-    return retry_lost_races(attempt, what=f"Job '{job.name}'")
-
-
-def _reindex(ctx: ApiContext, old: JobRecord | None, new: JobRecord) -> None:
+def reindex(ctx: ApiContext, old: JobRecord | None, new: JobRecord) -> None:
     """Write the due-index row the dispatcher finds the job by; drop the previous one (a
     stale row is harmless, but dropping it saves the dispatcher a read)."""
     if new.state == JobState.ENABLED and new.next_execution_time is not None:
