@@ -2,11 +2,11 @@
 
 Run once from the code whose stored format is the reference (it was run on main before
 issue 21 gave the definition a type: `stored_jobs.json` beside this file), never by the test
-suite: the test (`test_stored_format.py`) writes these entities back into Azurite as they are
+suite: the test (`test_stored_format_api.py`) writes these entities back into Azurite as they are
 and checks that the current code answers exactly what that code answered, and stores exactly
 what it stored. Real Azurite, real HTTP, every action type and every extension property.
 
-    .venv/bin/python -m tests.store.capture_stored_jobs > tests/store/stored_jobs.json
+    .venv/bin/python -m tests.api.capture_stored_jobs > tests/api/stored_jobs.json
 """
 
 from __future__ import annotations
