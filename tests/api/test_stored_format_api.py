@@ -35,7 +35,7 @@ def _entity(captured: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture
-def stored(server, client, store: TableStore) -> TableStore:  # noqa: ARG001 (the server)
+def stored(client, store: TableStore) -> TableStore:
     """The captured entities in the test's Jobs table, under a collection of the same name."""
     make_collection(client, sku={"name": "Standard"})
     for job in CAPTURED["jobs"]:
