@@ -16,7 +16,7 @@ from scheduler_lib.actions import destinations
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.api.concurrency import conditional_write, current, retrying
 from scheduler_lib.api.context import ApiContext
-from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample, timing_of
+from scheduler_lib.api.job_schedule import restarted, resume, schedule_of, steady_sample
 from scheduler_lib.api.requests import check_if_match
 from scheduler_lib.dispatch import dispatch_if_due
 from scheduler_lib.domain import FINISHED_JOB_STATES, CollectionRecord, JobRecord, JobState
@@ -113,19 +113,22 @@ def _save(
     collection = collection_store.get_collection(
         ctx.store, name.subscription_id, name.resource_group, name.collection
     )
-    definition, state, parsed_timing = jobs.normalize_properties(properties, version=ctx.version)
-    if existing is not None:
-        secrets.carry_over(definition["action"], existing.definition.get("action"))
-    secrets.finalize(definition["action"], describe_certificate)
-    destinations.check_definition(definition["action"], ctx.settings)
+
+    def complete_action(action: dict[str, Any]) -> None:
+        if existing is not None:  # the stored JSON: a secret is carried over as it is stored
+            secrets.carry_over(action, existing.definition.document.get("action"))
+        secrets.finalize(action, describe_certificate)
+        destinations.check_definition(action, ctx.settings)
+
+    definition, state = jobs.parse_job(properties, ctx.version, complete_action=complete_action)
     jobs.check_size(definition)
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)
     limits = quotas.effective_limits(collection.properties)
 
-    same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
+    same_timing = existing is not None and existing.definition.timing_key == definition.timing_key
     created_time = existing.created_time if same_timing and existing else now
-    schedule = schedule_of(definition, created_time, parsed_timing)
+    schedule = schedule_of(definition, created_time)
     quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
     bookkeeping = existing.bookkeeping if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
@@ -147,7 +150,7 @@ def _save(
         resource_group=name.resource_group,
         collection_name=collection.name,
         name=name.job,
-        definition={},
+        definition=definition,
         created_time=now,
         incarnation=uuid.uuid4().hex,
     )
@@ -162,7 +165,7 @@ def _save(
         next_execution_time=next_time,
         bookkeeping=bookkeeping,
         consecutive_failures=failure_streak(existing, state),
-        original_form=original_form.of(properties, definition),
+        original_form=original_form.of(properties, dict(definition.document)),
     )
     with conditional_write(client_etag, f"Job '{name.job}'"):
         saved = job_store.put_job(

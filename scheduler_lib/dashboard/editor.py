@@ -36,6 +36,7 @@ from scheduler_lib.dashboard.web import (
     require_session,
 )
 from scheduler_lib.dashboard.words import describe
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import max_jitter
 from scheduler_lib.wire import arm, request_json
@@ -200,7 +201,7 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
             }
             if "recurrence" in timing_only:
                 timing_only["recurrence"] = normalize_recurrence(timing_only["recurrence"], "r")
-            result["words"] = describe(timing_only)
+            result["words"] = describe(JobDefinition(timing_only))
             result.update(_jitter_labels(result, properties))
         return result
 

@@ -5,16 +5,10 @@ applied by the executor (`execution/overlap.py`)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
+from scheduler_lib.domain import ConcurrencyPolicy
 from scheduler_lib.wire import readers
-
-
-class ConcurrencyPolicy(StrEnum):
-    ALLOW = "Allow"  # run alongside (2016-03-01's behaviour; the default)
-    FORBID = "Forbid"  # record it as Skipped and do not run it
-    BUFFER_ONE = "BufferOne"  # run it as soon as the previous one ends; at most one waits
 
 
 def concurrency_policy(value: Any, path: str) -> str:

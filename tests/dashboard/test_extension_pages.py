@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.store import HistoryEntry, add_history, get_job, put_job
 from tests.api.conftest import EXTENSIONS_VERSION, SUB, api_client, collection_path, job_path
 from tests.dashboard.conftest import UI, csrf_token
@@ -167,9 +168,9 @@ def test_a_paused_job_shows_its_note_and_why(signed_in, api, store) -> None:
     _job(api, "tripped", pauseAfterConsecutiveFailures=3, **DAILY_1000)
     record = get_job(store, SUB, "rg1", "coll", "tripped")
     note = "Job disabled: 3 occurrences in a row faulted (the last due at 2026-03-04T08:00:00Z)"
-    definition = {**record.definition, "pauseNote": note}
+    definition = {**record.definition.document, "pauseNote": note}
     put_job(store, replace(record, state="Disabled", consecutive_failures=3,
-                           definition=definition))  # fmt: skip
+                           definition=JobDefinition(definition)))  # fmt: skip
     text = _text(signed_in.get(BASE + "/jobs/tripped"))
     assert "Paused after 3 consecutive failures. " + note in text
     assert "3 consecutive failures now (pauses at 3)" in text
