@@ -28,6 +28,7 @@ from scheduler_lib.domain.actions import DEFAULT_TIMEOUT
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "timeout"
 MIN_TIMEOUT = timedelta(seconds=15)
@@ -85,3 +86,7 @@ def seconds(action: Mapping[str, Any], default: float | None = None) -> float:
     if not isinstance(parsed, timedelta):
         raise ValidationError(f"action.{PROPERTY}", "must use days, hours, minutes or seconds")
     return parsed.total_seconds()
+
+
+#: Its entry in the catalog (`extension_catalog`).
+ENTRY = ExtensionProperty(Location.ACTION, PROPERTY, validate, SCHEMA, cross_check=check)

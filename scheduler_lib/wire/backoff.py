@@ -21,6 +21,7 @@ from scheduler_lib.domain.actions import DEFAULT_RETRY_INTERVAL
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 EXPONENTIAL = "Exponential"
 MIN_DURATION = timedelta(seconds=15)
@@ -133,3 +134,24 @@ RETRY_ON_SCHEMA = {
     '300-599, e.g. ["5xx", "408", "429", "transport"]; any other failure does not. '
     "Absent: every failure retries, as in 2016-03-01.",
 }
+
+#: Their entries in the catalog (`extension_catalog`).
+ENTRIES = (
+    ExtensionProperty(
+        Location.RETRY_POLICY,
+        "maxRetryInterval",
+        duration,
+        MAX_INTERVAL_SCHEMA,
+        cross_check=check_max_interval,
+    ),
+    ExtensionProperty(
+        Location.RETRY_POLICY,
+        "maxRetryDuration",
+        duration,
+        MAX_DURATION_SCHEMA,
+        cross_check=check_max_duration,
+    ),
+    ExtensionProperty(
+        Location.RETRY_POLICY, "retryOn", retry_on, RETRY_ON_SCHEMA, cross_check=check_retry_on
+    ),
+)

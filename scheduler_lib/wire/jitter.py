@@ -21,6 +21,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import MAX_JITTER, MAX_JITTER_LIMIT, jittered_start
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 SCHEMA = {
     "type": "string",
@@ -86,3 +87,7 @@ def jittered_status(status: dict[str, Any], record: JobRecord, now: datetime) ->
     every api-version: it is when the job runs, whoever asks)."""
     nxt = upcoming(record, now) if record.definition.max_jitter else None
     return status if nxt is None else {**status, "nextExecutionTime": iso_z(nxt)}
+
+
+#: Its entry in the catalog (`extension_catalog`): where it is, its validator, its schema.
+ENTRY = ExtensionProperty(Location.JOB, MAX_JITTER, validate, SCHEMA)

@@ -24,6 +24,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 #: At most this many missed occurrences run late per postponement (RunAll: the latest ones),
 #: and at most this many occurrences per backfill request.
@@ -98,3 +99,9 @@ WINDOW_SCHEMA = {
     "description": "RunLatest/RunAll: only occurrences missed at most this long ago run late "
     f"(default {isodate.duration_isoformat(DEFAULT_CATCH_UP_WINDOW)}, at most P7D).",
 }
+
+#: Their entries in the catalog (`extension_catalog`).
+POLICY_ENTRY = ExtensionProperty(Location.JOB, "missedRunPolicy", missed_run_policy, POLICY_SCHEMA)
+WINDOW_ENTRY = ExtensionProperty(
+    Location.JOB, "catchUpWindow", catch_up_window, WINDOW_SCHEMA, cross_check=check_window
+)

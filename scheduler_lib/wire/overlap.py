@@ -9,6 +9,7 @@ from typing import Any
 
 from scheduler_lib.domain import ConcurrencyPolicy
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 
 def concurrency_policy(value: Any, path: str) -> str:
@@ -23,3 +24,6 @@ CONCURRENCY_SCHEMA = {
     "recorded as Skipped), BufferOne (runs as soon as the previous one ends; at most one "
     "waits, a second one is Skipped).",
 }
+
+#: Its entry in the catalog (`extension_catalog`).
+ENTRY = ExtensionProperty(Location.JOB, "concurrencyPolicy", concurrency_policy, CONCURRENCY_SCHEMA)

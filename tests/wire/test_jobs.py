@@ -101,9 +101,9 @@ def test_body_needs_properties_and_ignores_read_only_identity():
 
 
 def test_size_limit_is_16_kb():
-    check_size({"action": {"request": {"body": "x" * 16000}}})
+    check_size(JobDefinition({"action": {"request": {"body": "x" * 16000}}}))
     with pytest.raises(ValidationError) as err:
-        check_size({"action": {"request": {"body": "x" * 16400}}})
+        check_size(JobDefinition({"action": {"request": {"body": "x" * 16400}}}))
     assert err.value.field == "properties"
 
 
