@@ -106,6 +106,9 @@ class Action:
     type: ActionType
     document: Mapping[str, Any] = field(repr=False)
     retry_policy: RetryPolicy
+    #: Whether the stored action has a policy of its own: an errorAction without one runs
+    #: under the main action's (its `retry_policy` is then the default, unused).
+    own_retry_policy: bool
 
     @property
     def timeout(self) -> timedelta | None:
@@ -145,12 +148,13 @@ class ServiceBusAction(Action):
 
 def action_of(document: Mapping[str, Any], path: str) -> Action:
     """The typed action of a stored action's JSON (ValidationError naming `path` if unusable)."""
+    policy = RetryPolicy.from_action(document, path=f"{path}.retryPolicy")
+    own = document.get("retryPolicy") is not None
     try:
         kind = ActionType(str(document.get("type")))
     except ValueError:
         unknown = f"unknown action type {document.get('type')!r}"
         raise ValidationError(f"{path}.type", unknown) from None
-    policy = RetryPolicy.from_action(document, path=f"{path}.retryPolicy")
     if kind in (ActionType.HTTP, ActionType.HTTPS):
         request = document.get("request") or {}
         timeout = document.get("timeout")
@@ -158,6 +162,7 @@ def action_of(document: Mapping[str, Any], path: str) -> Action:
             kind,
             document,
             policy,
+            own,
             uri=str(request.get("uri", "")),
             method=str(request.get("method", "")),
             authentication=(request.get("authentication") or {}).get("type"),
@@ -169,6 +174,7 @@ def action_of(document: Mapping[str, Any], path: str) -> Action:
             kind,
             document,
             policy,
+            own,
             storage_account=str(message.get("storageAccount", "")),
             queue_name=str(message.get("queueName", "")),
             envelope=message.get("envelope") is True,
@@ -179,6 +185,7 @@ def action_of(document: Mapping[str, Any], path: str) -> Action:
         kind,
         document,
         policy,
+        own,
         namespace=str(message.get("namespace", "")),
         entity=str(message.get("topicPath" if topic else "queueName", "")),
     )

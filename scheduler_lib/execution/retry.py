@@ -21,8 +21,7 @@ The policy's fields, defaults and the checked reading of a stored one are the do
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import Enum
 
@@ -45,15 +44,12 @@ class RetryPolicy(policies.RetryPolicy):
     def for_attempt(cls, definition: JobDefinition, action_name: str) -> RetryPolicy:
         """The policy for an attempt of the job's main action or of its errorAction
         (`action_name` "ErrorAction"): the errorAction's own policy if it has one."""
-        main = definition.action.document
-        error_action = main.get("errorAction")
-        if (
-            action_name == ERROR_ACTION
-            and isinstance(error_action, Mapping)
-            and error_action.get("retryPolicy") is not None
-        ):
-            return cls.from_action(error_action, path="action.errorAction.retryPolicy")
-        return cls.from_action(main)
+        policy = definition.action.retry_policy  # resolved once, when the job was read
+        if action_name == ERROR_ACTION:
+            error_action = definition.error_action
+            if error_action is not None and error_action.own_retry_policy:
+                policy = error_action.retry_policy
+        return cls(**{f.name: getattr(policy, f.name) for f in fields(policy)})
 
     def retry_at(
         self,
