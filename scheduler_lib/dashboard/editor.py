@@ -40,7 +40,7 @@ from scheduler_lib.domain import JobDefinition
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import max_jitter
 from scheduler_lib.wire import arm, request_json
-from scheduler_lib.wire.jobs import job_to_wire, normalize_properties
+from scheduler_lib.wire.jobs import job_to_wire, parse_job
 from scheduler_lib.wire.timing import normalize_recurrence
 
 router = APIRouter(include_in_schema=False)
@@ -87,7 +87,7 @@ def _editor_values(collection: Any, fields: dict[str, str], job: Any, text: str,
 
 def _validator(ctx: Any) -> Any:
     """The checks of a PUT that need no storage (what `forms.all_errors` re-runs)."""
-    return lambda properties: normalize_properties(properties, version=ctx.version)
+    return lambda properties: parse_job(properties, ctx.version)
 
 
 def _safe_properties(fields: dict[str, str]) -> dict[str, Any]:
