@@ -47,7 +47,7 @@ from http_target import Target
 from devtools.azurite import start_azurite
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
-from scheduler_lib.domain import Bookkeeping, JobRecord
+from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.execute import Executor
@@ -81,7 +81,7 @@ def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str
             RG,
             f"c{number % COLLECTIONS:02d}",
             f"job{number:06d}",
-            definition={
+            definition=JobDefinition({
                 "startTime": iso(due),
                 "recurrence": {"frequency": "Hour", "interval": 1},
                 "action": {
@@ -89,7 +89,7 @@ def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str
                     "request": {"method": "POST", "uri": url, "body": "bench"},
                     "retryPolicy": {"retryType": "None"},
                 },
-            },
+            }),
             created_time=created,
             next_execution_time=due,
             bookkeeping=Bookkeeping(occurrences=0),

@@ -21,7 +21,7 @@ from devtools.measure import _package as _unit  # a top-level module is its own 
 
 #: package -> packages it must not import (directly).
 FORBIDDEN = {
-    "domain": {"store", "api", "dispatch", "execution", "wire", "actions", "schedule"},
+    "domain": {"store", "api", "dispatch", "execution", "wire", "actions"},
     "schedule": {"store", "api", "dispatch", "execution", "wire", "actions", "domain"},
     "store": {"api", "dispatch", "execution", "wire", "actions", "schedule"},
     "wire": {"store", "api", "dispatch", "execution", "actions"},

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.timeutil import iso_z, utc_now
+from scheduler_lib.wire.jobs import status_of
 
 PARIS_SUMMER = timezone(timedelta(hours=2))
 
@@ -24,8 +26,9 @@ def test_job_status_shows_times_in_utc_whatever_their_offset() -> None:
     at = datetime(2026, 7, 1, 11, 0, tzinfo=PARIS_SUMMER)
     record = JobRecord(
         subscription_id="s", resource_group="rg", collection_name="c", name="j",
-        definition={}, created_time=at, last_execution_time=at, next_execution_time=at,
+        definition=JobDefinition({}), created_time=at, last_execution_time=at,
+        next_execution_time=at,
     )  # fmt: skip
-    status = record.status(at - timedelta(hours=1))
+    status = status_of(record, at - timedelta(hours=1))
     assert status["lastExecutionTime"] == "2026-07-01T09:00:00Z"
     assert status["nextExecutionTime"] == "2026-07-01T09:00:00Z"

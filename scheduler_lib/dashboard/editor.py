@@ -32,6 +32,7 @@ from scheduler_lib.dashboard.web import (
     require_session,
 )
 from scheduler_lib.dashboard.words import describe
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import max_jitter
 from scheduler_lib.service import jobs as job_service
@@ -39,7 +40,7 @@ from scheduler_lib.service.collections import get_collection
 from scheduler_lib.service.jobs import JobName
 from scheduler_lib.service.preview import preview_schedule
 from scheduler_lib.wire import arm, request_json
-from scheduler_lib.wire.jobs import job_to_wire, normalize_properties
+from scheduler_lib.wire.jobs import job_to_wire, parse_job
 from scheduler_lib.wire.timing import normalize_recurrence
 
 router = APIRouter(include_in_schema=False)
@@ -86,7 +87,7 @@ def _editor_values(collection: Any, fields: dict[str, str], job: Any, text: str,
 
 def _validator(ctx: Any) -> Any:
     """The checks of a PUT that need no storage (what `forms.all_errors` re-runs)."""
-    return lambda properties: normalize_properties(properties, version=ctx.version)
+    return lambda properties: parse_job(properties, ctx.version)
 
 
 def _safe_properties(fields: dict[str, str]) -> dict[str, Any]:
@@ -201,7 +202,7 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
             }
             if "recurrence" in timing_only:
                 timing_only["recurrence"] = normalize_recurrence(timing_only["recurrence"], "r")
-            result["words"] = describe(timing_only)
+            result["words"] = describe(JobDefinition(timing_only))
             result.update(_jitter_labels(result, properties))
         return result
 

@@ -29,7 +29,6 @@ from scheduler_lib.service.lists import (
 )
 from scheduler_lib.service.overview import read_overview
 from scheduler_lib.wire.collections import collection_to_wire
-from scheduler_lib.wire.job_tags import has_tag
 from scheduler_lib.wire.jobs import job_to_wire
 
 router = APIRouter(include_in_schema=False)
@@ -87,7 +86,7 @@ def _matching(
     found = [
         j
         for j in all_jobs(ctx, record, state)
-        if search.lower() in j.name.lower() and (tag is None or has_tag(j.definition, *tag))
+        if search.lower() in j.name.lower() and (tag is None or j.definition.has_tag(*tag))
     ]
     offset = int(position) if position and position.isdigit() else 0
     more = str(offset + PAGE) if offset + PAGE < len(found) else None

@@ -18,8 +18,7 @@ from datetime import datetime, timedelta
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import SchedulerError
-from scheduler_lib.schedule import jittered_start, max_jitter
-from scheduler_lib.service.job_schedule import schedule_of
+from scheduler_lib.schedule import jittered_start
 from scheduler_lib.wire.jitter import upcoming_occurrence
 
 
@@ -51,9 +50,9 @@ class Run:
 
 def upcoming(job: JobRecord, *, now: datetime) -> Iterator[Run]:
     """The job's runs from its next one on, lazily (one parse of its schedule)."""
-    jittered = bool(max_jitter(job.definition))  # most jobs have none: no hash per run
+    jitter = job.definition.max_jitter  # most jobs have none: no hash per run
     for occurrence in _occurrences(job, now=now):
-        start = jittered_start(job.key, job.definition, occurrence) if jittered else occurrence
+        start = jittered_start(job.key, jitter, occurrence) if jitter else occurrence
         yield Run(occurrence, start)
 
 
@@ -70,7 +69,7 @@ def _occurrences(job: JobRecord, *, now: datetime) -> Iterator[datetime]:
     if first is None:
         return
     try:
-        schedule = schedule_of(job.definition, job.created_time)
+        schedule = job.schedule
     except SchedulerError:
         yield first
         return

@@ -22,7 +22,6 @@ from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.lists import HistoryEntry, history_page
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm
-from scheduler_lib.wire.job_tags import tags_of
 
 #: Outcomes a sparkline shows; a history page shows 100 entries at a time.
 SPARK = 20
@@ -69,7 +68,7 @@ def _row(job: JobRecord, entries: list[HistoryEntry], now: datetime) -> JobRow:
         last_run=when(last.start_time) if last else "never",
         last_outcome=last.status if last else "",
         sparkline=svg.sparkline([e.status for e in reversed(entries)]),
-        tags=", ".join(f"{k}={v}" for k, v in sorted(tags_of(job.definition).items())),
+        tags=", ".join(f"{k}={v}" for k, v in sorted(job.definition.tags.items())),
     )
 
 

@@ -1,17 +1,24 @@
 """A schedule in plain words: "every weekday at 09:00 Europe/Berlin".
 
 Read from the stored (canonical) `startTime` and `recurrence`, so it describes what the
-engine will run, not what was typed. The zone is shown by its IANA name (a Windows name like
-"W. Europe Standard Time" is translated by the engine's own zone lookup).
+engine will run, not what was typed: their canonical text (`JobDefinition.document`), whose
+date-times are shown as the user wrote them, in the schedule's zone. The zone is shown by its
+IANA name (a Windows name like "W. Europe Standard Time" is translated by the engine's own
+zone lookup). The policies are read from the definition's typed fields.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
-from scheduler_lib.schedule import MAX_JITTER, max_jitter, resolve_zone
-from scheduler_lib.wire.missed import MAX_RUNS, MissedRunPolicy
-from scheduler_lib.wire.overlap import ConcurrencyPolicy
+import isodate
+
+from scheduler_lib.domain import ConcurrencyPolicy, JobDefinition, MissedRunPolicy
+from scheduler_lib.domain.actions import DEFAULT_TIMEOUT, Action, RetryType
+from scheduler_lib.errors import ValidationError
+from scheduler_lib.schedule import resolve_zone
+from scheduler_lib.wire.missed import MAX_RUNS
 
 _UNITS = {
     "Minute": "minute",
@@ -67,10 +74,9 @@ def _times(schedule: dict[str, Any]) -> str | None:
     return None
 
 
-def describe(definition: dict[str, Any]) -> str:
+def describe(definition: JobDefinition) -> str:
     """The job's timing in words (a job without recurrence runs once)."""
-    recurrence = definition.get("recurrence")
-    start = definition.get("startTime")
+    start, recurrence = definition.timing_key
     if not recurrence:
         return f"once, at {start}" if start else "once, when created"
     schedule = recurrence.get("schedule") or {}
@@ -111,37 +117,46 @@ def zone_name(name: str | None) -> str:
         return name
 
 
-def policies(definition: dict[str, Any]) -> list[str]:
+def policies(definition: JobDefinition) -> list[str]:
     """What the job's 2026-12-01 extensions change about when and how it runs, one sentence
     each (nothing for a job without them: the schedule's words say it all)."""
     said = []
-    if definition.get(MAX_JITTER):
-        seconds = int(max_jitter(definition).total_seconds())
+    if definition.max_jitter:
+        seconds = int(definition.max_jitter.total_seconds())
         said.append(f"Each run starts up to {seconds} s after its time (maxJitter, the same "
                     "offset for the same occurrence).")  # fmt: skip
-    policy = definition.get("concurrencyPolicy")
+    policy = definition.concurrency_policy
     if policy == ConcurrencyPolicy.FORBID:
         said.append("A run due while the previous one still runs is skipped (concurrencyPolicy "
                     "Forbid): history says Skipped, not a failure.")  # fmt: skip
     elif policy == ConcurrencyPolicy.BUFFER_ONE:
         said.append("A run due while the previous one still runs waits for it (concurrencyPolicy "
                     "BufferOne); at most one waits, more are skipped.")  # fmt: skip
-    missed = definition.get("missedRunPolicy")
-    window = definition.get("catchUpWindow") or "P1D"
+    missed = definition.missed_run_policy
+    window = isodate.duration_isoformat(definition.catch_up_window)
     if missed == MissedRunPolicy.RUN_LATEST:
         said.append(f"After downtime, the latest missed run runs late, if missed at most "
                     f"{window} ago (missedRunPolicy RunLatest).")  # fmt: skip
     elif missed == MissedRunPolicy.RUN_ALL:
         said.append(f"After downtime, the runs missed in the last {window} run late, at most "
                     f"{MAX_RUNS} (missedRunPolicy RunAll).")  # fmt: skip
-    timeout = (definition.get("action") or {}).get("timeout")
-    if timeout:
+    action = _action(definition)
+    if action is not None and action.timeout:
+        pair = (action.timeout, DEFAULT_TIMEOUT)
+        timeout, default = (isodate.duration_isoformat(d) for d in pair)
         said.append(f"Each attempt is cut off after {timeout} in all, the answer's body "
-                    "included (timeout; PT1M without it).")  # fmt: skip
-    retry = ((definition.get("action") or {}).get("retryPolicy")) or {}
-    if retry.get("retryType") == "Exponential":
-        cap = retry.get("maxRetryInterval", "PT1H")
-        said.append(f"A failed run retries up to {retry.get('retryCount', 4)} times with "
-                    f"exponential backoff from {retry.get('retryInterval', 'PT30S')} up to {cap} "
+                    f"included (timeout; {default} without it).")  # fmt: skip
+    retry = action.retry_policy if action is not None else None
+    if retry is not None and retry.retry_type is RetryType.EXPONENTIAL:
+        first, cap = (isodate.duration_isoformat(d) for d in (retry.interval, retry.max_interval))
+        said.append(f"A failed run retries up to {retry.count} times with "
+                    f"exponential backoff from {first} up to {cap} "
                     "between tries (full jitter).")  # fmt: skip
     return said
+
+
+def _action(definition: JobDefinition) -> Action | None:
+    """The job's action, None if it is not readable (a page shows what it can)."""
+    with suppress(ValidationError):
+        return definition.action
+    return None

@@ -20,7 +20,7 @@ from itertools import islice, takewhile
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage, ExecutionQueue
-from scheduler_lib.schedule import Schedule, parse_schedule
+from scheduler_lib.schedule import Schedule
 from scheduler_lib.wire.missed import MAX_RUNS
 
 
@@ -63,10 +63,10 @@ def backfill(
     """Queue the occurrences of [start, end] of the job's schedule as it would have run
     (its startTime and recurrence, also before it was created); a ValidationError naming the
     field when the job has no recurrence or the range holds more than `MAX_RUNS`."""
-    if job.definition.get("recurrence") is None:
+    if not job.definition.recurs:
         raise ValidationError("properties.recurrence", "a backfill needs a recurring job")
     # Anchored as the job is (its startTime, else its creation), reaching back to `start`.
-    schedule = parse_schedule(job.definition, now=min(job.created_time, start))
+    schedule = job.definition.schedule(min(job.created_time, start))
     occurrences = between(schedule, start, end)
     if len(occurrences) > MAX_RUNS:
         raise ValidationError("to", f"the range holds more than {MAX_RUNS} occurrences")

@@ -10,14 +10,12 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
 
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import JobRecord, JobState, split_job_key
 from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import ExecutionQueue
-from scheduler_lib.schedule import Schedule, parse_schedule
 from scheduler_lib.store import (
     DueRow,
     LostRace,
@@ -52,28 +50,6 @@ class Counts:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
-@dataclass
-class Schedules:
-    """Each job's schedule, parsed once per tick and shared by every step that needs it
-    (the batched row write, the send or the postponement, a retried ETag write); parsed
-    again only for a job whose timing changed meanwhile (a PUT between read and write)."""
-
-    _parsed: dict[str, tuple[tuple[Any, ...], Schedule]] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def of(self, job: JobRecord) -> Schedule:
-        definition = job.definition
-        timing = (job.created_time, definition.get("startTime"), definition.get("recurrence"))
-        with self._lock:
-            found = self._parsed.get(job.key)
-        if found is not None and found[0] == timing:
-            return found[1]
-        schedule = parse_schedule(job.definition, now=job.created_time)
-        with self._lock:
-            self._parsed[job.key] = (timing, schedule)
-        return schedule
-
-
 @dataclass(frozen=True)
 class TickContext:
     """One tick's inputs, immutable: what a chunk learns (`prewritten`, the collections'
@@ -97,7 +73,6 @@ class TickContext:
     clock: Clock | None = None
     batched: bool = False
     prewritten: frozenset[tuple[str, datetime]] = frozenset()
-    schedules: Schedules = field(default_factory=Schedules)  # shared by the chunks' contexts
     #: Takes what the tick decides about occurrences (a postponement: `Outcome.MISSED`).
     observe: Observer = ignore
     _removals: list[DueRow] = field(default_factory=list)

@@ -30,7 +30,7 @@ from scheduler_lib.dispatch.context import (
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import ExecutionMessage
-from scheduler_lib.schedule import Schedule, jittered_start, parse_schedule
+from scheduler_lib.schedule import Schedule, jittered_start
 from scheduler_lib.store import DueRow, add_due
 from scheduler_lib.timeutil import iso_z
 
@@ -69,7 +69,7 @@ def _handle(
         _stale(ctx, job, row, counts)
         return job, None
     incarnation = job.incarnation
-    if jittered_start(job.key, job.definition, row.due) < ctx.grace_cutoff:
+    if jittered_start(job.key, job.definition.max_jitter, row.due) < ctx.grace_cutoff:
         handled, won = postpone(ctx, job, row, counts)
     else:
         handled, won = _send(ctx, job, row, counts)
@@ -87,7 +87,7 @@ def _send(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
     number = job.bookkeeping.occurrences + 1
-    start = jittered_start(job.key, job.definition, row.due)  # row.due without maxJitter
+    start = jittered_start(job.key, job.definition.max_jitter, row.due)  # row.due without it
     message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation, start=start)
     ctx.queue.send(message, visible_at=start, now=ctx.send_now())
     counts.messages_sent += 1
@@ -97,7 +97,7 @@ def _send(
     )
 
     def advance(current: JobRecord) -> JobRecord:
-        return advanced(current, row.due, ctx.schedules.of(current))
+        return advanced(current, row.due, current.schedule)
 
     stored, won = advance_job(ctx, job, row, counts, advance)
     if won:
@@ -107,9 +107,9 @@ def _send(
 
 def advanced(job: JobRecord, due: datetime, schedule: Schedule | None = None) -> JobRecord:
     """`job` once its occurrence at `due` is sent: counted, and moved to the next one
-    (`schedule`: the job's, when the caller has parsed it already)."""
+    (`schedule`: another than the job's own, when the caller has one)."""
     if schedule is None:
-        schedule = parse_schedule(job.definition, now=job.created_time)
+        schedule = job.schedule
     bookkeeping = job.bookkeeping.with_sent(due)
     # Occurrences the executor postponed unrun give their place back (`not_run`).
     count_reached = schedule.count is not None and bookkeeping.counted >= schedule.count
@@ -124,9 +124,9 @@ def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> d
     first = min(rows, key=lambda r: r.due)
     if not ctx.runnable(job) or job.next_execution_time != first.due:
         return None
-    if jittered_start(job.key, job.definition, first.due) < ctx.grace_cutoff:
+    if jittered_start(job.key, job.definition.max_jitter, first.due) < ctx.grace_cutoff:
         return None
-    return advanced(job, first.due, ctx.schedules.of(job)).next_execution_time
+    return advanced(job, first.due).next_execution_time
 
 
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> None:

@@ -54,7 +54,7 @@ def postpone(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
-    schedule = ctx.schedules.of(job)
+    schedule = job.schedule
     nxt = schedule.next_after(ctx.now)
     late = missed_runs(job, schedule, row.due, now=ctx.now)  # its missedRunPolicy
     marker = Postponement(row.due, _message(ctx, schedule, row.due, nxt) + catch_up.note(late))
@@ -93,9 +93,8 @@ def finish_interrupted_postponement(
 
 def _observe(ctx: TickContext, job: JobRecord) -> None:
     """Tell the tick's observer: the job's occurrences were missed by downtime."""
-    action = job.definition.get("action")
-    kind = action.get("type") if isinstance(action, dict) else None
-    ctx.observe(OccurrenceEnded(job.key, kind if isinstance(kind, str) else "", Outcome.MISSED))
+    kind = job.definition.action_type() or ""
+    ctx.observe(OccurrenceEnded(job.key, kind, Outcome.MISSED))
 
 
 def _record(ctx: TickContext, job: JobRecord, due: datetime, message: str) -> None:

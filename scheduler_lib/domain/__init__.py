@@ -2,10 +2,13 @@
 
 Knows no storage, queue or HTTP. `store/` reads and writes these records, `wire/` turns them
 into wire JSON, `dispatch/` and `execution/` change them; all of them import `domain`, and
-`domain` imports none of them.
+`domain` imports none of them. It imports the schedule engine (`schedule/`, pure and below
+it): a job's definition keeps the schedule it builds, so that it is built once.
 
-`keys` (the identities every table shares), `jobs` (`JobRecord`), `bookkeeping` (what the
-dispatcher and the executor record beside a job; the executor's claims in `executor_state`),
+`keys` (the identities every table shares), `jobs` (`JobRecord`), `definition`
+(`JobDefinition`: a job's timing, policies and actions, typed; its actions in `actions`),
+`bookkeeping` (what the dispatcher and the executor record beside a job; the executor's
+claims in `executor_state`),
 `collections` (`CollectionRecord`),
 `vocabulary` (states and statuses as enums), `text` (what a stored string may hold: no lone
 surrogate), `outcomes` (what an attempt or an occurrence came to, for whoever observes the
@@ -14,6 +17,7 @@ scheduler's work).
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping, Postponement
 from scheduler_lib.domain.collections import CollectionRecord
+from scheduler_lib.domain.definition import ConcurrencyPolicy, JobDefinition, MissedRunPolicy
 from scheduler_lib.domain.executor_state import Claim, ExecutorState, LastFinished
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key, split_job_key
@@ -43,11 +47,14 @@ __all__ = [
     "Claim",
     "CollectionRecord",
     "CollectionState",
+    "ConcurrencyPolicy",
     "ExecutorState",
     "HistoryStatus",
+    "JobDefinition",
     "JobRecord",
     "JobState",
     "LastFinished",
+    "MissedRunPolicy",
     "Outcome",
     "Postponement",
     "collection_key",

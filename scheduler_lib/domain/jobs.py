@@ -1,7 +1,8 @@
 """A job as the scheduler knows it: its definition, state, counters and bookkeeping.
 
 No storage here: `store/jobs.py` reads and writes these records, everyone else passes them
-around. `definition` is the job properties JSON minus state and status.
+around. `definition` is the job's `JobDefinition` (`domain/definition.py`); how a record
+is shown on the wire (its `status` object included) is `wire/jobs.py`'s.
 """
 
 from __future__ import annotations
@@ -11,22 +12,24 @@ from datetime import datetime
 from typing import Any
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping
+from scheduler_lib.domain.definition import JobDefinition
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key
 from scheduler_lib.domain.vocabulary import JobState
-from scheduler_lib.timeutil import iso_z
+from scheduler_lib.schedule import Schedule
 
 
 @dataclass(frozen=True)
 class JobRecord:
-    """A job as stored. `definition` is the job properties JSON minus state and status."""
+    """A job as stored: its definition (the job properties minus state and status), its
+    state and what the scheduler counts and keeps beside them."""
 
     subscription_id: str
     resource_group: str
     collection_name: str
     name: str
-    definition: dict[str, Any]
+    definition: JobDefinition
     created_time: datetime
-    state: str = "Enabled"
+    state: JobState = JobState.ENABLED
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
@@ -68,6 +71,11 @@ class JobRecord:
         """The job's PartitionKey in the history table: its key, unless it has its own."""
         return self.history_partition or self.key
 
+    @property
+    def schedule(self) -> Schedule:
+        """The job's schedule, built once per definition (ValidationError if it is corrupt)."""
+        return self.definition.schedule(self.created_time)
+
     def own_history_key(self) -> str:
         """A history partition of this incarnation alone (see `history_partition`)."""
         return f"{self.key}{SEPARATOR}{self.incarnation}"
@@ -84,17 +92,3 @@ class JobRecord:
         if pending:
             return pending[0]
         return self.next_execution_time
-
-    def status(self, now: datetime) -> dict[str, Any]:
-        """The `status` object of the wire format as of `now` (times as ISO 8601 UTC)."""
-        status: dict[str, Any] = {
-            "executionCount": self.execution_count,
-            "failureCount": self.failure_count,
-            "faultedCount": self.faulted_count,
-        }
-        if self.last_execution_time is not None:
-            status["lastExecutionTime"] = iso_z(self.last_execution_time)
-        upcoming = self.upcoming_execution(now)
-        if upcoming is not None:
-            status["nextExecutionTime"] = iso_z(upcoming)
-        return status

@@ -57,7 +57,6 @@ from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, heartbeat, lifecycle, outcomes, overlap, watchdog
 from scheduler_lib.execution import finish as execute_finish
 from scheduler_lib.execution import late as execute_late
@@ -211,7 +210,7 @@ class _Claimed:
             over = claims.finish(store, record, message, message_id, gone, now=now)
             reason = "the job has no errorAction any more"
             return report("Dropped", reason, job_state=_state(over))
-        policy = RetryPolicy.for_attempt(record.definition["action"], message.action)
+        policy = RetryPolicy.for_attempt(record.definition, message.action)
         after = execute_finish.Finish(
             store, queue, record, message, message_id, policy, clock, executor.draw
         )
@@ -231,7 +230,7 @@ class _Claimed:
             execution_tag=message.execution_tag,
             retry_count=message.attempt,
             occurrence_number=message.occurrence_number,
-            placeholders=bool(record.definition.get("placeholders")),
+            placeholders=record.definition.placeholders,
             signing_secrets=_signing_secrets(action, collection),
             sent_at=started,
             action_name=message.action,
@@ -249,12 +248,10 @@ class _Claimed:
 
 
 def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any] | None:
-    action = record.definition.get("action")
-    if not isinstance(action, Mapping):
-        raise ValidationError("action", "the stored job has no action")
     if message.action == ERROR_ACTION:
-        return action.get("errorAction") or None
-    return action
+        error_action = record.definition.error_action
+        return None if error_action is None else error_action.document
+    return record.definition.action.document
 
 
 def _signing_secrets(action: Mapping[str, Any], collection: CollectionRecord) -> tuple[str, ...]:

@@ -140,5 +140,4 @@ def next_message(
         return message.next_attempt(), False
     if message.action == ERROR_ACTION:
         return None, False
-    has_error_action = bool((record.definition.get("action") or {}).get("errorAction"))
-    return (message.error_action() if has_error_action else None), True
+    return (message.error_action() if record.definition.has_error_action else None), True

@@ -33,7 +33,6 @@ import isodate
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.messages import CATCH_UP, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.schedule import parse_schedule
 from scheduler_lib.store import (
     POSTPONED_STATUS,
     HistoryEntry,
@@ -44,7 +43,7 @@ from scheduler_lib.store import (
 )
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
-from scheduler_lib.wire.missed import missed_runs, policy_of
+from scheduler_lib.wire.missed import missed_runs
 
 log = logging.getLogger("scheduler.execute")
 
@@ -57,8 +56,9 @@ def too_late(message: ExecutionMessage, *, now: datetime, grace: timedelta) -> b
 
 def runs_late(record: JobRecord, message: ExecutionMessage, *, claimed_at: datetime) -> bool:
     """Whether the job's missedRunPolicy runs this late occurrence late (see the module)."""
-    schedule = parse_schedule(record.definition, now=record.created_time)
-    return message.occurrence in missed_runs(record, schedule, message.occurrence, now=claimed_at)
+    return message.occurrence in missed_runs(
+        record, record.schedule, message.occurrence, now=claimed_at
+    )
 
 
 def postpone_late(
@@ -83,7 +83,8 @@ def postpone_late(
             f"({isodate.duration_isoformat(grace)})."  # its status's word; Skipped is overlap's
         )
         if late_run:
-            text += f" Running it late (missedRunPolicy {policy_of(record)}), marked [CatchUp]."
+            policy = record.definition.missed_run_policy
+            text += f" Running it late (missedRunPolicy {policy}), marked [CatchUp]."
         else:
             text += " The job continues at its next occurrence."
         add_history(store, not_run_entry(record, message, POSTPONED_STATUS, text, now=now))

@@ -48,7 +48,6 @@ from scheduler_lib.domain import Claim, ExecutorState, JobRecord, JobState, Last
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution import pause
 from scheduler_lib.execution.lease import Takeover, lease_from
-from scheduler_lib.schedule import parse_schedule
 
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit
 FINISHED_RETENTION = timedelta(days=1)
@@ -228,7 +227,7 @@ def _given_back(record: JobRecord, *, now: datetime) -> JobRecord:
     bookkeeping = replace(record.bookkeeping, not_run=record.bookkeeping.not_run + 1)
     nxt = record.next_execution_time
     if nxt is None and record.state == JobState.ENABLED:
-        schedule = parse_schedule(record.definition, now=record.created_time)
+        schedule = record.schedule
         if schedule.count is not None and bookkeeping.counted < schedule.count:
             nxt = schedule.next_after(max([now, *bookkeeping.sent]))
     return replace(record, bookkeeping=bookkeeping, next_execution_time=nxt)
@@ -241,7 +240,7 @@ def _finished(
     *,
     faulted: bool,
     now: datetime,
-) -> tuple[ExecutorState, str]:
+) -> tuple[ExecutorState, JobState]:
     """`state` once `message`'s occurrence is over (remembered if it is the job's last
     dispatched one), and the job's state: Completed/Faulted, ended now, if nothing follows."""
     dispatched = record.bookkeeping.occurrences

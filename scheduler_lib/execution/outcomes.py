@@ -10,7 +10,6 @@ dispositions of the same names, `Poisoned` from the poison queue's report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from scheduler_lib.domain import HistoryStatus, JobRecord
@@ -29,11 +28,7 @@ _NOT_RUN = {"Postponed": Outcome.POSTPONED, "Skipped": Outcome.SKIPPED}
 
 def action_type(record: JobRecord, message: ExecutionMessage) -> str | None:
     """The type of the action `message` names (None: no such action, or not readable)."""
-    action = record.definition.get("action")
-    if isinstance(action, Mapping) and message.action == ERROR_ACTION:
-        action = action.get("errorAction")
-    kind = action.get("type") if isinstance(action, Mapping) else None
-    return kind if isinstance(kind, str) else None
+    return record.definition.action_type(error_action=message.action == ERROR_ACTION)
 
 
 def execution_events(report: ExecutionReport) -> list[Event]:

@@ -26,14 +26,13 @@ from dataclasses import replace
 from datetime import datetime
 from enum import Enum
 
-from scheduler_lib.domain import HistoryStatus, JobRecord
+from scheduler_lib.domain import ConcurrencyPolicy, HistoryStatus, JobRecord
 from scheduler_lib.domain.messages import MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.late import already_recorded, close_not_run, not_run_entry
 from scheduler_lib.store import TableStore, add_history
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
-from scheduler_lib.wire.overlap import ConcurrencyPolicy
 
 
 class Overlap(Enum):
@@ -43,7 +42,7 @@ class Overlap(Enum):
 
 
 def policy_of(record: JobRecord) -> ConcurrencyPolicy:
-    return ConcurrencyPolicy(record.definition.get("concurrencyPolicy") or "Allow")
+    return record.definition.concurrency_policy
 
 
 def hold(

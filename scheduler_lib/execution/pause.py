@@ -39,8 +39,7 @@ def with_outcome(
     record = replace(record, consecutive_failures=streak)
     if not pauses(record) or record.state != JobState.ENABLED:
         return record
-    definition = dict(record.definition)
-    definition.setdefault(PAUSE_NOTE, _reason(record, message))
+    definition = record.definition.with_pause_note(_reason(record, message))
     return replace(record, state=JobState.DISABLED, definition=definition)
 
 
@@ -56,17 +55,17 @@ def failure_streak(existing: JobRecord | None, requested_state: str) -> int:
 
 def pauses(record: JobRecord) -> bool:
     """Whether the job's streak has reached its `pauseAfterConsecutiveFailures`."""
-    limit = record.definition.get(PAUSE_AFTER)
-    return isinstance(limit, int) and record.consecutive_failures >= limit
+    limit = record.definition.pause_after
+    return limit is not None and record.consecutive_failures >= limit
 
 
 def paused_now(saved: JobRecord, *, faulted_now: bool) -> bool:
     """Whether the attempt that just faulted (`saved`: the job as it wrote it) paused it."""
-    limit = saved.definition.get(PAUSE_AFTER)
+    limit = saved.definition.pause_after
     return (
         faulted_now
         and saved.state == JobState.DISABLED
-        and isinstance(limit, int)
+        and limit is not None
         and saved.consecutive_failures == limit
     )
 
@@ -94,5 +93,5 @@ def _reason(record: JobRecord, message: ExecutionMessage) -> str:
     return (
         f"Job disabled: {record.consecutive_failures} occurrences in a row faulted (the last "
         f"due at {iso_z(message.occurrence)}; pauseAfterConsecutiveFailures is "
-        f"{record.definition.get(PAUSE_AFTER)}). Enable it to resume."
+        f"{record.definition.pause_after}). Enable it to resume."
     )

@@ -2,7 +2,7 @@
 scheduler holds.
 
 No second validator: `check_job` and `check_collection` call the model functions the API's
-PUT calls (`jobs.normalize_properties`, `secrets.finalize`, `jobs.check_size`,
+PUT calls (`jobs.parse_job`, `secrets.finalize`, `jobs.check_size`,
 `collections.normalize_body` and `complete`), so a dry run shows the same 400 messages. What
 only the server can judge (its quotas, its egress and identity settings, an existing job's
 stored secrets) is judged by the PUT itself.
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_lib.actions.client_certificate import describe_certificate
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import JobDefinition, JobRecord
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.wire import collections as model_collections
 from scheduler_lib.wire import dialect, extensions, secrets, signing
@@ -43,20 +43,21 @@ class CheckedJob:
 def check_job(job: ImportedJob) -> CheckedJob:
     """The job as the API would store it; ValidationError with the API's message."""
     properties = model_jobs.split_body(job.body)
-    definition, state, _ = model_jobs.normalize_properties(
-        properties, version=parse_version(job.api_version)
+    definition, state = model_jobs.parse_job(
+        properties,
+        parse_version(job.api_version),
+        complete=lambda document: secrets.finalize(document["action"], describe_certificate),
     )
-    secrets.finalize(definition["action"], describe_certificate)
     model_jobs.check_size(definition)
-    canonical = extensions.older_form(secrets.redact(definition), COMPARE_VERSION)
+    canonical = extensions.older_form(secrets.redact(dict(definition.document)), COMPARE_VERSION)
     # Only the definition and state are read by the rendering in COMPARE_VERSION.
-    record = JobRecord("", "", "", "", canonical, datetime(2000, 1, 1, tzinfo=UTC), str(state))
+    created = datetime(2000, 1, 1, tzinfo=UTC)
+    record = JobRecord("", "", "", "", JobDefinition(canonical), created, state)
     wire = dialect.job_properties(canonical, record, COMPARE_VERSION)
     wire.pop("state", None)
-    schedule: dict[str, Any] = {
-        k: definition[k] for k in ("startTime", "recurrence") if k in definition
-    }
-    return CheckedJob(wire, str(state), schedule)
+    start, recurrence = definition.timing_key
+    schedule = {"startTime": start, "recurrence": recurrence}
+    return CheckedJob(wire, str(state), {k: v for k, v in schedule.items() if v is not None})
 
 
 def check_collection(collection: ImportedCollection) -> dict[str, Any]:

@@ -20,8 +20,9 @@ from scheduler_lib.wire.secrets import origin
 
 
 def subscriptions(job: JobRecord, collection: CollectionRecord | None) -> list[dict[str, Any]]:
-    if PROPERTY in job.definition:
-        return list(job.definition[PROPERTY] or ())
+    own = job.definition.notifications
+    if own is not None:
+        return [dict(entry) for entry in own]
     return list((collection.properties if collection else {}).get(PROPERTY) or ())
 
 
@@ -47,9 +48,10 @@ def target(subscription: Mapping[str, Any]) -> str:
 
 def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | None:
     """The job's `alertIfNoSuccessWithin`, else its collection's (None: not watched)."""
-    text = job.definition.get(deadman.PROPERTY)
-    if text is None and collection is not None:
-        text = collection.properties.get(deadman.PROPERTY)
+    own = job.definition.alert_if_no_success_within
+    if own is not None or collection is None:
+        return own
+    text = collection.properties.get(deadman.PROPERTY)
     return deadman.window(text) if isinstance(text, str) else None
 
 

@@ -24,9 +24,10 @@ MAX_JITTER = "maxJitter"
 MAX_JITTER_LIMIT = timedelta(hours=1)
 
 
-def max_jitter(definition: Mapping[str, Any]) -> timedelta:
-    """A job's stored `maxJitter` (zero without one)."""
-    text = definition.get(MAX_JITTER)
+def max_jitter(properties: Mapping[str, Any]) -> timedelta:
+    """The `maxJitter` of job properties not stored yet (a preview's, the editor's; zero
+    without one). A stored job's is its `JobDefinition.max_jitter`."""
+    text = properties.get(MAX_JITTER)
     if not text:
         return timedelta(0)
     parsed = isodate.parse_duration(text)
@@ -45,12 +46,13 @@ def offset(identity: str, occurrence: datetime, jitter: timedelta) -> timedelta:
     return timedelta(seconds=int.from_bytes(digest[:8], "big") % seconds)
 
 
-def jittered_start(identity: str, definition: Mapping[str, Any], occurrence: datetime) -> datetime:
-    """When the occurrence of the job (`identity`, `definition`) due at `occurrence` starts.
+def jittered_start(identity: str, jitter: timedelta, occurrence: datetime) -> datetime:
+    """When the occurrence due at `occurrence` of the job `identity`, whose `maxJitter` is
+    `jitter`, starts.
     Never after the calendar's last whole second: an occurrence in year 9999's last hour
     starts at most then (as `parse.whole_second` keeps that second), not with an
     OverflowError in every reader."""
-    shift = offset(identity, occurrence, max_jitter(definition))
+    shift = offset(identity, occurrence, jitter)
     try:
         return occurrence + shift
     except OverflowError:

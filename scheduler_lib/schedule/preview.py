@@ -78,7 +78,7 @@ def upcoming_schedule(
     first = earlier.first()
     if first is None or first >= now or not (earlier.recurs or first == earlier.reference):
         return schedule
-    return earlier if jittered_start(identity, job, first) > now else schedule
+    return earlier if jittered_start(identity, jitter, first) > now else schedule
 
 
 def starts(
@@ -86,9 +86,10 @@ def starts(
 ) -> list[datetime]:
     """When each of a job's `executions` starts: later by its `maxJitter` offset, which
     depends on the job's identity (`identity`: its key; None: not known, not shifted)."""
-    if identity is None or not max_jitter(job):
+    jitter = max_jitter(job)
+    if identity is None or not jitter:
         return executions
-    return [jittered_start(identity, job, execution) for execution in executions]
+    return [jittered_start(identity, jitter, execution) for execution in executions]
 
 
 def preview_table(

@@ -76,7 +76,7 @@ def _chunks(
         yield ("," if count else "") + _dumps(_job(record, now))
         secrets += [
             {"collection": collection["name"], "job": record.name, "path": path}
-            for path in bundle.job_secret_paths(record.definition)
+            for path in bundle.job_secret_paths(record.definition.document)
         ]
         count += 1
     yield '],"secrets":' + _dumps(secrets)
@@ -110,7 +110,7 @@ def _job(record: JobRecord, now: datetime) -> dict[str, Any]:
     that the restored job keeps its phase: an hourly job created at 09:00 runs at :00 after
     a restore too, not at the minute of the restore."""
     wire = job_to_wire(record, now=now, version=LATEST_VERSION)
-    if record.definition.get("recurrence") and not record.definition.get("startTime"):
+    if record.definition.recurs and record.definition.start_time is None:
         wire["properties"]["startTime"] = iso_z(record.created_time)
     return wire
 

@@ -6,34 +6,28 @@ schedule starts over. Pure functions; `jobs` does the storage.
 from __future__ import annotations
 
 from contextlib import suppress
+from dataclasses import replace
 from datetime import datetime, timedelta
 from itertools import islice
-from typing import Any
 
-from scheduler_lib.domain import Bookkeeping, ExecutorState, JobRecord
+from scheduler_lib.domain import Bookkeeping, ExecutorState, JobDefinition, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
 from scheduler_lib.schedule import JobTiming, Schedule, parse_schedule
+from scheduler_lib.schedule.timezones import UTC_ZONE
 from scheduler_lib.wire import quotas, timing
 
 
-def timing_of(definition: dict[str, Any]) -> tuple[Any, Any]:
-    """What decides when a job runs: a change to it restarts the schedule from now."""
-    return definition.get("startTime"), definition.get("recurrence")
-
-
-def schedule_of(
-    definition: dict[str, Any], created_time: datetime, parsed: JobTiming | None = None
-) -> Schedule:
-    """The parsed schedule (`parsed`: its timing, already parsed by the request's
-    validation); its errors name the field as the request spells it."""
+def schedule_of(definition: JobDefinition, created_time: datetime) -> Schedule:
+    """The job's schedule (built from the timing its parse kept); its errors name the field
+    as the request spells it."""
     try:
-        return parse_schedule(definition, now=created_time, timing=parsed)
+        return definition.schedule(created_time)
     except ValidationError as exc:
         raise timing.prefixed(exc) from None
 
 
-def steady_sample(definition: dict[str, Any], schedule: Schedule) -> list[datetime]:
+def steady_sample(definition: JobDefinition, schedule: Schedule) -> list[datetime]:
     """Up to `quotas.SAMPLE` executions of the job's rule in steady state, for the recurrence
     quota: what the rule itself produces, never the distance from "now" or from startTime.
 
@@ -45,19 +39,14 @@ def steady_sample(definition: dict[str, Any], schedule: Schedule) -> list[dateti
     - Gaps are wall-clock gaps: the rule is read in UTC instead of its `timeZone`, so a daily
       job stays "every 24 hours" across the day a clock springs forward (23 elapsed hours).
     """
-    recurrence = definition.get("recurrence")
-    if not isinstance(recurrence, dict) or len(list(islice(schedule.executions(), 2))) < 2:
+    recurrence = definition.timing.recurrence
+    if recurrence is None or len(list(islice(schedule.executions(), 2))) < 2:
         return []
-    steady_rule = {
-        key: value
-        for key, value in recurrence.items()
-        if key not in ("count", "endTime", "timeZone")
-    }
+    steady_rule = replace(recurrence, count=None, end_time=None)
     found: list[datetime] = []
     with suppress(OverflowError, ValueError, ValidationError):
-        steady = parse_schedule(
-            {"startTime": schedule.reference, "recurrence": steady_rule}, now=schedule.reference
-        )
+        steady_timing = JobTiming(schedule.reference, steady_rule, UTC_ZONE)
+        steady = parse_schedule({}, now=schedule.reference, timing=steady_timing)
         for execution in islice(steady.executions(), quotas.SAMPLE):
             found.append(execution)
     return found

@@ -26,7 +26,6 @@ from scheduler_lib.service.job_schedule import (
     resume,
     schedule_of,
     steady_sample,
-    timing_of,
 )
 from scheduler_lib.store import (
     add_due,
@@ -117,21 +116,24 @@ def _save(
     collection = collection_store.get_collection(
         ctx.store, name.subscription_id, name.resource_group, name.collection
     )
-    definition, state, parsed_timing = jobs.normalize_properties(properties, version=ctx.version)
-    if existing is not None:
-        secrets.carry_over(definition["action"], existing.definition.get("action"))
-        notifications.carry_over(definition, existing.definition)
-    secrets.finalize(definition["action"], describe_certificate)
-    destinations.check_definition(definition["action"], ctx.settings)
-    check_destinations(definition, ctx.settings)  # notifications' URLs, as the action's
+
+    def complete(document: dict[str, Any]) -> None:
+        if existing is not None:  # the stored JSON: a secret is carried over as it is stored
+            secrets.carry_over(document["action"], existing.definition.document.get("action"))
+            notifications.carry_over(document, existing.definition.document)
+        secrets.finalize(document["action"], describe_certificate)
+        destinations.check_definition(document["action"], ctx.settings)
+        check_destinations(document, ctx.settings)  # notifications' URLs, as the action's
+
+    definition, state = jobs.parse_job(properties, ctx.version, complete=complete)
     jobs.check_size(definition)
     sku = collection.properties.get("sku", {}).get("name", "Standard")
     quotas.check_sku_features(sku, definition)
     limits = quotas.effective_limits(collection.properties)
 
-    same_timing = existing is not None and timing_of(existing.definition) == timing_of(definition)
+    same_timing = existing is not None and existing.definition.timing_key == definition.timing_key
     created_time = existing.created_time if same_timing and existing else now
-    schedule = schedule_of(definition, created_time, parsed_timing)
+    schedule = schedule_of(definition, created_time)
     quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
     bookkeeping = existing.bookkeeping if same_timing and existing else restarted(existing)
     if not same_timing or existing is None:
@@ -153,7 +155,7 @@ def _save(
         resource_group=name.resource_group,
         collection_name=collection.name,
         name=name.job,
-        definition={},
+        definition=definition,
         created_time=now,
         incarnation=uuid.uuid4().hex,
     )
@@ -168,7 +170,7 @@ def _save(
         next_execution_time=next_time,
         bookkeeping=bookkeeping,
         consecutive_failures=failure_streak(existing, state),
-        original_form=original_form.of(properties, definition),
+        original_form=original_form.of(properties, dict(definition.document)),
     )
     with conditional_write(client_etag, f"Job '{name.job}'"):
         saved = job_store.put_job(

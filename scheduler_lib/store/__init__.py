@@ -1,8 +1,9 @@
 """The only package that talks to Table storage: collections, jobs, due index, history, and
 the scheduler's own state (the dispatcher's, the shards', the metrics' rows).
 
-Each module owns one table; `tables.TableStore` holds the clients. Records are plain frozen
-dataclasses holding wire JSON, so the domain code never sees storage entities.
+Each module owns one table; `tables.TableStore` holds the clients. Records are the domain's
+frozen dataclasses (a job's definition kept as its canonical JSON, read lazily), so the
+domain code never sees storage entities.
 """
 
 from scheduler_lib.store.collections import get_collection

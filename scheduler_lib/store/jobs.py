@@ -21,7 +21,7 @@ from typing import Any
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.domain import Bookkeeping, JobRecord, collection_key
+from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord, JobState, collection_key
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
@@ -50,7 +50,7 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         "ResourceGroup": record.resource_group,
         "CollectionName": record.collection_name,
         "Name": record.name,
-        "Definition": dumps(record.definition),
+        "Definition": dumps(record.definition.document),
         "CreatedTime": record.created_time,
         "State": str(record.state),  # a JobState is stored as its plain value
         "ExecutionCount": record.execution_count,
@@ -82,9 +82,9 @@ def _from_entity(entity: Any) -> JobRecord:
         resource_group=entity["ResourceGroup"],
         collection_name=entity["CollectionName"],
         name=entity["Name"],
-        definition=loads(entity["Definition"]),
+        definition=JobDefinition(loads(entity["Definition"])),  # read lazily, see its docstring
         created_time=stored_datetime(entity["CreatedTime"]),
-        state=entity.get("State", "Enabled"),
+        state=JobState(entity.get("State", JobState.ENABLED)),
         execution_count=int(entity.get("ExecutionCount", 0)),
         failure_count=int(entity.get("FailureCount", 0)),
         faulted_count=int(entity.get("FaultedCount", 0)),

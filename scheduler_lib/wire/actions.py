@@ -1,7 +1,8 @@
 """Job actions on the wire: validation into the canonical stored form, and redaction.
 
 The stored form is what the executor reads: canonical key names, PascalCase enums, the
-retry policy's defaults filled in (Fixed, PT30S, 4 retries, as Azure Scheduler documented)
+retry policy's defaults filled in (`retry_policy`: Fixed, PT30S, 4 retries, as Azure
+Scheduler documented)
 and, for a client certificate, its thumbprint, subject and expiry derived from the pfx.
 Only the sub-object that matches `type` may be present: a `queueMessage` on an Http action
 would be silently ignored, so it is refused instead.
@@ -13,14 +14,14 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.wire import backoff, extensions, managed_identity, readers, targets
+from scheduler_lib.wire import extensions, managed_identity, readers, targets
 from scheduler_lib.wire.headers import request_headers
+from scheduler_lib.wire.retry_policy import DEFAULT_RETRY, retry_policy_source
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
 AUTH_TYPES = ("NotSpecified", "ClientCertificate", "ActiveDirectoryOAuth", "Basic")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
-RETRY_TYPES = ("None", "Fixed")
 TRANSPORT_TYPES = ("NotSpecified", "NetMessaging", "AMQP")
 SB_AUTH_TYPES = ("NotSpecified", "SharedAccessKey")
 
@@ -55,7 +56,6 @@ _BROKERED = (
     "to",
     "viaPartitionKey",
 )
-DEFAULT_RETRY = {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 4}
 MAX_BODY = 8192
 
 
@@ -78,7 +78,7 @@ def normalize_action(
         raise ValidationError(readers.join(path, payload), f"is required for a {kind} action")
     action: dict[str, Any] = {"type": kind}
     where = readers.join(path, payload)
-    policy = _retry_policy_source(source, payload, path, scope)
+    policy = retry_policy_source(source, payload, path, scope)
     if payload == "request":
         request = dict(readers.obj(source[payload], where))
         request.pop("retryPolicy", None)
@@ -98,26 +98,6 @@ def normalize_action(
         )
     action.update(scope.read(Location.ACTION, source, path))
     return action
-
-
-def _retry_policy_source(
-    source: dict[str, Any], payload: str, path: str, scope: extensions.Scope
-) -> dict[str, Any] | None:
-    """The action's retry policy, validated (None: not given). The documentation's full HTTP
-    job example puts it inside `request`; it is read there too and stored at the action
-    level, where the API defines it. Given in both places, the two must agree."""
-    outer = source.get("retryPolicy")
-    request = source.get(payload) if payload == "request" else None
-    inner = request.get("retryPolicy") if isinstance(request, dict) else None
-    outer_path = readers.join(path, "retryPolicy")
-    inner_path = readers.join(readers.join(path, payload), "retryPolicy")
-    policy = _retry_policy(outer, outer_path, scope) if outer is not None else None
-    if inner is None:
-        return policy
-    nested = _retry_policy(inner, inner_path, scope)
-    if policy is not None and policy != nested:
-        raise ValidationError(inner_path, f"differs from {outer_path}; give it once")
-    return nested
 
 
 def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool) -> dict[str, Any]:
@@ -266,29 +246,6 @@ def _brokered(value: Any, path: str) -> dict[str, Any]:
         else:
             result[name] = readers.string(item, where, max_length=256, empty=True)
     return result
-
-
-def _retry_policy(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any]:
-    if value is None:
-        return dict(DEFAULT_RETRY)
-    known = ("retryType", "retryInterval", "retryCount")
-    source = readers.keys(value, path, known + scope.names(Location.RETRY_POLICY))
-    types = extensions.choices(Location.RETRY_POLICY, "retryType", RETRY_TYPES, scope.version)
-    kind = readers.enum(source.get("retryType", "Fixed"), readers.join(path, "retryType"), types)
-    extra = scope.read(Location.RETRY_POLICY, source, path)
-    if kind == "None":
-        for name in ("retryInterval", "retryCount"):
-            if source.get(name) not in (None, 0):
-                raise ValidationError(readers.join(path, name), "does not apply to retryType None")
-        return {"retryType": "None", **extra}
-    where = readers.join(path, "retryInterval")
-    interval = backoff.duration(source.get("retryInterval", "PT30S"), where)  # 15 s .. 18 months
-    count = readers.integer(
-        source.get("retryCount", 4), readers.join(path, "retryCount"), low=1, high=20
-    )
-    # An extension retryType (`extensions.choices`) reads interval and count as Fixed does;
-    # what it adds is validated by its extension properties.
-    return {"retryType": kind, "retryInterval": interval, "retryCount": count, **extra}
 
 
 def uses_authentication(action: dict[str, Any]) -> bool:

@@ -24,12 +24,13 @@ from typing import Any
 
 import isodate
 
+from scheduler_lib.domain.actions import DEFAULT_TIMEOUT
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "timeout"
-DEFAULT_TIMEOUT = timedelta(seconds=60)
 MIN_TIMEOUT = timedelta(seconds=15)
 #: host.json's `functionTimeout`; one invocation runs one attempt.
 FUNCTION_TIMEOUT = timedelta(minutes=10)
@@ -47,7 +48,7 @@ SCHEMA = {
     "token request, connecting, sending, the answer's headers and body), like Cloud "
     f"Scheduler's attemptDeadline. ISO 8601, {isodate.duration_isoformat(MIN_TIMEOUT)} to "
     f"{isodate.duration_isoformat(MAX_TIMEOUT)} (the Functions host's functionTimeout bounds "
-    "an attempt); default PT1M.",
+    f"an attempt); default {isodate.duration_isoformat(DEFAULT_TIMEOUT)}.",
 }
 
 
@@ -85,3 +86,7 @@ def seconds(action: Mapping[str, Any], default: float | None = None) -> float:
     if not isinstance(parsed, timedelta):
         raise ValidationError(f"action.{PROPERTY}", "must use days, hours, minutes or seconds")
     return parsed.total_seconds()
+
+
+#: Its entry in the catalog (`extension_catalog`).
+ENTRY = ExtensionProperty(Location.ACTION, PROPERTY, validate, SCHEMA, cross_check=check)

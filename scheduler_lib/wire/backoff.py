@@ -14,13 +14,16 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import isodate
+
+from scheduler_lib.domain.actions import DEFAULT_MAX_RETRY_INTERVAL as DEFAULT_MAX_INTERVAL
+from scheduler_lib.domain.actions import DEFAULT_RETRY_INTERVAL
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 EXPONENTIAL = "Exponential"
-#: Used when an Exponential policy gives no `maxRetryInterval` (or its first delay is longer).
-DEFAULT_MAX_INTERVAL = timedelta(hours=1)
 MIN_DURATION = timedelta(seconds=15)
 MAX_DURATION = timedelta(days=548)  # 18 months, as retryInterval
 #: `retryOn` words besides a status code: any 5xx answer, and no answer at all (connection
@@ -80,7 +83,7 @@ def check_max_interval(definition: dict[str, Any], value: Any, path: str) -> Non
     policy = policy_at(definition, path)
     if policy.get("retryType") != EXPONENTIAL:
         raise ValidationError(path, "applies to retryType Exponential only")
-    first = read_iso_duration(policy.get("retryInterval", "PT30S"), path)
+    first = _first_interval(policy, path)
     if read_iso_duration(value, path) < first:
         raise ValidationError(path, "must be at least retryInterval")
 
@@ -88,9 +91,14 @@ def check_max_interval(definition: dict[str, Any], value: Any, path: str) -> Non
 def check_max_duration(definition: dict[str, Any], value: Any, path: str) -> None:
     """A policy that retries, whose first retry can come before the limit."""
     policy = _retrying(definition, path)
-    first = read_iso_duration(policy.get("retryInterval", "PT30S"), path)
+    first = _first_interval(policy, path)
     if policy.get("retryType") != EXPONENTIAL and read_iso_duration(value, path) < first:
         raise ValidationError(path, "must be at least retryInterval (no retry would come)")
+
+
+def _first_interval(policy: dict[str, Any], path: str) -> Any:
+    value = policy.get("retryInterval")
+    return DEFAULT_RETRY_INTERVAL if value is None else read_iso_duration(value, path)
 
 
 def check_retry_on(definition: dict[str, Any], value: Any, path: str) -> None:
@@ -107,7 +115,8 @@ def _retrying(definition: dict[str, Any], path: str) -> dict[str, Any]:
 DURATION_SCHEMA = {"type": "string", "format": "duration"}
 MAX_INTERVAL_SCHEMA = {
     **DURATION_SCHEMA,
-    "description": "retryType Exponential: the longest delay between attempts (default PT1H). "
+    "description": "retryType Exponential: the longest delay between attempts (default "
+    f"{isodate.duration_isoformat(DEFAULT_MAX_INTERVAL)}). "
     "Delays are full jitter: random in [0, min(maxRetryInterval, retryInterval * 2^n)] "
     "before retry n+1; a Retry-After answer is honoured within [retryInterval, "
     "maxRetryInterval].",
@@ -125,3 +134,24 @@ RETRY_ON_SCHEMA = {
     '300-599, e.g. ["5xx", "408", "429", "transport"]; any other failure does not. '
     "Absent: every failure retries, as in 2016-03-01.",
 }
+
+#: Their entries in the catalog (`extension_catalog`).
+ENTRIES = (
+    ExtensionProperty(
+        Location.RETRY_POLICY,
+        "maxRetryInterval",
+        duration,
+        MAX_INTERVAL_SCHEMA,
+        cross_check=check_max_interval,
+    ),
+    ExtensionProperty(
+        Location.RETRY_POLICY,
+        "maxRetryDuration",
+        duration,
+        MAX_DURATION_SCHEMA,
+        cross_check=check_max_duration,
+    ),
+    ExtensionProperty(
+        Location.RETRY_POLICY, "retryOn", retry_on, RETRY_ON_SCHEMA, cross_check=check_retry_on
+    ),
+)

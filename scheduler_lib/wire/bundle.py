@@ -20,6 +20,7 @@ is not valid JSON, and one that was somehow closed early lacks it; the restore r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -81,7 +82,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def job_secret_paths(definition: dict[str, Any]) -> list[str]:
+def job_secret_paths(definition: Mapping[str, Any]) -> list[str]:
     """The JSON paths (from the job body, `properties.`...) of the secrets a stored job
     definition holds: what the bundle leaves out and the restore asks for."""
     found = []

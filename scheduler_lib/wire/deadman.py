@@ -8,16 +8,16 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-import isodate
-
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import MAX_ALERT_WINDOW, alert_window
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "alertIfNoSuccessWithin"
 #: The upkeep judges once a minute: a shorter window could not be kept.
 MIN_WINDOW = timedelta(minutes=1)
-MAX_WINDOW = timedelta(days=366)
+MAX_WINDOW = MAX_ALERT_WINDOW
 SCHEMA = {
     "type": "string",
     "description": "ISO 8601 duration (PT1M to P366D): when this long passes without a "
@@ -42,8 +42,7 @@ def validate(value: Any, path: str) -> str:
 
 
 def window(text: str) -> timedelta:
-    parsed = isodate.parse_duration(text)
-    return parsed if isinstance(parsed, timedelta) else MAX_WINDOW
+    return alert_window(text)
 
 
 def health(record: JobRecord) -> str:
@@ -59,3 +58,10 @@ HEALTH_SCHEMA = {
     "description": "Overdue: no success within alertIfNoSuccessWithin; Failing: the last "
     "occurrence faulted; Healthy otherwise.",
 }
+
+
+#: A collection's window is the default of its jobs; a job's own replaces it.
+ENTRIES = (
+    ExtensionProperty(Location.COLLECTION, PROPERTY, validate, SCHEMA),
+    ExtensionProperty(Location.JOB, PROPERTY, validate, SCHEMA),
+)

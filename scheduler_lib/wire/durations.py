@@ -1,5 +1,6 @@
-"""Durations: the one ISO 8601 duration reader, the one .NET TimeSpan reader, and Service
-Bus `timeToLive` values.
+"""Durations on the wire: the one .NET TimeSpan reader, and Service Bus `timeToLive` values;
+the one ISO 8601 duration reader (`read_iso_duration`) is `timeutil`'s, below the domain,
+which reads a stored definition's durations with it.
 
 `read_iso_duration` is liberal where the meaning is unambiguous: lower-case designators
 (`pt30s`) and a day count written in the time part (`PT1D`, which the Azure Scheduler
@@ -21,9 +22,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-import isodate
-
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.timeutil import read_iso_duration
 
 TTL_FIELD = "brokeredMessageProperties.timeToLive"
 
@@ -32,37 +32,6 @@ _TIMESPAN = re.compile(
     r"^(?:(?P<days>\d+)\.)?(?P<hours>\d{1,2}):(?P<minutes>\d{1,2})"
     r"(?::(?P<seconds>\d{1,2})(?:\.(?P<fraction>\d{1,7}))?)?$"
 )
-
-
-# A day count in the time part: "PT1D", "PT1D12H" (the date part has no day count of its own).
-_DAYS_IN_TIME = re.compile(
-    r"^(?P<sign>[-+]?)P(?P<date>[^TD]*)T(?P<days>\d+(?:[.,]\d+)?D)(?P<time>.*)$"
-)
-
-
-def read_iso_duration(value: str, field: str) -> timedelta | isodate.Duration:
-    """An ISO 8601 duration, read liberally (see the module docstring); years and months
-    give an `isodate.Duration`, everything else a `timedelta`."""
-    text = value.strip().upper()
-    if match := _DAYS_IN_TIME.match(text):
-        time = match["time"]
-        text = f"{match['sign']}P{match['date']}{match['days']}" + (f"T{time}" if time else "")
-    try:
-        parsed = isodate.parse_duration(text)
-    except OverflowError:
-        raise ValidationError(field, "is too long a duration") from None
-    except (isodate.ISO8601Error, ValueError):
-        raise ValidationError(field, "must be an ISO 8601 duration, e.g. PT30S") from None
-    if _negative(parsed):
-        raise ValidationError(field, "must not be negative (a duration is a length of time)")
-    return parsed
-
-
-def _negative(duration: timedelta | isodate.Duration) -> bool:
-    """`-PT1S`, `-P1M`: ISO 8601 allows the sign, no field of a job means anything by it."""
-    if isinstance(duration, timedelta):
-        return duration < timedelta(0)
-    return duration.years < 0 or duration.months < 0 or duration.tdelta < timedelta(0)
 
 
 def read_timespan(text: str, field: str) -> timedelta | None:

@@ -16,11 +16,12 @@ from typing import Any
 
 import isodate
 
-from scheduler_lib.domain import JobRecord, JobState
+from scheduler_lib.domain import JobDefinition, JobRecord, JobState
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.schedule import MAX_JITTER, MAX_JITTER_LIMIT, jittered_start, max_jitter
+from scheduler_lib.schedule import MAX_JITTER, MAX_JITTER_LIMIT, jittered_start
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 SCHEMA = {
     "type": "string",
@@ -44,10 +45,10 @@ def validate(value: Any, path: str) -> str:
     return text
 
 
-def check_gaps(definition: dict[str, Any], executions: Sequence[datetime]) -> None:
+def check_gaps(definition: JobDefinition, executions: Sequence[datetime]) -> None:
     """`maxJitter` is less than the smallest gap between the rule's runs (`executions`: the
     steady sample of the recurrence quota; empty for a job that runs once)."""
-    jitter = max_jitter(definition)
+    jitter = definition.max_jitter
     gaps = [later - earlier for earlier, later in itertools.pairwise(executions)]
     if jitter and gaps and jitter >= min(gaps):
         raise ValidationError(
@@ -61,7 +62,7 @@ def upcoming_occurrence(record: JobRecord, now: datetime) -> datetime | None:
     earliest sent occurrence that has not *started* by `now` (inside its jitter window its
     scheduled time has passed, but it is still the next run), else the next one. What GET,
     the dashboard and (from the schedule alone) the preview all name."""
-    if not max_jitter(record.definition):
+    if not record.definition.max_jitter:
         return record.upcoming_execution(now)
     if record.state != JobState.ENABLED:
         return None  # nothing of it runs (as `JobRecord.upcoming_execution`)
@@ -78,11 +79,15 @@ def upcoming(record: JobRecord, now: datetime) -> datetime | None:
 
 
 def _start(record: JobRecord, occurrence: datetime) -> datetime:
-    return jittered_start(record.key, record.definition, occurrence)
+    return jittered_start(record.key, record.definition.max_jitter, occurrence)
 
 
 def jittered_status(status: dict[str, Any], record: JobRecord, now: datetime) -> dict[str, Any]:
     """`status` with `nextExecutionTime` the instant the next occurrence really starts (in
     every api-version: it is when the job runs, whoever asks)."""
-    nxt = upcoming(record, now) if max_jitter(record.definition) else None
+    nxt = upcoming(record, now) if record.definition.max_jitter else None
     return status if nxt is None else {**status, "nextExecutionTime": iso_z(nxt)}
+
+
+#: Its entry in the catalog (`extension_catalog`): where it is, its validator, its schema.
+ENTRY = ExtensionProperty(Location.JOB, MAX_JITTER, validate, SCHEMA)

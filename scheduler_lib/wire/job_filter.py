@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from scheduler_lib.domain import JOB_STATES, JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
-from scheduler_lib.wire.job_tags import has_tag
 from scheduler_lib.wire.versions import LATEST_VERSION, ApiVersion
 
 _CLAUSE = re.compile(
@@ -36,7 +35,7 @@ class JobFilter:
     def matches(self, job: JobRecord) -> bool:
         if self.state is not None and job.state != self.state:
             return False
-        return self.tag_name is None or has_tag(job.definition, self.tag_name, self.tag_value)
+        return self.tag_name is None or job.definition.has_tag(self.tag_name, self.tag_value)
 
     @property
     def by_tag(self) -> bool:

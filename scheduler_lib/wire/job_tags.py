@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_lib.wire.tags import MAX_TAGS, resource_tags
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "tags"
 
@@ -45,3 +46,6 @@ SCHEMA: dict[str, Any] = {
     "'env' and tagValue eq 'prod'`, a bulk operation's `tag`). ARM's limits: at most 50 tags, "
     "names 1-512 characters (matched in any case), values up to 256.",
 }
+
+
+ENTRY = ExtensionProperty(Location.JOB, PROPERTY, validate, SCHEMA)

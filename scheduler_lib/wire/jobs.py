@@ -1,19 +1,23 @@
-"""Job definitions: the request body into the stored definition, the record into wire JSON.
+"""Job definitions: the request body into a `JobDefinition` (`parse_job`), the record into
+wire JSON (`job_to_wire`, its `status` object from `status_of`).
 
 The stored definition is `{startTime?, recurrence?, action}` in canonical form (see
-`timing` and `actions`); `state` and `status` are columns of the job record, and `status`
-is kept by the system: on input it is accepted (the SDK round-trips it) and ignored.
+`timing` and `actions`), the `JobDefinition.document` a parse makes; `state` and `status`
+are columns of the job record, and `status` is kept by the system: on input it is accepted
+(the SDK round-trips it) and ignored.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobRecord, JobState
+from scheduler_lib.domain import JOB_STATES, USER_JOB_STATES, JobDefinition, JobRecord, JobState
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import JobTiming
+from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import (
     arm,
     dialect,
@@ -47,6 +51,24 @@ def split_body(body: Any) -> dict[str, Any]:
     if source.get("properties") is None:
         raise ValidationError("properties", "is required")
     return readers.obj(source["properties"], "properties")
+
+
+def parse_job(
+    properties: Any,
+    version: ApiVersion = DEFAULT_VERSION,
+    *,
+    path: str = "properties",
+    complete: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[JobDefinition, JobState]:
+    """(definition, requested state) from the job `properties` of a request of `version`: every
+    validator runs once (`normalize_properties`: the fields', the timing's, the extensions'
+    cross-checks), and the timing they parsed is kept on the definition, not parsed again.
+    `complete` completes the canonical document before the value is made (the API carries
+    the stored secrets over, derives a certificate's fields and judges the destinations)."""
+    document, state, timing = normalize_properties(properties, path=path, version=version)
+    if complete is not None:
+        complete(document)
+    return JobDefinition.parsed(document, timing), JobState(state)
 
 
 def normalize_properties(
@@ -83,9 +105,9 @@ def normalize_properties(
     return definition, state, parsed
 
 
-def check_size(definition: dict[str, Any]) -> None:
+def check_size(definition: JobDefinition) -> None:
     """Azure Scheduler's 16 KB limit on a job, measured on its stored JSON."""
-    size = len(json.dumps(definition, separators=(",", ":")).encode())
+    size = len(json.dumps(definition.document, separators=(",", ":")).encode())
     if size > MAX_JOB_BYTES:
         raise ValidationError(
             "properties", f"the job is {size} bytes of JSON; at most {MAX_JOB_BYTES} are allowed"
@@ -106,7 +128,7 @@ def patched_properties(
     400 "not a known property"), then merged onto the whole stored definition, which is
     validated with every extension it holds. (A job without any, as every job written by
     that version, is validated once, as that version.)"""
-    written = original_form.restore(record.definition, record.original_form)
+    written = original_form.restore(dict(record.definition.document), record.original_form)
     stored = {**secrets.redact(written), "state": record.state}
     older = extensions.older_form(stored, version)
     if older == stored:
@@ -163,10 +185,10 @@ def job_to_wire(
     """A JobDefinition as the API returns it at `now`: no secrets, system status (see
     `JobRecord.upcoming_execution` for why it depends on the time), ARM identity; only
     the extension properties `version` has, written as `version` writes them (`dialect`)."""
-    definition = extensions.older_form(secrets.redact(record.definition), version)
+    definition = extensions.older_form(secrets.redact(dict(record.definition.document)), version)
     properties = dialect.job_properties(definition, record, version)
     if dialect.shows_status(record, version):
-        status = jitter.jittered_status(record.status(now), record, now)
+        status = jitter.jittered_status(status_of(record, now), record, now)
         properties["status"] = {**status, **extensions.status_of(record, version)}
     return {
         "id": arm.job_id(
@@ -176,3 +198,18 @@ def job_to_wire(
         "name": f"{record.collection_name}/{record.name}",
         "properties": properties,
     }
+
+
+def status_of(record: JobRecord, now: datetime) -> dict[str, Any]:
+    """The `status` object of the wire format as of `now` (times as ISO 8601 UTC)."""
+    status: dict[str, Any] = {
+        "executionCount": record.execution_count,
+        "failureCount": record.failure_count,
+        "faultedCount": record.faulted_count,
+    }
+    if record.last_execution_time is not None:
+        status["lastExecutionTime"] = iso_z(record.last_execution_time)
+    upcoming = record.upcoming_execution(now)
+    if upcoming is not None:
+        status["nextExecutionTime"] = iso_z(upcoming)
+    return status

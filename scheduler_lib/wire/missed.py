@@ -13,27 +13,22 @@ from __future__ import annotations
 
 from collections import deque
 from datetime import datetime, timedelta
-from enum import StrEnum
 from itertools import takewhile
 from typing import Any
 
-from scheduler_lib.domain import JobRecord
+import isodate
+
+from scheduler_lib.domain import JobRecord, MissedRunPolicy
+from scheduler_lib.domain.definition import DEFAULT_CATCH_UP_WINDOW
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
-
-
-class MissedRunPolicy(StrEnum):
-    SKIP = "Skip"  # one Postponed entry, continue at the next occurrence (the default)
-    RUN_LATEST = "RunLatest"  # and run the latest missed occurrence once, late
-    RUN_ALL = "RunAll"  # and run the missed occurrences inside catchUpWindow (at most MAX_RUNS)
-
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 #: At most this many missed occurrences run late per postponement (RunAll: the latest ones),
 #: and at most this many occurrences per backfill request.
 MAX_RUNS = 50
-DEFAULT_WINDOW = timedelta(days=1)
 MAX_WINDOW = timedelta(days=7)
 #: How far back a backfill may reach (history is kept for 60 days; a target rarely longer).
 MAX_BACKFILL_AGE = timedelta(days=60)
@@ -57,25 +52,16 @@ def check_window(definition: dict[str, Any], value: Any, path: str) -> None:
         raise ValidationError(path, "applies to missedRunPolicy RunLatest or RunAll only")
 
 
-def window_of(definition: dict[str, Any]) -> timedelta:
-    value = definition.get("catchUpWindow")
-    return DEFAULT_WINDOW if value is None else read_iso_duration(value, "catchUpWindow")
-
-
-def policy_of(job: JobRecord) -> MissedRunPolicy:
-    return MissedRunPolicy(job.definition.get("missedRunPolicy") or MissedRunPolicy.SKIP)
-
-
 def missed_runs(
     job: JobRecord, schedule: Schedule, first_missed: datetime, *, now: datetime
 ) -> list[datetime]:
     """The missed occurrences (from `first_missed` through `now`) the job's policy runs late:
     none (Skip), the latest (RunLatest), or those inside `catchUpWindow`, the latest
     `MAX_RUNS` (RunAll). Occurrences older than the window never run."""
-    policy = policy_of(job)
+    policy = job.definition.missed_run_policy
     if policy is MissedRunPolicy.SKIP:
         return []
-    start = max(first_missed, now - window_of(job.definition))
+    start = max(first_missed, now - job.definition.catch_up_window)
     missed = takewhile(lambda instant: instant <= now, schedule.executions_from(start))
     keep = 1 if policy is MissedRunPolicy.RUN_LATEST else MAX_RUNS
     return list(deque(missed, maxlen=keep))
@@ -111,5 +97,11 @@ WINDOW_SCHEMA = {
     "type": "string",
     "format": "duration",
     "description": "RunLatest/RunAll: only occurrences missed at most this long ago run late "
-    "(default P1D, at most P7D).",
+    f"(default {isodate.duration_isoformat(DEFAULT_CATCH_UP_WINDOW)}, at most P7D).",
 }
+
+#: Their entries in the catalog (`extension_catalog`).
+POLICY_ENTRY = ExtensionProperty(Location.JOB, "missedRunPolicy", missed_run_policy, POLICY_SCHEMA)
+WINDOW_ENTRY = ExtensionProperty(
+    Location.JOB, "catchUpWindow", catch_up_window, WINDOW_SCHEMA, cross_check=check_window
+)

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers, signing
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "notifications"
 #: Subscriptions per collection or job: each event is sent to each one, by the executor's
@@ -166,3 +167,10 @@ def redact(properties: Mapping[str, Any]) -> dict[str, Any]:
                 entry[HAS_SECRET] = True
         result[PROPERTY] = shown
     return result
+
+
+#: A collection's subscriptions are the default of its jobs; a job's own replace them.
+ENTRIES = (
+    ExtensionProperty(Location.COLLECTION, PROPERTY, validate, SCHEMA),
+    ExtensionProperty(Location.JOB, PROPERTY, validate, SCHEMA),
+)

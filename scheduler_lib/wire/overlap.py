@@ -5,16 +5,11 @@ applied by the executor (`execution/overlap.py`)."""
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
+from scheduler_lib.domain import ConcurrencyPolicy
 from scheduler_lib.wire import readers
-
-
-class ConcurrencyPolicy(StrEnum):
-    ALLOW = "Allow"  # run alongside (2016-03-01's behaviour; the default)
-    FORBID = "Forbid"  # record it as Skipped and do not run it
-    BUFFER_ONE = "BufferOne"  # run it as soon as the previous one ends; at most one waits
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 
 def concurrency_policy(value: Any, path: str) -> str:
@@ -29,3 +24,6 @@ CONCURRENCY_SCHEMA = {
     "recorded as Skipped), BufferOne (runs as soon as the previous one ends; at most one "
     "waits, a second one is Skipped).",
 }
+
+#: Its entry in the catalog (`extension_catalog`).
+ENTRY = ExtensionProperty(Location.JOB, "concurrencyPolicy", concurrency_policy, CONCURRENCY_SCHEMA)

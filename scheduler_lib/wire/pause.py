@@ -7,6 +7,7 @@ from typing import Any
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 #: A note is for people reading the job: a sentence or a ticket link, not a document.
 MAX_PAUSE_NOTE = 1024
@@ -31,3 +32,33 @@ def pause_after(value: Any, path: str) -> int:
 def consecutive_failures(record: JobRecord) -> int:
     """`status.consecutiveFailures`: faulted occurrences in a row (see execution/pause.py)."""
     return record.consecutive_failures
+
+
+#: Their entries in the catalog (`extension_catalog`).
+ENTRIES = (
+    ExtensionProperty(
+        Location.JOB,
+        "pauseNote",
+        pause_note,
+        {
+            "type": "string",
+            "maxLength": MAX_PAUSE_NOTE,
+            "description": "Why the job is paused: free text kept with it and returned "
+            "(shown with a Disabled job; set by the scheduler when "
+            "pauseAfterConsecutiveFailures disables it).",
+        },
+    ),
+    ExtensionProperty(
+        Location.JOB,
+        "pauseAfterConsecutiveFailures",
+        pause_after,
+        {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_PAUSE_AFTER,
+            "description": "Disable the job after this many faulted occurrences in a row "
+            "(an occurrence faults when its main action fails after its retries; a success "
+            "ends the streak). Said in history, status.consecutiveFailures and pauseNote.",
+        },
+    ),
+)

@@ -18,8 +18,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 NAMES = ("scheduledTime", "executionTag", "attempt", "jobId", "occurrence")
 #: `@@{` (escape), `@{name}` (a placeholder), `@{` without its `}` (an error at PUT).
@@ -30,6 +32,7 @@ _MESSAGES = (
     ("serviceBusQueueMessage", "message"),
     ("serviceBusTopicMessage", "message"),
 )
+
 SCHEMA = {
     "type": "boolean",
     "default": True,
@@ -134,3 +137,17 @@ def _texts(action: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
         message = action.get(key)
         if isinstance(message, dict) and isinstance(message.get(text_key), str):
             yield message[text_key], readers.join(readers.join(path, key), text_key)
+
+
+#: Their entries in the catalog (`extension_catalog`).
+ENTRIES = (
+    ExtensionProperty(
+        Location.JOB,
+        "placeholders",
+        validate,
+        SCHEMA,
+        cross_check=check,
+        default=DEFAULT_PLACEHOLDERS,
+    ),
+    ExtensionProperty(Location.QUEUE_MESSAGE, "envelope", validate, ENVELOPE_SCHEMA),
+)

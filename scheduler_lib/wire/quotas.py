@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.errors import QuotaExceededError, ValidationError
 from scheduler_lib.wire import jitter
 
@@ -105,7 +106,7 @@ def check_job_count(limits: Limits, existing: int) -> None:
 
 
 def check_job_recurrence(
-    limits: Limits, definition: dict[str, Any], executions: Sequence[datetime]
+    limits: Limits, definition: JobDefinition, executions: Sequence[datetime]
 ) -> None:
     """The job's upcoming `executions` (first `SAMPLE`) recur no more often than allowed,
     and its `maxJitter` (2026-12-01) is less than their smallest gap (a 400)."""
@@ -115,7 +116,8 @@ def check_job_recurrence(
             f"properties.recurrence: the job runs as often as every {min(gaps)}; the job "
             f"collection allows at most {limits.describe_gap()} (quota.maxRecurrence or SKU)."
         )
-    count = (definition.get("recurrence") or {}).get("count")
+    recurrence = definition.timing.recurrence
+    count = recurrence.count if recurrence is not None else None
     cap = limits.max_job_occurrence
     if cap is not None and count is not None and count > cap:
         raise QuotaExceededError(
@@ -125,11 +127,11 @@ def check_job_recurrence(
     jitter.check_gaps(definition, executions)
 
 
-def check_sku_features(sku: str, definition: dict[str, Any]) -> None:
+def check_sku_features(sku: str, definition: JobDefinition) -> None:
     """Free collections cannot authenticate outbound (Basic, certificate, OAuth)."""
     from scheduler_lib.wire.actions import uses_authentication
 
-    if sku == "Free" and uses_authentication(definition.get("action") or {}):
+    if sku == "Free" and uses_authentication(definition.document.get("action") or {}):
         raise QuotaExceededError(
             "properties.action.request.authentication: outbound authentication needs a "
             "Standard or Premium job collection; this one is Free."

@@ -25,6 +25,7 @@ from typing import Any
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "signingSecrets"
 MAX_SECRETS = 2
@@ -166,3 +167,7 @@ def read_secret(value: Any, path: str) -> str:
             path, f"must hold {MIN_KEY_BYTES} to {MAX_KEY_BYTES} bytes of key (has {len(key)})"
         )
     return text
+
+
+#: Its entry in the catalog (`extension_catalog`).
+ENTRY = ExtensionProperty(Location.COLLECTION, PROPERTY, validate, SCHEMA)

@@ -20,7 +20,7 @@ import pytest
 
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import job_key
-from scheduler_lib.schedule import jittered_start
+from scheduler_lib.schedule import jittered_start, max_jitter
 from scheduler_lib.store import get_job
 from scheduler_lib.store.tables import TableStore
 from tests.api.conftest import RG, SUB, job_body, job_path, make_collection
@@ -46,7 +46,7 @@ def _name_with_offset(
     """The first of a fixed list of names whose 10:00 occurrence starts that late."""
     for index in range(100):
         name = f"{prefix}{index}"
-        start = jittered_start(job_key(SUB, RG, "coll", name), definition, OCCURRENCE)
+        start = jittered_start(job_key(SUB, RG, "coll", name), max_jitter(definition), OCCURRENCE)
         if start - OCCURRENCE >= at_least:
             return name, start
     raise AssertionError("no name with such an offset")
@@ -130,7 +130,7 @@ def test_every_reader_names_the_same_next_run(
     found = _readers(client_ext, dashboard, name, clock.now, tmp_path)
 
     pending = clock.now < start
-    tomorrow = jittered_start(record.key, DAILY, OCCURRENCE + timedelta(days=1))
+    tomorrow = jittered_start(record.key, max_jitter(DAILY), OCCURRENCE + timedelta(days=1))
     expected = iso(start if pending else tomorrow)
     assert found == dict.fromkeys(found, expected)
 

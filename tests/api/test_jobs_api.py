@@ -185,7 +185,7 @@ def test_occurrence_in_either_case_is_stored_lower_case_and_returned_in_both_spe
         assert response.status_code == 201, response.text
         wire = response.json()["properties"]["recurrence"]["schedule"]["monthlyOccurrences"]
         assert wire == [{"day": "monday", "occurrence": 1, "Occurrence": 1}]
-        stored = get_job(store, SUB, RG, "coll", name).definition["recurrence"]["schedule"]
+        stored = get_job(store, SUB, RG, "coll", name).definition.document["recurrence"]["schedule"]
         assert stored["monthlyOccurrences"] == [{"day": "Monday", "occurrence": 1}]
 
 

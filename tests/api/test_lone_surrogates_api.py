@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.store import get_collection, get_job, put_job
 from scheduler_lib.store.collections import put_collection
 from tests.api.conftest import (
@@ -131,11 +132,11 @@ def test_a_job_stored_with_one_by_an_older_version_is_still_read_and_listed(
     assert created.status_code == 201
     record = get_job(store, SUB, RG, "coll", "job1")
     definition = {
-        **record.definition,
+        **record.definition.document,
         "pauseNote": f"paused {LONE}",
         "action": http_action(method="POST", body=f"a{LONE}b"),
     }
-    put_job(store, replace(record, definition=definition), etag=record.etag)
+    put_job(store, replace(record, definition=JobDefinition(definition)), etag=record.etag)
 
     got = client_ext.get(job_path())
     assert got.status_code == 200, got.text
@@ -150,7 +151,8 @@ def test_a_job_stored_with_one_by_an_older_version_is_still_read_and_listed(
     # Saving it again as read stores U+FFFD: the job is repaired by its next write.
     again = client_ext.put(job_path(), json={"properties": properties})
     assert again.status_code == 200, again.text
-    assert get_job(store, SUB, RG, "coll", "job1").definition["pauseNote"] == f"paused {REPLACED}"
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document
+    assert stored["pauseNote"] == f"paused {REPLACED}"
 
 
 def test_a_collection_stored_with_one_is_still_read_and_listed(

@@ -67,7 +67,7 @@ def test_the_node_sdk_reads_and_round_trips_every_field(node_session) -> None:
     assert "password" not in read["action"]["request"]["authentication"]
     # What it read, written back, is the same job (secrets carried over).
     assert result["written"]["properties"]["action"] == result["created"]["properties"]["action"]
-    stored = get_job(store, SUB, RG, "nodecoll", "hook").definition
+    stored = get_job(store, SUB, RG, "nodecoll", "hook").definition.document
     assert stored["action"]["request"]["authentication"]["password"] == "node-secret"
     assert (
         stored["action"]["errorAction"]["serviceBusTopicMessage"]["authentication"]["sasKey"]

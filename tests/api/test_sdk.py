@@ -136,7 +136,7 @@ def test_jobs_through_the_sdk(sdk, store):
     read.properties.action.request.body = "changed"
     updated = sdk.jobs.create_or_update(RG, "sdkcoll", "hook", read)
     assert updated.properties.action.request.body == "changed"
-    stored = get_job(store, SUB, RG, "sdkcoll", "hook").definition
+    stored = get_job(store, SUB, RG, "sdkcoll", "hook").definition.document
     assert stored["action"]["request"]["authentication"]["password"] == "sdk-secret"
 
     disabled = sdk.jobs.patch(

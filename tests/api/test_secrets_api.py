@@ -70,11 +70,11 @@ def test_get_then_put_keeps_the_stored_secrets(client, store):
     make_collection(client)
     for name, action in _all_secret_actions().items():
         client.put(job_path(name), json=job_body(action=action))
-        before = get_job(store, SUB, RG, "coll", name).definition
+        before = get_job(store, SUB, RG, "coll", name).definition.document
         read = client.get(job_path(name)).json()  # secrets stripped, as the SDK would see it
         read["properties"]["recurrence"] = {"frequency": "Day"}
         assert client.put(job_path(name), json=read).status_code == 200
-        after = get_job(store, SUB, RG, "coll", name).definition
+        after = get_job(store, SUB, RG, "coll", name).definition.document
         assert after["action"] == before["action"], name
 
 
@@ -112,12 +112,8 @@ def test_client_certificate_details_are_derived(client, tmp_path: Path, store):
     assert auth["certificateSubjectName"].startswith("CN=cert-job")
     assert auth["certificateExpirationDate"] == "2099-12-31T23:59:59Z"
     assert pfx not in created.text and "pfx-pw" not in created.text
-    assert (
-        get_job(store, SUB, RG, "coll", "job1").definition["action"]["request"]["authentication"][
-            "pfx"
-        ]
-        == pfx
-    )
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document
+    assert stored["action"]["request"]["authentication"]["pfx"] == pfx
     bad = dict(
         action,
         request={
@@ -155,7 +151,7 @@ def test_a_stored_password_does_not_follow_a_patched_uri(client, store):
         )
         assert error["target"] == f"properties.{where}.authentication.password"
         assert "basic-pw" not in error["message"]
-    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document["action"]
     assert stored["request"]["uri"] == "http://a.example/"
     # The same host, another path: the password stays (the SDK's GET-modify-PUT).
     same_host = {"properties": {"action": {"request": {"uri": "http://A.example:80/v2"}}}}
@@ -166,7 +162,7 @@ def test_a_stored_password_does_not_follow_a_patched_uri(client, store):
     assert error["target"] == "properties.action.request.authentication.password"
     read["properties"]["action"]["request"]["authentication"]["password"] = "b-pw"
     assert client.put(job_path(), json=read).status_code == 200
-    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document["action"]
     assert stored["request"]["authentication"]["password"] == "b-pw"
     assert stored["errorAction"]["request"]["authentication"]["password"] == "basic-pw"
 
@@ -188,7 +184,7 @@ def test_a_stored_oauth_secret_does_not_follow_a_patched_uri(client, store):
     error = arm_error(client.patch(job_path(), json=moved), 400)
     assert error["target"] == "properties.action.request.authentication.secret"
     assert "oauth-secret" not in error["message"]
-    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]["request"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document["action"]["request"]
     assert stored["uri"] == "https://a.example/run"
     # The same host, another path: the secret stays.
     same_host = {"properties": {"action": {"request": {"uri": "https://a.example/v2/run"}}}}
@@ -196,7 +192,7 @@ def test_a_stored_oauth_secret_does_not_follow_a_patched_uri(client, store):
     # The secret given again: the job may move.
     moved["properties"]["action"]["request"]["authentication"] = {"secret": "b-secret"}
     assert client.patch(job_path(), json=moved).status_code == 200
-    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]["request"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document["action"]["request"]
     assert (stored["uri"], stored["authentication"]["secret"]) == (
         "https://b.example/run",
         "b-secret",

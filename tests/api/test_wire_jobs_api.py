@@ -65,9 +65,9 @@ def test_a_timespan_retry_interval_is_accepted_and_echoed(
     }
     # Stored as what the client meant (the executor reads it), beside how it was written.
     record = get_job(store, SUB, RG, "coll", "job1")
-    assert record.definition["action"]["retryPolicy"]["retryInterval"] == meant
+    assert record.definition.document["action"]["retryPolicy"]["retryInterval"] == meant
     assert record.original_form == {"durations": {"action.retryPolicy.retryInterval": sent}}
-    policy = RetryPolicy.from_action(record.definition["action"])
+    policy = RetryPolicy.from_action(record.definition.document["action"])
     assert policy.interval.total_seconds() == {"PT1M": 60, "P1DT2H3M4S": 93784}.get(meant, 30.5)
     # 2026-12-01 answers ISO 8601.
     policy_ext = client_ext.get(job_path()).json()["properties"]["action"]["retryPolicy"]
@@ -187,7 +187,7 @@ def test_what_nobody_set_is_left_out_and_interval_filled(client, client_ext, col
     assert "retryPolicy" not in answer["action"]
     assert answer["recurrence"] == {"frequency": "hour", "interval": 1}
     # The default still applies (stored for the executor); 2026-12-01 shows it.
-    stored = get_job(store, SUB, RG, "coll", "job1").definition["action"]["retryPolicy"]
+    stored = get_job(store, SUB, RG, "coll", "job1").definition.document["action"]["retryPolicy"]
     assert stored == {"retryType": "Fixed", "retryInterval": "PT30S", "retryCount": 4}
     ext = client_ext.get(job_path()).json()["properties"]
     assert ext["action"]["retryPolicy"] == stored

@@ -127,7 +127,7 @@ def test_editing_with_the_form_keeps_the_stored_secret(signed_in, token, api, st
         data=_form(token, original="auth", etag=etag, uri="http://127.0.0.1:9/b", frequency="Hour"),
     )
     assert saved.status_code == 303, saved.text
-    stored = get_job(store, SUB, "rg1", "coll", "auth").definition
+    stored = get_job(store, SUB, "rg1", "coll", "auth").definition.document
     assert stored["action"]["request"]["authentication"]["password"] == "pw-1"
     assert stored["action"]["request"]["uri"] == "http://127.0.0.1:9/b"
     stale = signed_in.post(
@@ -159,7 +159,7 @@ def test_editing_keeps_the_jobs_extensions(signed_in, token, server, store) -> N
         data=_form(token, original="ext", etag=etag, uri="http://127.0.0.1:9/b", frequency="Hour"),
     )
     assert saved.status_code == 303, saved.text
-    stored = get_job(store, SUB, "rg1", "coll", "ext").definition
+    stored = get_job(store, SUB, "rg1", "coll", "ext").definition.document
     assert stored["action"]["request"]["uri"] == "http://127.0.0.1:9/b"
     assert stored["maxJitter"] == "PT30S" and stored["pauseNote"] == "kept by the dashboard"
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.store import (
     HistoryEntry,
     NoticeRecord,
@@ -176,9 +177,9 @@ def test_a_paused_job_shows_its_note_and_why(signed_in, api, store) -> None:
     _job(api, "tripped", pauseAfterConsecutiveFailures=3, **DAILY_1000)
     record = get_job(store, SUB, "rg1", "coll", "tripped")
     note = "Job disabled: 3 occurrences in a row faulted (the last due at 2026-03-04T08:00:00Z)"
-    definition = {**record.definition, "pauseNote": note}
+    definition = {**record.definition.document, "pauseNote": note}
     put_job(store, replace(record, state="Disabled", consecutive_failures=3,
-                           definition=definition))  # fmt: skip
+                           definition=JobDefinition(definition)))  # fmt: skip
     text = _text(signed_in.get(BASE + "/jobs/tripped"))
     assert "Paused after 3 consecutive failures. " + note in text
     assert "3 consecutive failures now (pauses at 3)" in text
@@ -268,15 +269,33 @@ def test_a_job_page_shows_its_health_and_the_notifications_sent(signed_in, api, 
     record = get_job(store, SUB, "rg1", "coll", "watched")
     late = datetime(2026, 3, 4, 8, 0, tzinfo=record.created_time.tzinfo)
     put_job(store, replace(record, overdue_since=late))
-    delivery = {"key": "k", "target": "https://hooks.slack.com:443", "format": "Slack",
-                "status": "Delivered", "attempts": 1, "statusCode": 200, "message": ""}
-    open_notice(store, NoticeRecord(record.key, "ntf_x", "Missed", late,
-                                    "No succeeded execution within 2 hour(s).", (delivery,)))
+    delivery = {
+        "key": "k",
+        "target": "https://hooks.slack.com:443",
+        "format": "Slack",
+        "status": "Delivered",
+        "attempts": 1,
+        "statusCode": 200,
+        "message": "",
+    }
+    open_notice(
+        store,
+        NoticeRecord(
+            record.key,
+            "ntf_x",
+            "Missed",
+            late,
+            "No succeeded execution within 2 hour(s).",
+            (delivery,),
+        ),
+    )
     page = signed_in.get(BASE + "/jobs/watched")
     text = _text(page)
     assert "Health: Overdue since 2026-03-04 08:00:00 UTC (alert if no success within PT2H)" in text
-    assert ("2026-03-04 08:00:00 Missed No succeeded execution within 2 hour(s). Slack to "
-            "https://hooks.slack.com:443: Delivered (1 attempt, 200)") in text
+    assert (
+        "2026-03-04 08:00:00 Missed No succeeded execution within 2 hour(s). Slack to "
+        "https://hooks.slack.com:443: Delivered (1 attempt, 200)"
+    ) in text
     assert "KEY" not in page.text.split("Notifications sent")[1].split("</section>")[0]
 
     # The overview lists the Overdue jobs first (the switch's own list of them).

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.store import get_job, put_job
 from tests.api.conftest import RG, SUB, api_client, job_path
 from tests.dashboard.conftest import UI, csrf_token
@@ -76,8 +77,8 @@ def test_a_job_stored_with_one_still_shows(signed_in, token, api, store) -> None
     assert api.put(job_path("old"), json={"properties": {"action": ACTION}}).status_code == 201
     record = get_job(store, SUB, RG, "coll", "old")
     action = {**ACTION, "request": {**ACTION["request"], "body": "a\ud800b"}}
-    put_job(store, replace(record, definition={**record.definition, "action": action}),
-            etag=record.etag)  # fmt: skip
+    definition = JobDefinition({**record.definition.document, "action": action})
+    put_job(store, replace(record, definition=definition), etag=record.etag)
 
     page = signed_in.get(BASE + "/jobs/old")
     assert page.status_code == 200, page.text

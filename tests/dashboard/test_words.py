@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler_lib.dashboard.words import describe
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.wire import timing
 
 CASES = [
@@ -35,9 +36,10 @@ CASES = [
 @pytest.mark.parametrize("recurrence, words", CASES)
 def test_recurrences_in_words(recurrence, words) -> None:
     canonical = timing.normalize_recurrence(recurrence, "recurrence")
-    assert describe({"recurrence": canonical}) == words
+    assert describe(JobDefinition({"recurrence": canonical})) == words
 
 
 def test_a_job_without_recurrence_runs_once() -> None:
-    assert describe({"startTime": "2026-05-01T10:00:00Z"}) == "once, at 2026-05-01T10:00:00Z"
-    assert describe({}) == "once, when created"
+    once = JobDefinition({"startTime": "2026-05-01T10:00:00Z"})
+    assert describe(once) == "once, at 2026-05-01T10:00:00Z"
+    assert describe(JobDefinition({})) == "once, when created"

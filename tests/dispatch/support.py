@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler_lib.config import Settings
-from scheduler_lib.domain import Bookkeeping, JobRecord
+from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.domain.messages import ExecutionMessage
@@ -88,7 +88,7 @@ def make_job(
             RG,
             collection,
             name,
-            definition=props,
+            definition=JobDefinition(props),
             created_time=created,
             state=state,
             next_execution_time=first,
@@ -112,6 +112,8 @@ def reload(store: TableStore, job: JobRecord) -> JobRecord:
 def set_job(store: TableStore, job: JobRecord, **changes: Any) -> JobRecord:
     """Change a stored job (unconditionally), as another writer would."""
     current = reload(store, job)
+    if isinstance(changes.get("definition"), dict):  # the stored JSON, as another writer has it
+        changes["definition"] = JobDefinition(changes["definition"])
     return put_job(store, replace(current, **changes))
 
 

@@ -30,7 +30,7 @@ def _jittered_job(store: TableStore, *, at_least: timedelta) -> tuple[datetime, 
     props = {**definition(DUE, "Day"), "maxJitter": "PT1H"}
     for index in range(100):
         name = f"report{index}"
-        start = jittered_start(job_key(SUB, RG, "c1", name), props, DUE)
+        start = jittered_start(job_key(SUB, RG, "c1", name), timedelta(hours=1), DUE)
         if start - DUE >= at_least:
             return start, make_job(store, name, props, created=CREATED)
     raise AssertionError("no name with such an offset")

@@ -1,7 +1,8 @@
 """Parse once: a tick parses each due job's schedule once, though three steps use it (the
 batched write of its next row, the send that advances it, a postponement), and parses it
 again only when the job's timing changed between the read and the write. Real Azurite; the
-count is taken at the engine's parser, whatever module calls it."""
+count is taken at the engine's parser, whatever module calls it (the schedule engine's own
+`parse_schedule`, and `JobDefinition.timing`, which parses a stored job's timing)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
+from scheduler_lib.domain import definition as definition_module
 from scheduler_lib.schedule import recurrence
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import T0, RecordingQueue, definition, make_job, reload
@@ -29,6 +31,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(job)
 
     monkeypatch.setattr(recurrence, "parse_job_timing", counting)
+    monkeypatch.setattr(definition_module, "parse_job_timing", counting)  # a stored job's
     return calls
 
 

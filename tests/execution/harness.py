@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from scheduler_lib.config import Settings
-from scheduler_lib.domain import Bookkeeping, JobRecord
+from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.execute import ExecutionReport
@@ -95,7 +95,8 @@ def make_job(  # the default job has more occurrences to come
     if recurrence is not None:
         definition["recurrence"] = recurrence
     record = JobRecord(
-        SUB, RG, COLL, name, definition, created_time=T0 - timedelta(hours=1), state=state,
+        SUB, RG, COLL, name, JobDefinition(definition), created_time=T0 - timedelta(hours=1),
+        state=state,
         next_execution_time=next_execution_time, bookkeeping=Bookkeeping(occurrences=occurrences),
     )  # fmt: skip
     return put_job(store, record)

@@ -14,6 +14,7 @@ from scheduler_lib.execution.execute import HISTORY_MESSAGE_LIMIT, collection_ar
 from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.store.history_purge import TICK_BUDGET, pending_history_purges, purge_histories
 from scheduler_lib.store.jobs import delete_job
+from scheduler_lib.wire.jobs import status_of
 from tests.execution.harness import (
     T0,
     Driver,
@@ -59,7 +60,7 @@ def test_a_successful_attempt_calls_the_target_and_records_it(
     }
     assert "'200'" in entry.message
     after = driver.job(job.key)
-    assert after.status(T0) == {
+    assert status_of(after, T0) == {
         "executionCount": 1,
         "failureCount": 0,
         "faultedCount": 0,

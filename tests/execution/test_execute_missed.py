@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import CATCH_UP
 from scheduler_lib.store.jobs import put_job
@@ -26,8 +27,8 @@ HOURLY = {"frequency": "Hour", "interval": 1}
 def job_with(driver: Driver, target: HttpTarget, recurrence: dict[str, Any], **policy: str):
     """A job of `recurrence` with the missed-run fields `policy` (as the API stores them)."""
     job = make_job(driver.store, http_action(target.url), recurrence=recurrence)
-    definition = {**job.definition, **policy}
-    return put_job(driver.store, replace(job, definition=definition), etag=job.etag)
+    definition = {**job.definition.document, **policy}
+    return put_job(driver.store, replace(job, definition=JobDefinition(definition)), etag=job.etag)
 
 
 def test_run_all_runs_a_late_message_inside_its_catch_up_window(

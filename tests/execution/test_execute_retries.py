@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution.retry import Delivery
 from scheduler_lib.store.due_index import due_rows
@@ -190,8 +191,8 @@ def test_an_error_action_removed_meanwhile_ends_the_occurrence(
     job = make_job(driver.store, action, next_execution_time=None)
     error = driver.run(ExecutionMessage.scheduled(job.key, T0, 1)).follow_up
     current = driver.job(job.key)
-    definition = {**current.definition, "action": http_action(target.url)}
-    put_job(driver.store, replace(current, definition=definition), etag=current.etag)
+    definition = {**current.definition.document, "action": http_action(target.url)}
+    put_job(driver.store, replace(current, definition=JobDefinition(definition)), etag=current.etag)
 
     report = driver.run(error)
 

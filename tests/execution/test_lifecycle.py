@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduler_lib.domain import Bookkeeping, ExecutorState, JobRecord
+from scheduler_lib.domain import Bookkeeping, ExecutorState, JobDefinition, JobRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.lifecycle import MAX_CLAIMS, Verdict, judge, with_attempt, with_claim
@@ -18,7 +18,8 @@ KEY = "s|r|c|j"
 
 
 def _job(**changes: object) -> JobRecord:
-    base = JobRecord("s", "r", "c", "j", {"action": {}}, T0, bookkeeping=Bookkeeping(occurrences=1))
+    empty = JobDefinition({"action": {}})
+    base = JobRecord("s", "r", "c", "j", empty, T0, bookkeeping=Bookkeeping(occurrences=1))
     return replace(base, **changes)
 
 

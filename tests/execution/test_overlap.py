@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import JobDefinition, JobRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims
 from scheduler_lib.execution.execute import ExecutionReport
@@ -60,8 +60,9 @@ def job_with(driver: Driver, url: str, policy: str | None, **action: Any) -> Job
     record = make_job(driver.store, http_action(url, **action))
     if policy is None:
         return record
-    definition = {**record.definition, "concurrencyPolicy": policy}
-    return put_job(driver.store, replace(record, definition=definition), etag=record.etag)
+    definition = {**record.definition.document, "concurrencyPolicy": policy}
+    changed = replace(record, definition=JobDefinition(definition))
+    return put_job(driver.store, changed, etag=record.etag)
 
 
 def occurrence(job_key: str, n: int) -> ExecutionMessage:

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from scheduler_lib.domain import actions as policies
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.execution.retry import RetryPolicy
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
 
@@ -19,13 +19,15 @@ from tests.support.http_target import HttpTarget
 @pytest.fixture
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
-    real: Callable[..., Any] = RetryPolicy.from_action.__func__  # type: ignore[attr-defined]
+    real: Callable[..., Any] = policies.RetryPolicy.from_action.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type[RetryPolicy], action: Any, *, path: str = "action.retryPolicy") -> Any:
+    def counting(
+        cls: type[policies.RetryPolicy], action: Any, *, path: str = "action.retryPolicy"
+    ) -> Any:
         calls.append(path)
         return real(cls, action, path=path)
 
-    monkeypatch.setattr(RetryPolicy, "from_action", classmethod(counting))
+    monkeypatch.setattr(policies.RetryPolicy, "from_action", classmethod(counting))
     return calls
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from scheduler_lib.domain import Bookkeeping, JobRecord, JobState
+from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord, JobState
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution.lifecycle import with_attempt
 from scheduler_lib.execution.pause import failure_streak, paused_now
@@ -18,7 +18,7 @@ KEY = "s|r|c|j"
 
 def _job(**definition: object) -> JobRecord:
     return JobRecord(
-        "s", "r", "c", "j", {"action": {}, **definition}, T0,
+        "s", "r", "c", "j", JobDefinition({"action": {}, **definition}), T0,
         next_execution_time=T0 + timedelta(days=9), bookkeeping=Bookkeeping(occurrences=9),
     )  # fmt: skip
 
@@ -58,14 +58,15 @@ def test_n_faulted_occurrences_in_a_row_disable_the_job_with_a_note() -> None:
     job = _occurrence(job, 2, failed=True)
     assert job.state == JobState.DISABLED and job.consecutive_failures == 2
     assert paused_now(job, faulted_now=True)
-    assert "2 occurrences in a row faulted" in job.definition["pauseNote"]
-    assert "2026-03-04T11:00:00Z" in job.definition["pauseNote"]  # the last one's
+    assert "2 occurrences in a row faulted" in job.definition.document["pauseNote"]
+    assert "2026-03-04T11:00:00Z" in job.definition.document["pauseNote"]  # the last one's
 
 
 def test_a_users_own_note_is_kept() -> None:
     job = _job(pauseAfterConsecutiveFailures=1, pauseNote="owned by team X")
     job = _occurrence(job, 1, failed=True)
-    assert job.state == JobState.DISABLED and job.definition["pauseNote"] == "owned by team X"
+    assert job.state == JobState.DISABLED
+    assert job.definition.document["pauseNote"] == "owned by team X"
 
 
 def test_manual_runs_neither_add_to_nor_end_the_streak() -> None:
@@ -82,7 +83,7 @@ def test_manual_runs_neither_add_to_nor_end_the_streak() -> None:
 def test_a_job_already_disabled_or_finished_is_not_paused_again() -> None:
     job = replace(_job(pauseAfterConsecutiveFailures=1), state=JobState.DISABLED)
     job = _occurrence(job, 1, failed=True)
-    assert "pauseNote" not in job.definition and not paused_now(
+    assert "pauseNote" not in job.definition.document and not paused_now(
         replace(job, consecutive_failures=2), faulted_now=True
     )
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from devtools import devhost
 from scheduler_lib.config import Settings
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lifecycle
 from scheduler_lib.execution.poisoned import record_poisoned
@@ -47,7 +48,8 @@ def test_the_local_host_poisons_a_failing_message_and_its_poison_worker_records_
 ) -> None:
     job = make_job(driver.store, http_action("http://127.0.0.1:9/x"))
     # A stored job the executor cannot handle (no action): every delivery raises.
-    put_job(driver.store, replace(job, definition={"startTime": T0.isoformat()}), etag=job.etag)
+    no_action = JobDefinition({"startTime": T0.isoformat()})
+    put_job(driver.store, replace(job, definition=no_action), etag=job.etag)
     runtime = Runtime(settings, clock=FakeClock(T0))
     runtime.queue.send(ExecutionMessage.scheduled(job.key, T0, 1), visible_at=T0, now=T0)
     [received] = runtime.queue.receive(max_messages=1)

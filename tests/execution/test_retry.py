@@ -9,6 +9,7 @@ from typing import Any
 import isodate
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution.retry import Delivery, RetryPolicy, deliver
@@ -124,7 +125,11 @@ def test_deliver_beyond_the_queue_limit_parks_the_message(
     assert ExecutionMessage.from_json(row.payload) == message
 
 
-MAIN = {"retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2}}
+MAIN = {
+    "type": "Http",
+    "request": {"uri": "http://x", "method": "GET"},
+    "retryPolicy": {"retryType": "Fixed", "retryInterval": "PT1M", "retryCount": 2},
+}
 
 
 @pytest.mark.parametrize(
@@ -142,12 +147,12 @@ def test_policy_for_attempt(
     error_action: dict[str, Any] | None, action_name: str, expected: tuple[str, int]
 ) -> None:
     action = {**MAIN, **({"errorAction": error_action} if error_action else {})}
-    policy = RetryPolicy.for_attempt(action, action_name)
+    policy = RetryPolicy.for_attempt(JobDefinition({"action": action}), action_name)
     assert (policy.retry_type, policy.count) == expected
 
 
 def test_an_unusable_error_action_policy_names_its_own_field() -> None:
     action = {**MAIN, "errorAction": {"retryPolicy": {"retryType": "Fixed", "retryCount": 99}}}
     with pytest.raises(ValidationError) as caught:
-        RetryPolicy.for_attempt(action, "ErrorAction")
+        RetryPolicy.for_attempt(JobDefinition({"action": action}), "ErrorAction")
     assert caught.value.field == "action.errorAction.retryPolicy.retryCount"

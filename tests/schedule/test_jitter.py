@@ -42,7 +42,7 @@ def test_each_occurrence_of_a_job_gets_its_own_offset() -> None:
 
 def test_without_max_jitter_nothing_moves() -> None:
     assert max_jitter({}) == timedelta(0)
-    assert jittered_start("a|b|c|d", {}, NINE) == NINE
-    assert jittered_start("a|b|c|d", {"maxJitter": "PT1S"}, NINE) == NINE  # [0, 1 s)
-    moved = jittered_start("a|b|c|d", {"maxJitter": "PT1H"}, NINE)
+    assert jittered_start("a|b|c|d", timedelta(0), NINE) == NINE
+    assert jittered_start("a|b|c|d", timedelta(seconds=1), NINE) == NINE  # [0, 1 s)
+    moved = jittered_start("a|b|c|d", timedelta(hours=1), NINE)
     assert NINE <= moved < NINE + timedelta(hours=1)

@@ -13,6 +13,7 @@ from scheduler_lib.domain import (
     Bookkeeping,
     Claim,
     ExecutorState,
+    JobDefinition,
     JobRecord,
     LastFinished,
     Postponement,
@@ -162,7 +163,7 @@ def test_a_deployed_entity_reads_and_writes_back_byte_for_byte(
 ) -> None:
     """Through real Table storage: an entity holding a rich form, read as a record and
     written back (as every dispatcher or executor write does), keeps the same column."""
-    record = JobRecord("Sub", "RG", "Coll", "Ping", {"action": {}}, created_time=T0)
+    record = JobRecord("Sub", "RG", "Coll", "Ping", JobDefinition({"action": {}}), created_time=T0)
     put_job(store, record)
     table = store.table(TABLE)
     entity = table.get_entity(record.collection_key, "ping")

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduler_lib.domain import Bookkeeping, JobRecord
+from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.errors import (
     ConflictError,
     NotFoundError,
@@ -13,6 +13,7 @@ from scheduler_lib.errors import (
 )
 from scheduler_lib.store.jobs import count_jobs, delete_job, find_job, get_job, list_jobs, put_job
 from scheduler_lib.store.tables import TableStore
+from scheduler_lib.wire.jobs import status_of
 
 CREATED = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 
@@ -23,7 +24,9 @@ def _job(name: str, state: str = "Enabled", **kwargs) -> JobRecord:
         resource_group="RG",
         collection_name="Coll",
         name=name,
-        definition={"action": {"type": "Http", "request": {"uri": "http://x", "method": "GET"}}},
+        definition=JobDefinition(
+            {"action": {"type": "Http", "request": {"uri": "http://x", "method": "GET"}}}
+        ),
         created_time=CREATED,
         state=state,
         **kwargs,
@@ -42,7 +45,7 @@ def test_round_trip_with_status_and_bookkeeping(store: TableStore) -> None:
     got = get_job(store, "sub", "rg", "coll", "PING")
     assert got.name == "Ping" and got.definition == record.definition
     assert got.created_time == CREATED and got.bookkeeping == Bookkeeping(occurrences=3)
-    assert got.status(CREATED) == {
+    assert status_of(got, CREATED) == {
         "executionCount": 3,
         "failureCount": 0,
         "faultedCount": 0,
@@ -56,7 +59,7 @@ def test_absent_times_stay_absent(store: TableStore) -> None:
     put_job(store, _job("once"))
     got = get_job(store, "sub", "rg", "coll", "once")
     assert got.last_execution_time is None and got.next_execution_time is None
-    assert "nextExecutionTime" not in got.status(CREATED)
+    assert "nextExecutionTime" not in status_of(got, CREATED)
 
 
 def test_paging_walks_every_job_once(store: TableStore) -> None:
@@ -120,13 +123,14 @@ def test_upcoming_execution_counts_an_occurrence_sent_ahead(
     09:10:30 the job's next execution is still 09:10:30. A Disabled job runs neither, so it
     has no next execution (the executor drops what was sent)."""
     record = JobRecord(
-        "s", "rg", "c", "j", {}, created_time=datetime(2026, 3, 4, tzinfo=UTC), state=state,
+        "s", "rg", "c", "j", JobDefinition({}), created_time=datetime(2026, 3, 4, tzinfo=UTC),
+        state=state,
         next_execution_time=AFTER_SENT,
         bookkeeping=Bookkeeping.from_stored({"dispatched": "2026-03-04T09:10:30Z"}),
     )  # fmt: skip
     assert record.upcoming_execution(now) == expected
     shown = expected.isoformat().replace("+00:00", "Z") if expected else None
-    assert record.status(now).get("nextExecutionTime") == shown
+    assert status_of(record, now).get("nextExecutionTime") == shown
 
 
 def test_upcoming_execution_is_the_earliest_of_two_sent_ahead() -> None:
@@ -135,7 +139,7 @@ def test_upcoming_execution_is_the_earliest_of_two_sent_ahead() -> None:
     sent = Bookkeeping().with_sent(SENT).with_sent(SENT + timedelta(minutes=1))
     assert sent.to_stored()["dispatched"] == ["2026-03-04T09:10:30Z", "2026-03-04T09:11:30Z"]
     record = JobRecord(
-        "s", "rg", "c", "j", {}, created_time=datetime(2026, 3, 4, tzinfo=UTC),
+        "s", "rg", "c", "j", JobDefinition({}), created_time=datetime(2026, 3, 4, tzinfo=UTC),
         next_execution_time=SENT + timedelta(minutes=2), bookkeeping=sent,
     )  # fmt: skip
     assert record.upcoming_execution(BEFORE) == SENT

@@ -12,11 +12,12 @@ from scheduler_lib.domain import (
     JOB_STATES,
     USER_JOB_STATES,
     HistoryStatus,
+    JobDefinition,
     JobRecord,
     JobState,
 )
 from scheduler_lib.store import HistoryEntry, add_history, list_history
-from scheduler_lib.store.jobs import get_job, put_job
+from scheduler_lib.store.jobs import TABLE, get_job, put_job
 from scheduler_lib.store.tables import TableStore
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
@@ -31,10 +32,14 @@ def test_the_tuples_are_the_enums_values() -> None:
 
 
 def test_an_enum_member_is_stored_as_its_plain_string(store: TableStore) -> None:
-    job = JobRecord("sub", "rg", "coll", "Done-Job", {"action": {}}, T0, state=JobState.COMPLETED)
+    job = JobRecord(
+        "sub", "rg", "coll", "Done-Job", JobDefinition({"action": {}}), T0, state=JobState.COMPLETED
+    )
     put_job(store, job)
-    stored = get_job(store, "sub", "rg", "coll", "Done-Job")
-    assert type(stored.state) is str and stored.state == "Completed"
+    entity = store.table(TABLE).get_entity(job.collection_key, "done-job")
+    assert type(entity["State"]) is str and entity["State"] == "Completed"
+    # Read back as the enum (a record's state is a JobState, issue 21).
+    assert get_job(store, "sub", "rg", "coll", "Done-Job").state is JobState.COMPLETED
 
     entry = HistoryEntry(job.key, T0, T0, T0, "MainAction", HistoryStatus.FAILED, "boom")
     add_history(store, entry)

@@ -5,6 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from scheduler_lib.api.errors import http_status
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.errors import QuotaExceededError, ValidationError
 from scheduler_lib.wire import collections, quotas
@@ -95,27 +96,34 @@ def test_effective_limits_prefer_the_override():
     quotas.check_job_count(limits, 2)
 
 
+NO_TIMING = JobDefinition({})
+
+
 def test_recurrence_is_judged_by_the_smallest_gap():
     limits = quotas.effective_limits({"sku": {"name": "Free"}})
     start = datetime(2026, 1, 1, tzinfo=UTC)
     hourly = [start + timedelta(hours=i) for i in range(5)]
-    quotas.check_job_recurrence(limits, {}, hourly)
+    quotas.check_job_recurrence(limits, NO_TIMING, hourly)
     bunched = [start, start + timedelta(minutes=15), start + timedelta(days=1)]
     with pytest.raises(QuotaExceededError) as err:
-        quotas.check_job_recurrence(limits, {}, bunched)
+        quotas.check_job_recurrence(limits, NO_TIMING, bunched)
     assert http_status(err.value) == 409 and "every 1 hour" in err.value.message
-    quotas.check_job_recurrence(limits, {}, [start])  # a one-time job never recurs
+    quotas.check_job_recurrence(limits, NO_TIMING, [start])  # a one-time job never recurs
+
+
+def _counted(count: int) -> JobDefinition:
+    return JobDefinition({"recurrence": {"frequency": "Hour", "count": count}})
 
 
 def test_max_job_occurrence_caps_count():
     limits = quotas.effective_limits({"quota": {"maxJobOccurrence": 3}})
-    quotas.check_job_recurrence(limits, {"recurrence": {"count": 3}}, [])
+    quotas.check_job_recurrence(limits, _counted(3), [])
     with pytest.raises(QuotaExceededError):
-        quotas.check_job_recurrence(limits, {"recurrence": {"count": 4}}, [])
+        quotas.check_job_recurrence(limits, _counted(4), [])
 
 
 def test_free_collections_cannot_authenticate_outbound():
-    definition = {"action": {"request": {"authentication": {"type": "Basic"}}}}
+    definition = JobDefinition({"action": {"request": {"authentication": {"type": "Basic"}}}})
     with pytest.raises(QuotaExceededError):
         quotas.check_sku_features("Free", definition)
     quotas.check_sku_features("Standard", definition)

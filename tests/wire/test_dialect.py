@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain import JobDefinition, JobRecord
 from scheduler_lib.wire import dialect, original_form
 from scheduler_lib.wire.actions import DEFAULT_RETRY
 from scheduler_lib.wire.versions import ApiVersion
@@ -93,14 +93,15 @@ def test_an_original_form_applies_only_while_the_value_is_what_it_stood_for() ->
 def test_job_properties_per_version() -> None:
     form = {"durations": {"action.retryPolicy.retryInterval": "00:01:00"}}
     created = datetime(2026, 1, 1, tzinfo=UTC)
-    record = JobRecord("s", "rg", "c", "j", _definition(), created, original_form=form)
-    old = dialect.job_properties(record.definition, record, OLD)
-    new = dialect.job_properties(record.definition, record, NEW)
+    definition = JobDefinition(_definition())
+    record = JobRecord("s", "rg", "c", "j", definition, created, original_form=form)
+    old = dialect.job_properties(dict(record.definition.document), record, OLD)
+    new = dialect.job_properties(dict(record.definition.document), record, NEW)
     assert old["action"]["retryPolicy"] == {
         "retryType": "fixed",
         "retryInterval": "00:01:00",
         "retryCount": 2,
     }
-    assert new["action"]["retryPolicy"] == record.definition["action"]["retryPolicy"]
+    assert new["action"]["retryPolicy"] == record.definition.document["action"]["retryPolicy"]
     assert (old["state"], new["state"]) == ("enabled", "Enabled")
-    assert record.definition == _definition()  # the stored definition is never changed
+    assert record.definition.document == _definition()  # the stored definition is never changed

@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.jobs import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire.jobs import (
@@ -100,9 +101,9 @@ def test_body_needs_properties_and_ignores_read_only_identity():
 
 
 def test_size_limit_is_16_kb():
-    check_size({"action": {"request": {"body": "x" * 16000}}})
+    check_size(JobDefinition({"action": {"request": {"body": "x" * 16000}}}))
     with pytest.raises(ValidationError) as err:
-        check_size({"action": {"request": {"body": "x" * 16400}}})
+        check_size(JobDefinition({"action": {"request": {"body": "x" * 16400}}}))
     assert err.value.field == "properties"
 
 
@@ -125,20 +126,22 @@ def test_wire_output_has_arm_identity_status_and_no_secrets():
         resource_group="RG",
         collection_name="Coll",
         name="Ping",
-        definition={
-            "recurrence": {
-                "frequency": "Month",
-                "schedule": {"monthlyOccurrences": [{"day": "Friday", "occurrence": 1}]},
-            },
-            "action": {
-                "type": "Http",
-                "request": {
-                    "uri": "http://x",
-                    "method": "GET",
-                    "authentication": {"type": "Basic", "username": "u", "password": "pw"},
+        definition=JobDefinition(
+            {
+                "recurrence": {
+                    "frequency": "Month",
+                    "schedule": {"monthlyOccurrences": [{"day": "Friday", "occurrence": 1}]},
                 },
-            },
-        },
+                "action": {
+                    "type": "Http",
+                    "request": {
+                        "uri": "http://x",
+                        "method": "GET",
+                        "authentication": {"type": "Basic", "username": "u", "password": "pw"},
+                    },
+                },
+            }
+        ),
         created_time=datetime(2026, 1, 1, tzinfo=UTC),
         next_execution_time=datetime(2026, 1, 2, tzinfo=UTC),
     )
