@@ -291,7 +291,7 @@ def test_secrets_given_after_a_first_restore_need_replace(
     back = b.get(job).json()["properties"]
     assert back["state"] == "Enabled" and "pauseNote" not in back
     stored = job_store.get_job(TableStore(second_settings), SUB_B, "rg-a", "coll", "basic")
-    assert stored.definition["action"]["request"]["authentication"]["password"] == "basic-pw"
+    assert stored.definition.document["action"]["request"]["authentication"]["password"] == "basic-pw"
 
 
 def test_exporting_a_missing_collection_says_so(cli, first, tmp_path):
