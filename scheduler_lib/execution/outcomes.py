@@ -10,30 +10,20 @@ dispositions of the same names, `Poisoned` from the poison queue's report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
+from scheduler_lib.domain import HistoryStatus
+from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION
 from scheduler_lib.domain.outcomes import AttemptEnded, Event, OccurrenceEnded
 from scheduler_lib.domain.vocabulary import Outcome
 
-if TYPE_CHECKING:  # execute and poisoned import this module
-    from scheduler_lib.execution.execute import ExecutionReport
+if TYPE_CHECKING:  # only annotations: the reports' modules need nothing of this one
     from scheduler_lib.execution.poisoned import PoisonReport
+    from scheduler_lib.execution.report import ExecutionReport
 
 #: Dispositions of a message whose attempt ran (now, or in an earlier delivery: Recorded).
 RAN = ("Ran", "Rerun", "Recorded")
 _NOT_RUN = {"Postponed": Outcome.POSTPONED, "Skipped": Outcome.SKIPPED}
-
-
-def action_type(record: JobRecord, message: ExecutionMessage) -> str | None:
-    """The type of the action `message` names (None: no such action, or not readable)."""
-    action = record.definition.get("action")
-    if isinstance(action, Mapping) and message.action == ERROR_ACTION:
-        action = action.get("errorAction")
-    kind = action.get("type") if isinstance(action, Mapping) else None
-    return kind if isinstance(kind, str) else None
 
 
 def execution_events(report: ExecutionReport) -> list[Event]:

@@ -1,4 +1,5 @@
-"""The retry policy of a job's action, and how a retry (or the errorAction) is delivered.
+"""The retry policy of a job's action (how a retry, or the errorAction, is delivered is
+`finish.deliver`'s).
 
 Azure Scheduler's policy is `None` (one attempt) or `Fixed`: `retryCount` more attempts (default
 4, at most 20) spaced `retryInterval` apart (default PT30S, 15 seconds to 18 months). A missing
@@ -12,7 +13,7 @@ user sent is never silently ignored.
 A retry is never a worker sleeping through the interval: it is the next `ExecutionMessage` sent
 again with the interval as its visibility delay, measured from the end of the failed attempt.
 Storage queues accept at most 7 days of delay (`execution_queue.MAX_DELAY`); a longer wait is
-parked in the due index (`park_message`), whose row the dispatcher sends when its minute comes.
+parked in the due index (`finish.deliver`), whose row the dispatcher sends when its minute comes.
 
 The stored definition is validated by the API; this module checks again because a definition
 that is not (written by an older version, edited by hand) must fail loudly *before* the attempt
@@ -25,17 +26,14 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from enum import Enum
 from typing import Any
 
 import isodate
 
-from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.domain.messages import ERROR_ACTION
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import backoff
 from scheduler_lib.execution.backoff import Draw, Failure
-from scheduler_lib.store import TableStore, park_message
-from scheduler_lib.store.execution_queue import MAX_DELAY, ExecutionQueue
 from scheduler_lib.wire import backoff as backoff_rules
 from scheduler_lib.wire.durations import read_iso_duration
 
@@ -182,27 +180,3 @@ def _count(value: Any, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
         raise ValidationError(field, f"must be an integer from 0 to {MAX_COUNT}")
     return value
-
-
-class Delivery(Enum):
-    """How a follow-up message left the executor."""
-
-    QUEUED = "Queued"  # sent to the execution queue with a visibility delay
-    PARKED = "Parked"  # the delay exceeds the queue's limit: parked in the due index
-
-
-def deliver(
-    message: ExecutionMessage,
-    *,
-    visible_at: datetime,
-    now: datetime,
-    queue: ExecutionQueue,
-    store: TableStore,
-) -> Delivery:
-    """Make `message` appear at `visible_at`: through the queue when its delay allows,
-    otherwise parked in the due index (one row per job and tag, so a repeat is harmless)."""
-    if visible_at - now > MAX_DELAY:
-        park_message(store, message.job_key, message.execution_tag, message.to_json(), visible_at)
-        return Delivery.PARKED
-    queue.send(message, visible_at=visible_at, now=now)
-    return Delivery.QUEUED
