@@ -1,5 +1,6 @@
 """The executor's shape (issue 21): one state machine whose rules are pure and whose modules
-import each other one way, and the path of one message through it kept short.
+import each other one way, and the path of one message through it kept short; the
+dispatcher's decisions pure as well.
 
 The graph checks read the source (`devtools.measure.import_graph`, annotations-only imports
 included, so a circle hidden behind `TYPE_CHECKING` counts too). The path check runs one
@@ -21,9 +22,11 @@ from devtools.measure import ROOT, import_graph
 from scheduler_lib.config import Settings
 
 EXECUTION = "scheduler_lib.execution."
-#: The executor's decisions. (`lifecycle`, the bookkeeping's changes, is pure too, but
-#: reaches storage's `HistoryEntry` through `pause.pause_entry`.)
+#: The executor's decisions, and the dispatcher's. (`execution/lifecycle.py`, the
+#: bookkeeping's changes, is pure too, but reaches storage's `HistoryEntry` through
+#: `pause.pause_entry`.)
 DECIDE = "scheduler_lib.execution.decide"
+DECISIONS = (DECIDE, "scheduler_lib.dispatch.decide")
 #: What a pure module's imports (and theirs, transitively) must not reach.
 IO_PACKAGES = ("scheduler_lib.store", "scheduler_lib.api", "scheduler_lib.dispatch")
 IO_LIBRARIES = {"azure", "httpx", "requests", "socket", "threading", "http"}
@@ -74,11 +77,12 @@ def test_the_executors_modules_import_each_other_one_way() -> None:
     assert DECIDE in graph  # the graph was read at all
 
 
-def test_the_executors_decisions_do_no_io() -> None:
-    """The decisions reach no storage, queue, network or thread, however far their imports
-    go: they are functions of what they are given."""
-    reached = _closure(DECIDE)
-    assert {m for m in reached if m.startswith(IO_PACKAGES)} == set()
+@pytest.mark.parametrize("module", DECISIONS)
+def test_the_decisions_do_no_io(module: str) -> None:
+    """The executor's and the dispatcher's decisions reach no storage, queue, network or
+    thread, however far their imports go: they are functions of what they are given."""
+    reached = _closure(module)
+    assert {m for m in reached - {module} if m.startswith(IO_PACKAGES)} == set()
     libraries = {name: _libraries(name) & IO_LIBRARIES for name in reached}
     assert {name: libs for name, libs in libraries.items() if libs} == {}
 
