@@ -11,7 +11,9 @@ How it counts (the rule, stated once):
   composition root (`runtime.Runtime`) executing one scheduled occurrence of an Http job that
   calls a local HTTP server (a first attempt, on time, that succeeds); and the API app
   (`api.create_app`, through Starlette's `TestClient`) answering one `PUT` that creates a job
-  with a recurrence. Each is run once untraced first (warm-up: lazy clients, caches), then
+  with a recurrence (`--early`: the message delivered 1.5 s before its second, as the queue
+  delivers a scheduled occurrence, so the executor waits for it and reads the job again).
+  Each is run once untraced first (warm-up: lazy clients, caches), then
   once traced on a fresh job.
 - While the traced run lasts, `sys.setprofile` / `threading.setprofile` record every call of
   a Python function whose source file is under `scheduler_lib/` (generated code such as a
@@ -179,8 +181,10 @@ def _settings() -> Iterator[Any]:
         azurite.stop()
 
 
-def trace_message(settings: Any) -> list[str]:
-    """The modules called (in order) while the worker executes one scheduled occurrence."""
+def trace_message(settings: Any, *, early: bool = False) -> list[str]:
+    """The modules called (in order) while the worker executes one scheduled occurrence
+    delivered on time (`early`: 1.5 s before its second, as the queue delivers it, so the
+    executor waits for the second and reads the job again)."""
     from scheduler_lib.domain import Bookkeeping, JobRecord
     from scheduler_lib.domain.collections import CollectionRecord
     from scheduler_lib.domain.messages import ExecutionMessage
@@ -211,7 +215,7 @@ def trace_message(settings: Any) -> list[str]:
         message = ExecutionMessage.scheduled(record.key, T0, 1, record.incarnation)
 
         def run() -> Any:
-            clock.now = T0 + timedelta(milliseconds=500)
+            clock.now = T0 + timedelta(milliseconds=-1500 if early else 500)
             return runtime.executor.handle(
                 message.to_json(), message_id=uuid.uuid4().hex, dequeue_count=1
             )
@@ -290,13 +294,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", nargs="*", help="message, put (default: both)")
     parser.add_argument("-v", "--verbose", action="store_true", help="one stop per line")
+    parser.add_argument(
+        "--early", action="store_true", help="the message delivered 1.5 s before its second"
+    )
     args = parser.parse_args(argv)
     if set(args.which) - {"message", "put"}:
         parser.error("paths are: message, put")
     with _settings() as settings:
         for which in args.which or ["message", "put"]:
-            trace = trace_message if which == "message" else trace_put
-            _print(which, trace(settings), verbose=args.verbose)
+            if which == "message":
+                calls = trace_message(settings, early=args.early)
+            else:
+                calls = trace_put(settings)
+            _print(which, calls, verbose=args.verbose)
 
 
 if __name__ == "__main__":
