@@ -13,33 +13,35 @@ history entries `history`'s. No module it calls calls back into it.
    collection disabled -> dropped. A scheduled message of a job that is not Enabled (Disabled,
    Completed, Faulted) -> dropped, and the rest of its occurrence with it. A manual run
    (`POST .../run`) runs whatever the job's state: the user asked for it explicitly, and the API
-   decides whether to accept that request; a disabled collection still stops it.
+   decides whether to accept that request; a disabled collection still stops it
+   (`decide.runnable`).
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
-   running it (`claims`; the rules are in `lifecycle`). A duplicate is skipped. The claim
-   holds a lease, renewed while the attempt runs, and a watchdog message takes the attempt
-   over within seconds if its worker dies (`lease`, `heartbeat`, `watchdog`): a watchdog
-   message is handled here too, and its takeover runs as a Rerun, its entry marked [Rerun].
-   An attempt with an exact start (`ExecutionMessage.start_at`: a scheduled occurrence) is
-   delivered 1-2 s early so that this happens before its second; the executor then waits
-   for the second itself (`sleep`), so the action starts on time rather than up to a polling
-   interval plus a second late, and reads the job again (`claims.confirm`): a job deleted,
-   created again or disabled during that wait does not run the occurrence (a successor
-   created before the second runs it, once). A message delivered far earlier than that (a
-   clock far off) is not held: it is sent again to appear at its time ("Deferred") and this
-   copy ends. One delivered more than the grace period late is not run but Postponed
-   (`late`). A Rerun whose history entry is already written ran its action and only
-   failed to update the job (step 7 gave up): it goes on from step 6 ("Recorded",
-   `finish`) instead of calling the target again.
+   running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A
+   duplicate is skipped. The claim holds a lease, renewed while the attempt runs, and a
+   watchdog message takes the attempt over within seconds if its worker dies (`lease`,
+   `heartbeat`, `watchdog`): a watchdog message is handled here too, and its takeover runs
+   as a Rerun, its entry marked [Rerun]. An attempt with an exact start
+   (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
+   this happens before its second; the executor then waits for the second itself (`sleep`),
+   so the action starts on time rather than up to a polling interval plus a second late, and
+   reads the job again (`claims.confirm`): a job deleted, created again or disabled during
+   that wait does not run the occurrence (a successor created before the second runs it,
+   once). A message delivered far earlier than that (a clock far off) is not held: it is
+   sent again to appear at its time ("Deferred") and this copy ends. One delivered more than
+   the grace period late is not run but Postponed (`late`). A Rerun whose history entry is
+   already written ran its action and only failed to update the job (step 7 gave up): it
+   goes on from step 6 ("Recorded", `finish`) instead of calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
    retryCount = attempt, repeatCount = occurrence number (0 for a manual run), message = the
-   action's outcome message (status code and the first 2048 bytes of the answer, or the error).
-6. Follow up (see `retry`): a failed attempt with retries left -> the next attempt after
-   retryInterval; retries of the main action exhausted -> the errorAction, if any, at once,
-   under the main action's policy unless it has its own. The follow-up is sent BEFORE the job
-   is updated, so a crash in between leaves the claim not done and the redelivered message
-   runs again rather than losing the occurrence.
+   action's outcome message (status code and the first 2048 bytes of the answer, or the
+   error): `history.attempt_record`.
+6. Follow up (`decide.follow_up`, `retry`): a failed attempt with retries left -> the next
+   attempt after retryInterval; retries of the main action exhausted -> the errorAction, if
+   any, at once, under the main action's policy unless it has its own. The follow-up is sent
+   BEFORE the job is updated, so a crash in between leaves the claim not done and the
+   redelivered message runs again rather than losing the occurrence.
 7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
    marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
    deleted while its action ran keeps no history (its purge is requested again).
