@@ -123,14 +123,14 @@ def _runnable(
             collection = get_collection(
                 store, record.subscription_id, record.resource_group, record.collection_name
             )
-    refused = decide.runnable(record, collection, message)
-    if not isinstance(refused, Skip):
-        return refused
-    if refused.abandon and record is not None:
+    runnable = decide.runnable(record, collection, message)
+    if not isinstance(runnable, Skip):
+        return runnable
+    if runnable.abandon and record is not None:
         stale = lifecycle.abandoned(record, message, now=now)
         if stale is not None and not _try_put(store, stale, record.etag):
             return None
-    return refused
+    return runnable
 
 
 def _try_put(store: TableStore, record: JobRecord, etag: str | None) -> bool:
