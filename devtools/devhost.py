@@ -67,6 +67,7 @@ def count_invocation(function: str) -> None:
     if COUNT_INVOCATIONS:
         count(f"invocation: {function}")
 
+
 log = logging.getLogger("scheduler.devhost")
 
 #: host.json's queues section, as the Functions host applies it to every queue trigger.

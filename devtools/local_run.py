@@ -93,7 +93,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="python -m devtools.local_run",
         description="Run the scheduler on this machine: Azurite (data in .azurite/, reused if "
         "already running), the API, the dispatcher and the executor, until Ctrl-C. "
-        "From make: make run ARGS=\"--port 7072\".",
+        'From make: make run ARGS="--port 7072".',
     )
     parser.add_argument(
         "--port",

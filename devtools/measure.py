@@ -133,8 +133,10 @@ def main() -> None:
     longest = max((depth(name) for name in sorted(names)), key=len)
     print(f"modules: {len(files)}")
     print(f"lines: {sum(lines.values())}")
-    print(f"largest module: {largest.relative_to(ROOT)} "
-          f"({len(largest.read_text().splitlines())} lines)")
+    print(
+        f"largest module: {largest.relative_to(ROOT)} "
+        f"({len(largest.read_text().splitlines())} lines)"
+    )
     print(f"import depth: {len(longest)} modules")
     print("  " + " -> ".join(n.removeprefix(PACKAGE + ".") for n in longest))
     edges = package_graph()

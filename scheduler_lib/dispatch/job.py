@@ -13,13 +13,13 @@ The order of writes is what makes a tick safe to crash, repeat or race:
 
 A crash after 1 re-sends the same message next tick; after 2 leaves a harmless stale row;
 after 3 leaves the old row, which the next tick finds stale and drops. The job never
-advances past an occurrence whose message was not sent.
+advances past an occurrence whose message was not sent. What to do with a row (drop,
+stale, postpone, send) is `decide`'s; this module reads and writes.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.dispatch.context import (
@@ -27,10 +27,10 @@ from scheduler_lib.dispatch.context import (
     TickContext,
     advance_job,
 )
+from scheduler_lib.dispatch.decide import Postpone, Send, Stale, advanced, decide_row
 from scheduler_lib.dispatch.postpone import finish_interrupted_postponement, postpone
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.execution import ExecutionMessage
-from scheduler_lib.schedule import Schedule, jittered_start
 from scheduler_lib.store import DueRow, add_due
 from scheduler_lib.timeutil import iso_z
 
@@ -65,14 +65,15 @@ def _handle(
     ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
 ) -> tuple[JobRecord | None, DueRow | None]:
     """Handle one row; returns the job as it now is and the next row to handle, if any."""
-    if not ctx.runnable(job) or job.next_execution_time != row.due:
-        _stale(ctx, job, row, counts)
+    decision = _decide(ctx, job, row)
+    if isinstance(decision, Stale):
+        _stale(ctx, job, row, decision, counts)
         return job, None
     incarnation = job.incarnation
-    if jittered_start(job.key, job.definition.max_jitter, row.due) < ctx.grace_cutoff:
+    if isinstance(decision, Postpone):
         handled, won = postpone(ctx, job, row, counts)
     else:
-        handled, won = _send(ctx, job, row, counts)
+        handled, won = _send(ctx, job, row, decision, counts)
     if not won and handled is not None and handled.incarnation != incarnation:
         # Deleted and created again meanwhile: the new job's occurrence is its own (the row is
         # shared by name), handled now under its incarnation rather than a tick later.
@@ -83,11 +84,14 @@ def _handle(
     return handled, DueRow(handled.key, nxt, row_key=handled.key)
 
 
+def _decide(ctx: TickContext, job: JobRecord, row: DueRow) -> Stale | Postpone | Send:
+    return decide_row(job, row.due, runnable=ctx.runnable(job), grace_cutoff=ctx.grace_cutoff)
+
+
 def _send(
-    ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts
+    ctx: TickContext, job: JobRecord, row: DueRow, send: Send, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
-    number = job.bookkeeping.occurrences + 1
-    start = jittered_start(job.key, job.definition.max_jitter, row.due)  # row.due without it
+    number, start = send.number, send.start
     message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation, start=start)
     ctx.queue.send(message, visible_at=start, now=ctx.send_now())
     counts.messages_sent += 1
@@ -105,38 +109,23 @@ def _send(
     return stored, won
 
 
-def advanced(job: JobRecord, due: datetime, schedule: Schedule | None = None) -> JobRecord:
-    """`job` once its occurrence at `due` is sent: counted, and moved to the next one
-    (`schedule`: another than the job's own, when the caller has one)."""
-    if schedule is None:
-        schedule = job.schedule
-    bookkeeping = job.bookkeeping.with_sent(due)
-    # Occurrences the executor postponed unrun give their place back (`not_run`).
-    count_reached = schedule.count is not None and bookkeeping.counted >= schedule.count
-    nxt = None if count_reached else schedule.next_after(due)
-    return replace(job, next_execution_time=nxt, bookkeeping=bookkeeping)
-
-
 def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> datetime | None:
     """The next occurrence's row this job will need if its first row is sent as usual, for
     the tick to write in a batch before it handles the job (None: not the usual case, or no
     next occurrence; `advance_job` then writes whatever it needs itself)."""
     first = min(rows, key=lambda r: r.due)
-    if not ctx.runnable(job) or job.next_execution_time != first.due:
-        return None
-    if jittered_start(job.key, job.definition.max_jitter, first.due) < ctx.grace_cutoff:
+    if not isinstance(_decide(ctx, job, first), Send):
         return None
     return advanced(job, first.due).next_execution_time
 
 
-def _stale(ctx: TickContext, job: JobRecord, row: DueRow, counts: Counts) -> None:
+def _stale(ctx: TickContext, job: JobRecord, row: DueRow, stale: Stale, counts: Counts) -> None:
     """A row the job no longer waits for: finish a postponement a crash interrupted, make
     sure the occurrence the job does wait for has its row, and drop this one."""
-    postponed = job.bookkeeping.postponed
-    if postponed is not None and postponed.due == row.due:
-        finish_interrupted_postponement(ctx, job, row, postponed, counts)
-    elif ctx.runnable(job) and job.next_execution_time is not None:
-        add_due(ctx.store, job.key, job.next_execution_time)  # idempotent repair
+    if stale.finish is not None:
+        finish_interrupted_postponement(ctx, job, row, stale.finish, counts)
+    elif stale.repair is not None:
+        add_due(ctx.store, job.key, stale.repair)  # idempotent repair
     _drop(ctx, row, counts)
 
 

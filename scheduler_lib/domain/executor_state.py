@@ -8,7 +8,9 @@ were; they are not shown to anyone), a flag the executor sets only on some claim
 (`abandoned`, `postponed`) is written only when set, a claim written before `claimedAt`
 existed stays without it, a claim's lease (`leaseUntil`, `takeovers`) is written only while
 it has one, and keys this version does not know are carried along.
-`execution/lifecycle.py` holds the rules that change it.
+`execution/lifecycle.py` holds the rules that change it; the readers at the end (a job's
+state, the claim of a message's step) are here so that the executor's decisions
+(`execution/decide.py`) and its rules read it alike.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from scheduler_lib.domain.messages import ERROR_ACTION
+
+if TYPE_CHECKING:  # only annotations: jobs.py imports this module (through bookkeeping.py)
+    from scheduler_lib.domain.jobs import JobRecord
+    from scheduler_lib.domain.messages import ExecutionMessage
 
 #: The claim's own keys (stored JSON); any other key of a stored claim is kept in `other`.
 _CLAIM_KEYS = {
@@ -170,3 +178,31 @@ class ExecutorState:
         if self.buffered is not None:
             stored["buffered"] = self.buffered
         return stored
+
+
+def executor_state(record: JobRecord) -> ExecutorState:
+    """The executor's bookkeeping of `record` (empty before its first claim)."""
+    return record.bookkeeping.executor or ExecutorState()
+
+
+def step_order(action: str, attempt: int) -> tuple[int, int]:
+    """Order of an occurrence's attempts: main action 0..n, then errorAction 0..n."""
+    return (1 if action == ERROR_ACTION else 0, attempt)
+
+
+def same_step(claim: Claim | None, message: ExecutionMessage) -> bool:
+    return claim is not None and step_order(claim.action, claim.attempt) == step_order(
+        message.action, message.attempt
+    )
+
+
+def step_claim(record: JobRecord, message: ExecutionMessage) -> Claim | None:
+    """The claim of `message`'s tag if it is at `message`'s very step."""
+    claim = executor_state(record).claims.get(message.execution_tag)
+    return claim if same_step(claim, message) else None
+
+
+def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
+    """When `message`'s step was first claimed (its attempt started then), if it is claimed."""
+    claim = step_claim(record, message)
+    return claim.started if claim is not None else None

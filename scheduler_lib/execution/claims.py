@@ -2,20 +2,23 @@
 
 `claim` takes an attempt before it runs (or says why it must not run); `finish` applies its
 result afterwards. Both re-read and re-apply on a conflicting write (the dispatcher, the API or
-another worker changed the job meanwhile), so no one's change is lost; the rules themselves
-are the pure functions of `lifecycle`.
+another worker changed the job meanwhile), so no one's change is lost; what to do is
+`decide`'s, the changes themselves are the pure functions of `lifecycle`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import NamedTuple
 
-from scheduler_lib.domain import CollectionRecord, JobRecord, JobState
+from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
-from scheduler_lib.execution import lifecycle
+from scheduler_lib.execution import decide, lifecycle
+from scheduler_lib.execution.decide import Skip
 from scheduler_lib.execution.lease import Takeover
 from scheduler_lib.store import (
     LostRace,
@@ -27,15 +30,17 @@ from scheduler_lib.store import (
 )
 
 
-@dataclass(frozen=True)
-class Skip:
-    """Why a message is not run: disposition Dropped or Duplicate, and the reason;
-    `postponed`: the job as read, when this very message's attempt was made final without
-    running (a redelivery: `late.resend_late_run` may owe it its late run)."""
+class Claimed(NamedTuple):
+    """A claimed attempt: the job as the claim wrote it, the verdict, the collection as the
+    claim read it (an attempt that does not wait for its second takes its signing secrets
+    from it, rather than reading the collection again), and what the attempt does next
+    (`decide.before_run`, on the same read) with the type of its action (metrics' label)."""
 
-    disposition: str
-    reason: str
-    postponed: JobRecord | None = None
+    record: JobRecord
+    verdict: decide.Verdict
+    collection: CollectionRecord
+    next: decide.Postpone | decide.Wait | decide.Start | decide.NoAction | None = None
+    action_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,28 +60,32 @@ def claim(
     *,
     now: datetime,
     takeover: Takeover | None = None,
-) -> tuple[JobRecord, lifecycle.Verdict, CollectionRecord] | Skip:
-    """Claim the attempt (ETag loop), or say why it is not run. With the claimed job comes
-    its collection as the claim read it (an attempt that does not wait for its second takes
-    its signing secrets from it, rather than reading the collection again). `takeover`: a
-    watchdog's, for the step's expired lease (`lease`)."""
+    grace: timedelta | None = None,
+) -> Claimed | Skip:
+    """Claim the attempt (ETag loop), or say why it is not run (`decide.runnable`,
+    `decide.admit`). `takeover`: a watchdog's, for the step's expired lease (`lease`);
+    `grace`: the grace period, to decide what the claimed attempt does next with it."""
 
-    def attempt() -> tuple[JobRecord, lifecycle.Verdict, CollectionRecord] | Skip:
+    def attempt() -> Claimed | Skip:
         found = _runnable(store, message, now=now)
         if found is None:
             raise LostRace
         if isinstance(found, Skip):
             return found
         record, collection = found
-        verdict, why = lifecycle.judge(record, message, message_id, takeover)
-        if verdict is lifecycle.Verdict.DUPLICATE:
-            here = lifecycle.postponed_here(record, message, message_id)
-            return Skip("Duplicate", why, record if here else None)
+        verdict = decide.admit(record, message, message_id, takeover)
+        if isinstance(verdict, Skip):
+            return verdict
+        following = None
+        if grace is not None:
+            following = decide.before_run(record, collection, message, now=now, grace=grace)
+        kind = decide.action_type(record, message)
         claimed = lifecycle.with_claim(record, message, message_id, now=now)
         try:
-            return put_job(store, claimed, etag=record.etag), verdict, collection
+            saved = put_job(store, claimed, etag=record.etag)
         except (PreconditionFailedError, NotFoundError) as exc:
             raise LostRace from exc
+        return Claimed(saved, verdict, collection, following, kind)
 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
@@ -108,35 +117,20 @@ def _runnable(
     """The job as `message` may run against it and its collection, or why it may not (its
     occurrence then marked abandoned); None when that mark lost a race (read again)."""
     record = find_job(store, message.job_key)
-    if record is None:
-        return Skip("Dropped", "the job no longer exists")
-    if not message.belongs_to(record.incarnation):
-        # Its claims are the new job's (tags derive from name and time): leave them be.
-        return Skip("Dropped", "the job was deleted and created again since it was sent")
-    reason = _why_not_runnable(store, record, message)
-    if isinstance(reason, CollectionRecord):
-        return record, reason
-    stale = lifecycle.abandoned(record, message, now=now)
-    if stale is not None and not _try_put(store, stale, record.etag):
-        return None
-    return Skip("Dropped", reason)
-
-
-def _why_not_runnable(
-    store: TableStore, record: JobRecord, message: ExecutionMessage
-) -> str | CollectionRecord:
-    """Why `record` may not run `message`, or its collection (which lets it run)."""
-    try:
-        collection = get_collection(
-            store, record.subscription_id, record.resource_group, record.collection_name
-        )
-    except NotFoundError:
-        return "the job collection no longer exists"
-    if not collection.enabled:
-        return "the job collection is disabled"
-    if not message.manual and record.state != JobState.ENABLED:
-        return f"the job is {record.state}"
-    return collection
+    collection = None
+    if record is not None and message.belongs_to(record.incarnation):
+        with contextlib.suppress(NotFoundError):  # None: the collection is gone
+            collection = get_collection(
+                store, record.subscription_id, record.resource_group, record.collection_name
+            )
+    runnable = decide.runnable(record, collection, message)
+    if not isinstance(runnable, Skip):
+        return runnable
+    if runnable.abandon and record is not None:
+        stale = lifecycle.abandoned(record, message, now=now)
+        if stale is not None and not _try_put(store, stale, record.etag):
+            return None
+    return runnable
 
 
 def _try_put(store: TableStore, record: JobRecord, etag: str | None) -> bool:

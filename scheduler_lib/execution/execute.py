@@ -1,5 +1,10 @@
 """The executor: one execution message -> one attempt of an action, its history, what follows.
 
+This module drives the state machine: it reads (through `claims`), asks `decide` what to do
+(the claim answers with that decision), applies it through the module that does that I/O,
+and makes the one report of the message. The rules are `decide`'s and `lifecycle`'s, the
+history entries `history`'s. No module it calls calls back into it.
+
 `Executor.handle` is what the queue-triggered function calls for each message. In order:
 1. Parse. A malformed body raises ValidationError: it will never become valid, and the Functions
    host moves it to the poison queue after 5 dequeues, where it stays for inspection (dropping
@@ -8,33 +13,35 @@
    collection disabled -> dropped. A scheduled message of a job that is not Enabled (Disabled,
    Completed, Faulted) -> dropped, and the rest of its occurrence with it. A manual run
    (`POST .../run`) runs whatever the job's state: the user asked for it explicitly, and the API
-   decides whether to accept that request; a disabled collection still stops it.
+   decides whether to accept that request; a disabled collection still stops it
+   (`decide.runnable`).
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
-   running it (`claims`; the rules are in `lifecycle`). A duplicate is skipped. The claim
-   holds a lease, renewed while the attempt runs, and a watchdog message takes the attempt
-   over within seconds if its worker dies (`lease`, `heartbeat`, `watchdog`): a watchdog
-   message is handled here too, and its takeover runs as a Rerun, its entry marked [Rerun].
-   An attempt with an exact start (`ExecutionMessage.start_at`: a scheduled occurrence) is
-   delivered 1-2 s early so that this happens before its second; the executor then waits
-   for the second itself (`sleep`), so the action starts on time rather than up to a polling
-   interval plus a second late, and reads the job again (`claims.confirm`): a job deleted,
-   created again or disabled during that wait does not run the occurrence (a successor
-   created before the second runs it, once). A message delivered far earlier than that (a
-   clock far off) is not held: it is sent again to appear at its time ("Deferred") and this
-   copy ends. One delivered more than the grace period late is not run but Postponed
-   (`execute_late`). A Rerun whose history entry is already written ran its action and only
-   failed to update the job (step 7 gave up): it goes on from step 6 ("Recorded",
-   `finish`) instead of calling the target again.
+   running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A
+   duplicate is skipped. The claim holds a lease, renewed while the attempt runs, and a
+   watchdog message takes the attempt over within seconds if its worker dies (`lease`,
+   `heartbeat`, `watchdog`): a watchdog message is handled here too, and its takeover runs
+   as a Rerun, its entry marked [Rerun]. An attempt with an exact start
+   (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
+   this happens before its second; the executor then waits for the second itself (`sleep`),
+   so the action starts on time rather than up to a polling interval plus a second late, and
+   reads the job again (`claims.confirm`): a job deleted, created again or disabled during
+   that wait does not run the occurrence (a successor created before the second runs it,
+   once). A message delivered far earlier than that (a clock far off) is not held: it is
+   sent again to appear at its time ("Deferred") and this copy ends. One delivered more than
+   the grace period late is not run but Postponed (`late`). A Rerun whose history entry is
+   already written ran its action and only failed to update the job (step 7 gave up): it
+   goes on from step 6 ("Recorded", `finish`) instead of calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
    retryCount = attempt, repeatCount = occurrence number (0 for a manual run), message = the
-   action's outcome message (status code and the first 2048 bytes of the answer, or the error).
-6. Follow up (see `retry`): a failed attempt with retries left -> the next attempt after
-   retryInterval; retries of the main action exhausted -> the errorAction, if any, at once,
-   under the main action's policy unless it has its own. The follow-up is sent BEFORE the job
-   is updated, so a crash in between leaves the claim not done and the redelivered message
-   runs again rather than losing the occurrence.
+   action's outcome message (status code and the first 2048 bytes of the answer, or the
+   error): `history.attempt_record`.
+6. Follow up (`decide.follow_up`, `retry`): a failed attempt with retries left -> the next
+   attempt after retryInterval; retries of the main action exhausted -> the errorAction, if
+   any, at once, under the main action's policy unless it has its own. The follow-up is sent
+   BEFORE the job is updated, so a crash in between leaves the claim not done and the
+   redelivered message runs again rather than losing the occurrence.
 7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
    marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
    deleted while its action ran keeps no history (its purge is requested again).
@@ -47,51 +54,32 @@ poison-queue function records that in the job's history (`poisoned`).
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
-from scheduler_lib.actions import ActionOutcome, ExecutionContext, run_action
+from scheduler_lib.actions import ExecutionContext, run_action
 from scheduler_lib.config import Settings
-from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord
-from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.execution import claims, heartbeat, lifecycle, outcomes, overlap, watchdog
-from scheduler_lib.execution import finish as execute_finish
-from scheduler_lib.execution import late as execute_late
-from scheduler_lib.execution.report import ExecutionReport, log_report
+from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.execution import claims, decide, heartbeat, late, overlap, watchdog
+from scheduler_lib.execution.finish import Finish
+from scheduler_lib.execution.history import attempt_record, recorded_attempt
+from scheduler_lib.execution.report import ExecutionReport
 from scheduler_lib.execution.retry import RetryPolicy
-from scheduler_lib.store import HistoryEntry, TableStore, add_history
+from scheduler_lib.store import TableStore, add_history
 from scheduler_lib.store.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.timeutil import Clock
-from scheduler_lib.wire import signing
 
 __all__ = ["ExecutionReport", "Executor"]
 
-#: Table storage caps a string property at 64 KiB (32K UTF-16 characters); an outcome message
-#: is normally far shorter (headers plus at most 2048 bytes of body).
-HISTORY_MESSAGE_LIMIT = 16_000
-
-#: What starts the history message of an attempt run again because its worker stopped in
-#: the middle of it: same occurrence, action, retryCount and execution tag.
-RERUN_MARK = "[Rerun] "
+log = logging.getLogger("scheduler.execute")
 
 #: The longest an executor holds a message for its exact start: the early delivery plus its
 #: one-second rounding, plus a margin for clocks a little apart. Anything earlier is deferred.
 MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
-
-
-def job_arm_id(record: JobRecord) -> str:
-    """The job's ARM resource id, in the spellings the user created it with."""
-    return f"{collection_arm_id(record)}/jobs/{record.name}"
-
-
-def collection_arm_id(record: JobRecord) -> str:
-    return (
-        f"/subscriptions/{record.subscription_id}/resourceGroups/{record.resource_group}"
-        f"/providers/Microsoft.Scheduler/jobCollections/{record.collection_name}"
-    )
 
 
 @dataclass(frozen=True)
@@ -111,178 +99,143 @@ class Executor:
     draw: Callable[[], float] = random.random
 
     def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
-        """Process one execution message (see the module docstring)."""
-        return _handle(self, body, message_id=message_id, dequeue_count=dequeue_count)
-
-
-def _handle(
-    executor: Executor, body: str, *, message_id: str, dequeue_count: int
-) -> ExecutionReport:
-    store, queue, clock = executor.store, executor.queue, executor.clock
-    message = ExecutionMessage.from_json(body)
-    action_type: str | None = None  # known once the claim has read the job
-
-    def report(disposition: str, reason: str, **extra: Any) -> ExecutionReport:
-        result = ExecutionReport(
-            disposition, reason, message.job_key, message.execution_tag, message.action,
-            message.attempt, action_type=action_type, start_at=message.start_at, **extra,
+        """Process one execution message (see the module docstring); one log line says what
+        became of it (never the outcome message: that is the history's business)."""
+        done = _handle(self, body, message_id=message_id, dequeue_count=dequeue_count)
+        message, entry = done.message, done.fields.get("history")
+        report = ExecutionReport(
+            done.disposition, done.reason, message.job_key, message.execution_tag,
+            message.action, message.attempt, action_type=done.action_type,
+            start_at=message.start_at, **done.fields,
         )  # fmt: skip
-        log_report(result, message)
-        return result
+        log.info(
+            "execution %s: %s", report.disposition, report.reason,
+            extra={
+                "job": report.job_key, "occurrence": message.occurrence.isoformat(),
+                "tag": report.execution_tag, "action": report.action_name,
+                "attempt": report.attempt, "outcome": entry.status if entry else None,
+                "duration_ms": (
+                    round((entry.end_time - entry.start_time).total_seconds() * 1000)
+                    if entry else None
+                ),
+            },
+        )  # fmt: skip
+        return report
 
+
+@dataclass(frozen=True)
+class _Done:
+    """What became of a message: the report's disposition, reason and further fields."""
+
+    message: ExecutionMessage
+    disposition: str
+    reason: str
+    action_type: str | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: int) -> _Done:
+    """Steps 1-7 (see the module docstring), in order. Each step's branch ends the message
+    with its `_Done`; the path of a message that runs goes straight down."""
+    store, queue, settings, clock = (
+        executor.store, executor.queue, executor.settings, executor.clock
+    )  # fmt: skip
+    message = ExecutionMessage.from_json(body)
     takeover = None
     if message.watchdog:
         looked = watchdog.look(store, queue, message, now=clock())
         if looked.takeover is None:
-            return report(looked.disposition, looked.reason)
+            return _Done(message, looked.disposition, looked.reason)
         message, takeover = message.watched(), looked.takeover
 
     start_at = message.start_at
     if start_at is not None and start_at - clock() > MAX_START_WAIT:
         queue.send(message, visible_at=start_at, now=clock())
-        return report("Deferred", f"delivered early; sent again for {start_at.isoformat()}")
+        return _Done(message, "Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
-    claimed = claims.claim(store, message, message_id, now=clock(), takeover=takeover)
-    if isinstance(claimed, claims.Skip):
+    grace = settings.grace_period
+    claimed = claims.claim(store, message, message_id, now=clock(), takeover=takeover, grace=grace)
+    if isinstance(claimed, decide.Skip):
         if claimed.postponed is not None:  # redelivered: its late run may not have been sent
-            grace, postponed = executor.settings.grace_period, claimed.postponed
-            execute_late.resend_late_run(queue, postponed, message, grace=grace, now=clock())
-        return report(claimed.disposition, claimed.reason)
-    record, verdict, collection = claimed
-    action_type = outcomes.action_type(record, message)
-    attempt = _Claimed(executor, message, message_id, verdict, report, dequeue_count)
+            late.resend_late_run(queue, claimed.postponed, message, grace=grace, now=clock())
+        return _Done(message, claimed.disposition, claimed.reason)
+    record, verdict, collection, following, kind = claimed
+    rerun = verdict is decide.Verdict.RERUN
+
     with heartbeat.watched(store, queue, message, message_id, clock) as beat:
-        return attempt.run(record, collection, beat)
-
-
-@dataclass(frozen=True)
-class _Claimed:
-    """An attempt this worker claimed (steps 3-7), watched by its lease (`heartbeat`)."""
-
-    executor: Executor
-    message: ExecutionMessage
-    message_id: str
-    verdict: lifecycle.Verdict
-    report: Callable[..., ExecutionReport]
-    dequeue_count: int
-
-    def run(
-        self, record: JobRecord, collection: CollectionRecord, beat: heartbeat.Heartbeat
-    ) -> ExecutionReport:
-        executor, message, message_id, report = (
-            self.executor, self.message, self.message_id, self.report
-        )  # fmt: skip
-        store, queue, settings, clock = (
-            executor.store, executor.queue, executor.settings, executor.clock
-        )  # fmt: skip
-        rerun = self.verdict is lifecycle.Verdict.RERUN
-        # Judged at the first claim: a Rerun of an attempt that started in time still runs.
-        claimed_at = lifecycle.claimed_at(record, message) or clock()
-        grace = settings.grace_period
-        if execute_late.too_late(message, now=claimed_at, grace=grace):
-            late = execute_late.postpone_late(
-                store, queue, record, message, rerun=rerun, claimed_at=claimed_at, now=clock(),
-                grace=grace,
+        if isinstance(following, decide.Postpone):
+            saved = late.postpone_late(
+                store, queue, record, message, rerun=rerun, claimed_at=following.claimed_at,
+                now=clock(), grace=grace,
             )  # fmt: skip
             reason = "started later than the grace period"
-            return report("Postponed", reason, job_state=_state(late))
+            state = saved.state if saved is not None else None
+            return _Done(message, "Postponed", reason, kind, {"job_state": state})
 
-        start_at = message.start_at
-        if start_at is not None:
-            early = (start_at - clock()).total_seconds()
+        if isinstance(following, decide.Wait) or following is None:  # None: not decided
+            early = (following.start_at - clock()).total_seconds() if following else 0
             if early > 0:
                 executor.sleep(early)
                 confirmed = claims.confirm(store, message, now=clock())
-                if isinstance(confirmed, claims.Skip):
-                    return report(confirmed.disposition, confirmed.reason)
+                if isinstance(confirmed, decide.Skip):
+                    return _Done(message, confirmed.disposition, confirmed.reason, kind)
                 record, collection = confirmed
+            following = decide.start(record, collection, message)
 
-        # A Rerun decides again: what ran before it is still running only if it skipped then.
-        held = overlap.hold(store, record, message, now=clock())
-        if held is not overlap.Overlap.RUN:
-            return report(held.value, f"concurrencyPolicy {overlap.policy_of(record).value}")
-
-        action = _action_of(record, message)
-        if action is None:  # the errorAction was removed after the main action faulted
-            # The occurrence is over (faulted); the job may be complete.
+        if isinstance(following, decide.NoAction):
+            # The errorAction was removed after the main action faulted: the occurrence is
+            # over (faulted); the job may be complete.
             now = clock()
             gone = claims.Attempt(succeeded=False, started=now, faulted_now=False, final=True)
             over = claims.finish(store, record, message, message_id, gone, now=now)
             reason = "the job has no errorAction any more"
-            return report("Dropped", reason, job_state=_state(over))
+            state = over.state if over is not None else None
+            return _Done(message, "Dropped", reason, kind, {"job_state": state})
+
+        # A Rerun decides again: what ran before it is still running only if it skipped then.
+        if following.hold:
+            held = overlap.hold(store, record, message, now=clock())
+            if held is not overlap.Overlap.RUN:
+                why = f"concurrencyPolicy {decide.policy_of(record).value}"
+                return _Done(message, held.value, why, kind)
+
         policy = RetryPolicy.for_attempt(record.definition, message.action)
-        after = execute_finish.Finish(
-            store, queue, record, message, message_id, policy, clock, executor.draw
-        )
-        if rerun:
-            entry = execute_finish.recorded_attempt(store, record, message)
-            if entry is not None:  # it ran; only the job's update was lost
-                why = "its action already ran"
-                return after.conclude(entry, report, "Recorded", why, resumed=True)
-        if beat.lost:  # cut off long enough to be taken over: the other worker runs it
-            return report("Duplicate", "its lease was taken over before the action started")
-
-        started = clock()  # the instant the action starts is the one its request says it was sent
-        context = ExecutionContext(
-            job_id=job_arm_id(record),
-            job_collection_id=collection_arm_id(record),
-            expected_execution_time=message.occurrence,
-            execution_tag=message.execution_tag,
-            retry_count=message.attempt,
-            occurrence_number=message.occurrence_number,
-            placeholders=record.definition.placeholders,
-            signing_secrets=_signing_secrets(action, collection),
-            sent_at=started,
-            action_name=message.action,
-        )
-        adapters = dict(executor.action_adapters or {})
-        outcome = run_action(action, context, settings, **adapters)
-        ended = clock()
-        entry = add_history(
-            store, _history_entry(record, message, outcome, started, ended, rerun=rerun)
-        )
-
-        disposition = "Rerun" if rerun else "Ran"
-        reason = f"{self.verdict.value}: dequeue {self.dequeue_count}"
-        return after.conclude(entry, report, disposition, reason, outcome=outcome)
-
-
-def _action_of(record: JobRecord, message: ExecutionMessage) -> Mapping[str, Any] | None:
-    if message.action == ERROR_ACTION:
-        error_action = record.definition.error_action
-        return None if error_action is None else error_action.document
-    return record.definition.action.document
-
-
-def _signing_secrets(action: Mapping[str, Any], collection: CollectionRecord) -> tuple[str, ...]:
-    """The job's own collection's signing secrets, for an HTTP action (read at each attempt,
-    so a rotation applies at once and no secret is ever copied into a job): from the
-    `collection` the attempt's last read of the job found it by (the exact start's
-    confirmation at the second, else the claim), so it is not read again for them."""
-    if action.get("type") not in ("Http", "Https"):
-        return ()
-    return signing.values(collection.properties)
-
-
-def _history_entry(
-    record: JobRecord,
-    message: ExecutionMessage,
-    outcome: ActionOutcome,
-    started: datetime,
-    ended: datetime,
-    *,
-    rerun: bool,
-) -> HistoryEntry:
-    text = outcome.message
-    if len(text) > HISTORY_MESSAGE_LIMIT:
-        text = text[: HISTORY_MESSAGE_LIMIT - 15] + " ...(truncated)"
-    status = HistoryStatus.COMPLETED if outcome.succeeded else HistoryStatus.FAILED
-    if rerun:  # the same attempt again: its worker stopped mid-attempt (`lease`)
-        text = RERUN_MARK + text
-    if message.catch_up:  # a late run on purpose says so (docs/extensions.md)
-        text = f"[{message.catch_up}] " + text
-    return execute_late.attempt_entry(record, message, status, text, started=started, ended=ended)
-
-
-def _state(record: JobRecord | None) -> str | None:
-    return None if record is None else record.state
+        after = Finish(store, queue, record, message, message_id, policy, clock, executor.draw)
+        entry = recorded_attempt(store, record, message) if rerun else None
+        outcome = None
+        if entry is not None:  # it ran; only the job's update was lost
+            disposition, reason = "Recorded", "its action already ran"
+            concluded = after.conclude(entry, resumed=True)
+        elif beat.lost:  # cut off long enough to be taken over: the other worker runs it
+            why = "its lease was taken over before the action started"
+            return _Done(message, "Duplicate", why, kind)
+        else:
+            started = clock()  # the instant the action starts is the one its request says
+            context = ExecutionContext(
+                job_id=following.job_id,
+                job_collection_id=following.collection_id,
+                expected_execution_time=message.occurrence,
+                execution_tag=message.execution_tag,
+                retry_count=message.attempt,
+                occurrence_number=message.occurrence_number,
+                placeholders=following.placeholders,
+                signing_secrets=following.signing_secrets,
+                sent_at=started,
+                action_name=message.action,
+            )
+            adapters = dict(executor.action_adapters or {})
+            outcome = run_action(following.action, context, settings, **adapters)
+            ended = clock()
+            entry = add_history(
+                store, attempt_record(record, message, outcome, started, ended, rerun=rerun)
+            )
+            disposition = "Rerun" if rerun else "Ran"
+            reason = f"{verdict.value}: dequeue {dequeue_count}"
+            concluded = after.conclude(entry, outcome)
+    saved = concluded.saved
+    return _Done(
+        message, disposition, reason, kind,
+        {"outcome": outcome, "history": entry, "follow_up": concluded.follow_up,
+         "follow_up_at": concluded.follow_up_at, "delivery": concluded.delivery,
+         "job_state": saved.state if saved is not None else None},
+    )  # fmt: skip

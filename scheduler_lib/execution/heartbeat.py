@@ -23,6 +23,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.executor_state import executor_state, step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lease, lifecycle
@@ -38,11 +39,11 @@ def renewed(
 ) -> JobRecord | None:
     """`record` with the lease of `message`'s step extended from `now`, if this worker
     (`message_id`) still holds the step; None when it does not."""
-    claim = lifecycle.step_claim(record, message)
+    claim = step_claim(record, message)
     if claim is None or claim.message_id != message_id or not lease.held(claim):
         return None
-    state = lifecycle.executor_state(record)
-    extended = replace(claim, lease_until=lease.lease_from(now))
+    state = executor_state(record)
+    extended = replace(claim, lease_until=lifecycle.lease_from(now))
     claims = {**state.claims, message.execution_tag: extended}
     return lifecycle.with_state(record, replace(state, claims=claims))
 

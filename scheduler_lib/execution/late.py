@@ -31,34 +31,16 @@ from datetime import datetime, timedelta
 import isodate
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.executor_state import executor_state
 from scheduler_lib.domain.messages import CATCH_UP, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.store import (
-    POSTPONED_STATUS,
-    HistoryEntry,
-    TableStore,
-    add_due,
-    add_history,
-    list_history,
-)
+from scheduler_lib.execution.decide import runs_late, too_late
+from scheduler_lib.execution.history import already_recorded, not_run_entry
+from scheduler_lib.store import POSTPONED_STATUS, TableStore, add_due, add_history
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
-from scheduler_lib.wire.missed import missed_runs
 
 log = logging.getLogger("scheduler.execute")
-
-
-def too_late(message: ExecutionMessage, *, now: datetime, grace: timedelta) -> bool:
-    """Whether `message` is an occurrence's first attempt starting more than `grace` late."""
-    start_at = message.start_at
-    return start_at is not None and now - start_at > grace
-
-
-def runs_late(record: JobRecord, message: ExecutionMessage, *, claimed_at: datetime) -> bool:
-    """Whether the job's missedRunPolicy runs this late occurrence late (see the module)."""
-    return message.occurrence in missed_runs(
-        record, record.schedule, message.occurrence, now=claimed_at
-    )
 
 
 def postpone_late(
@@ -105,7 +87,7 @@ def resend_late_run(
     """For a redelivered `message` whose claim it closed as postponed (`record` as read): send
     its late run again if the policy ran it late (the first delivery may have died before
     sending it). Whether it was sent."""
-    claim = lifecycle.executor_state(record).claims[message.execution_tag]
+    claim = executor_state(record).claims[message.execution_tag]
     claimed_at = claim.started
     if not too_late(message, now=claimed_at, grace=grace):
         return False  # skipped by its concurrencyPolicy, not postponed for lateness
@@ -128,42 +110,3 @@ def close_not_run(
         # has its row (idempotent when it already does).
         add_due(store, saved.key, saved.next_execution_time, incarnation=saved.incarnation)
     return saved
-
-
-def not_run_entry(
-    record: JobRecord, message: ExecutionMessage, status: str, text: str, *, now: datetime
-) -> HistoryEntry:
-    """The history entry of an attempt that did not run (postponed, poisoned), at `now`."""
-    return attempt_entry(record, message, status, text, started=now, ended=now)
-
-
-def attempt_entry(
-    record: JobRecord,
-    message: ExecutionMessage,
-    status: str,
-    text: str,
-    *,
-    started: datetime,
-    ended: datetime,
-) -> HistoryEntry:
-    """The history entry of one attempt of `message`'s action (run or not) on `record`."""
-    return HistoryEntry(
-        job_key=record.history_key,
-        start_time=started,
-        end_time=ended,
-        expected_execution_time=message.occurrence,
-        action_name=message.action,
-        status=status,
-        message=text,
-        retry_count=message.attempt,
-        repeat_count=message.occurrence_number,
-    )
-
-
-def already_recorded(
-    store: TableStore, record: JobRecord, message: ExecutionMessage, status: str
-) -> bool:
-    """Whether the job's newest entry of `status` (Postponed, Skipped) is `message`'s
-    occurrence's: a redelivery after a crash between that entry and `close_not_run`."""
-    newest, _ = list_history(store, record.history_key, status=status, page_size=1)
-    return bool(newest) and newest[0].expected_execution_time == message.occurrence

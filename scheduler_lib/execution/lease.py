@@ -8,9 +8,9 @@ and break the host's delete). At-least-once held, but the attempt ran again 5-10
 late, a stale duplicate long after the fact. So the attempt watches itself, through state
 and messages of its own:
 
-- Its claim carries a lease (`Claim.lease_until`, `LEASE` from the claim), which the worker
-  renews every `HEARTBEAT` seconds while the attempt runs (`heartbeat.Heartbeat`) and which
-  is cleared when the step is done.
+- Its claim carries a lease (`Claim.lease_until`, `LEASE` from the claim,
+  `lifecycle.lease_from`), which the worker renews every `HEARTBEAT` seconds while the
+  attempt runs (`heartbeat.Heartbeat`) and which is cleared when the step is done.
 - With the claim it sends a watchdog message (`ExecutionMessage.watching`), visible just
   after the lease would run out, and deletes it again when the attempt ends normally, so
   most attempts never see it delivered.
@@ -63,11 +63,6 @@ class Takeover:
 
     def matches(self, claim: Claim) -> bool:
         return claim.message_id == self.message_id and claim.lease_until == self.lease_until
-
-
-def lease_from(now: datetime) -> datetime:
-    """The end of a lease taken or renewed at `now`."""
-    return now + LEASE
 
 
 def held(claim: Claim | None) -> bool:

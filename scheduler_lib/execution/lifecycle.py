@@ -6,7 +6,7 @@ ETag it read, so every rule here holds under concurrent workers.
 Claims. `bookkeeping.executor.claims` (`domain.Claim`) maps an execution tag (one occurrence, or one
 manual run) to the furthest attempt of it that a worker took: action, attempt, queue message id,
 and whether that attempt is `done` (history written, follow-up sent) or the occurrence `final`.
-A message is judged against its tag's claim:
+A message is judged against its tag's claim (`decide.judge`):
 - no claim, or a later step (a retry, the errorAction) -> Run, after claiming it;
 - the same step, not done, same queue message id -> Rerun: the queue redelivered the message
   because the worker died mid-action. This is the one case where an attempt repeats
@@ -41,80 +41,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
-from enum import Enum
 from typing import Any
 
 from scheduler_lib.domain import Claim, ExecutorState, JobRecord, JobState, LastFinished
+from scheduler_lib.domain.executor_state import executor_state, same_step
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution import pause
-from scheduler_lib.execution.lease import Takeover, lease_from
+from scheduler_lib.execution.lease import LEASE
 
 MAX_CLAIMS = 50  # ~230 characters each: well inside the 32K-character property limit
 FINISHED_RETENTION = timedelta(days=1)
 
 
-class Verdict(Enum):
-    RUN = "Run"
-    RERUN = "Rerun"
-    DUPLICATE = "Duplicate"
-
-
-def executor_state(record: JobRecord) -> ExecutorState:
-    """The executor's bookkeeping of `record` (empty before its first claim)."""
-    return record.bookkeeping.executor or ExecutorState()
-
-
-def _step(action: str, attempt: int) -> tuple[int, int]:
-    """Order of an occurrence's attempts: main action 0..n, then errorAction 0..n."""
-    return (1 if action == ERROR_ACTION else 0, attempt)
-
-
-def _same_step(claim: Claim | None, message: ExecutionMessage) -> bool:
-    return claim is not None and _step(claim.action, claim.attempt) == _step(
-        message.action, message.attempt
-    )
-
-
-def step_claim(record: JobRecord, message: ExecutionMessage) -> Claim | None:
-    """The claim of `message`'s tag if it is at `message`'s very step."""
-    claim = executor_state(record).claims.get(message.execution_tag)
-    return claim if _same_step(claim, message) else None
-
-
-def judge(
-    record: JobRecord, message: ExecutionMessage, message_id: str, takeover: Takeover | None = None
-) -> tuple[Verdict, str]:
-    """Whether this worker should run `message` (see the module docstring); `takeover`: a
-    watchdog's, for the step's expired lease."""
-    claim = executor_state(record).claims.get(message.execution_tag)
-    if claim is None:
-        return Verdict.RUN, "first delivery"
-    if claim.final:
-        if message.catch_up and (claim.postponed or claim.abandoned):
-            return Verdict.RUN, "a late run of an occurrence that did not run"
-        return Verdict.DUPLICATE, "the occurrence already finished"
-    mine = _step(message.action, message.attempt)
-    theirs = _step(claim.action, claim.attempt)
-    if mine > theirs:
-        return Verdict.RUN, "next step of the occurrence"
-    if mine < theirs:
-        return Verdict.DUPLICATE, "a later attempt of the occurrence was already taken"
-    if claim.done:
-        return Verdict.DUPLICATE, "this attempt already ran"
-    if claim.message_id == message_id:
-        return Verdict.RERUN, "redelivered after a worker stopped mid-attempt"
-    if takeover is not None and takeover.matches(claim):
-        return Verdict.RERUN, "taken over: its worker stopped renewing its lease"
-    return Verdict.DUPLICATE, "another message for this attempt was already taken"
-
-
-def postponed_here(record: JobRecord, message: ExecutionMessage, message_id: str) -> bool:
-    """Whether `message`, delivered again under `message_id`, is the one whose attempt was
-    made final without running (postponed, or skipped by its concurrencyPolicy)."""
-    claim = step_claim(record, message)
-    if claim is None or not (claim.final and claim.postponed):
-        return False
-    return claim.message_id == message_id and not message.manual
+def lease_from(now: datetime) -> datetime:
+    """The end of a claim's lease taken or renewed at `now` (`lease`)."""
+    return now + LEASE
 
 
 def with_claim(
@@ -123,7 +64,7 @@ def with_claim(
     """`record` with `message`'s attempt claimed under `message_id`."""
     state = executor_state(record)
     previous = state.claims.get(message.execution_tag)
-    same = previous if _same_step(previous, message) else None
+    same = previous if same_step(previous, message) else None
     claim = Claim(
         action=message.action,
         attempt=message.attempt,
@@ -140,12 +81,6 @@ def with_claim(
     )
     claims = _pruned({**state.claims, message.execution_tag: claim}, now)
     return with_state(record, replace(state, claims=claims))
-
-
-def claimed_at(record: JobRecord, message: ExecutionMessage) -> datetime | None:
-    """When `message`'s step was first claimed (its attempt started then), if it is claimed."""
-    claim = step_claim(record, message)
-    return claim.started if claim is not None else None
 
 
 def abandoned(record: JobRecord, message: ExecutionMessage, *, now: datetime) -> JobRecord | None:
@@ -189,7 +124,7 @@ def with_attempt(
     state = executor_state(record)
     claims = dict(state.claims)
     claim = claims.get(message.execution_tag)
-    if claim is not None and _same_step(claim, message):
+    if claim is not None and same_step(claim, message):
         # Only our own claim is updated: a retry may already have claimed the next step.
         claim = replace(claim, done=True, faulted=claim.faulted or faulted_now, lease_until=None)
         if final:

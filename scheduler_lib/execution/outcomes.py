@@ -12,23 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
+from scheduler_lib.domain import HistoryStatus
+from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION
 from scheduler_lib.domain.outcomes import AttemptEnded, Event, OccurrenceEnded
 from scheduler_lib.domain.vocabulary import Outcome
 
-if TYPE_CHECKING:  # execute and poisoned import this module
-    from scheduler_lib.execution.execute import ExecutionReport
+if TYPE_CHECKING:  # only annotations: the reports' modules need nothing of this one
     from scheduler_lib.execution.poisoned import PoisonReport
+    from scheduler_lib.execution.report import ExecutionReport
 
 #: Dispositions of a message whose attempt ran (now, or in an earlier delivery: Recorded).
 RAN = ("Ran", "Rerun", "Recorded")
 _NOT_RUN = {"Postponed": Outcome.POSTPONED, "Skipped": Outcome.SKIPPED}
-
-
-def action_type(record: JobRecord, message: ExecutionMessage) -> str | None:
-    """The type of the action `message` names (None: no such action, or not readable)."""
-    return record.definition.action_type(error_action=message.action == ERROR_ACTION)
 
 
 def execution_events(report: ExecutionReport) -> list[Event]:

@@ -27,9 +27,12 @@ from datetime import datetime
 from enum import Enum
 
 from scheduler_lib.domain import ConcurrencyPolicy, HistoryStatus, JobRecord
+from scheduler_lib.domain.executor_state import executor_state
 from scheduler_lib.domain.messages import MAIN_ACTION, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
-from scheduler_lib.execution.late import already_recorded, close_not_run, not_run_entry
+from scheduler_lib.execution.decide import policy_of
+from scheduler_lib.execution.history import already_recorded, not_run_entry
+from scheduler_lib.execution.late import close_not_run
 from scheduler_lib.store import TableStore, add_history
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
@@ -41,10 +44,6 @@ class Overlap(Enum):
     BUFFERED = "Buffered"
 
 
-def policy_of(record: JobRecord) -> ConcurrencyPolicy:
-    return record.definition.concurrency_policy
-
-
 def hold(
     store: TableStore, record: JobRecord, message: ExecutionMessage, *, now: datetime
 ) -> Overlap:
@@ -54,7 +53,7 @@ def hold(
     if policy is ConcurrencyPolicy.ALLOW or not first:
         return Overlap.RUN
     tag = message.execution_tag
-    state = lifecycle.executor_state(record)
+    state = executor_state(record)
     if not state.running(besides=tag):
         return Overlap.RUN
     mine = replace(message, buffered=True).to_json()
@@ -62,7 +61,7 @@ def hold(
         saved = claims.apply(store, record, message, lambda current: _buffered(current, message))
         if saved is None:
             return Overlap.SKIPPED  # deleted meanwhile: nothing to run
-        state = lifecycle.executor_state(saved)
+        state = executor_state(saved)
         if state.buffered == mine:
             return Overlap.BUFFERED
         if not state.running(besides=tag):
@@ -79,7 +78,7 @@ def hold(
 
 def _buffered(record: JobRecord, message: ExecutionMessage) -> JobRecord:
     """`record` with `message` waiting instead of claimed, if the other one still runs."""
-    state = lifecycle.executor_state(record)
+    state = executor_state(record)
     if not state.running(besides=message.execution_tag) or state.buffered is not None:
         return record
     others = {t: c for t, c in state.claims.items() if t != message.execution_tag}
@@ -102,7 +101,7 @@ def release(
 ) -> ExecutionMessage | None:
     """Send the waiting occurrence of `saved` (a job whose occurrence just ended) once
     nothing else runs, then forget it; the message sent, if any."""
-    state = lifecycle.executor_state(saved)
+    state = executor_state(saved)
     waiting = state.buffered
     if waiting is None or state.running(besides=""):
         return None
@@ -110,7 +109,7 @@ def release(
     queue.send(message, visible_at=now, now=now)
 
     def cleared(current: JobRecord) -> JobRecord:
-        state = lifecycle.executor_state(current)
+        state = executor_state(current)
         if state.buffered != waiting:
             return current
         return lifecycle.with_state(current, replace(state, buffered=None))

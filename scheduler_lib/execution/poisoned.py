@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from scheduler_lib.domain import HistoryStatus
+from scheduler_lib.domain.executor_state import executor_state
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution import claims, lifecycle, outcomes
-from scheduler_lib.execution.late import not_run_entry
+from scheduler_lib.execution import claims, lifecycle
+from scheduler_lib.execution.decide import action_type
+from scheduler_lib.execution.history import not_run_entry
 from scheduler_lib.store import HistoryEntry, TableStore, add_history, find_job
 
 log = logging.getLogger("scheduler.poisoned")
@@ -64,7 +66,7 @@ def record_poisoned(
     if record is None or not message.belongs_to(record.incarnation):
         log.warning("poisoned message of a job that no longer exists", extra=extra)
         return PoisonReport("Dropped", "the job no longer exists")
-    claim = lifecycle.executor_state(record).claims.get(message.execution_tag)
+    claim = executor_state(record).claims.get(message.execution_tag)
     if claim is not None and claim.final:
         return PoisonReport("Dropped", "the occurrence is already over")
     if message.watchdog:  # only a watchdog that took its attempt over stands for it
@@ -81,5 +83,5 @@ def record_poisoned(
     )
     claims.finish(store, record, message, message_id, attempt, now=now)
     log.error("execution message poisoned; recorded in the job's history", extra=extra)
-    kind = outcomes.action_type(record, message)
+    kind = action_type(record, message)
     return PoisonReport("Recorded", "recorded as a failed attempt", entry, record.key, kind)

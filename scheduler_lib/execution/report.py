@@ -10,7 +10,7 @@ from datetime import datetime
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.domain.outcomes import JobTurn
-from scheduler_lib.execution.retry import Delivery
+from scheduler_lib.execution.finish import Delivery
 from scheduler_lib.store import HistoryEntry
 
 log = logging.getLogger("scheduler.execute")

@@ -1,4 +1,5 @@
-"""The retry policy of a job's action, and how a retry (or the errorAction) is delivered.
+"""The retry policy of a job's action (how a retry, or the errorAction, is delivered is
+`finish.deliver`'s).
 
 Azure Scheduler's policy is `None` (one attempt) or `Fixed`: `retryCount` more attempts (default
 4, at most 20) spaced `retryInterval` apart (default PT30S, 15 seconds to 18 months). A missing
@@ -12,7 +13,7 @@ user sent is never silently ignored.
 A retry is never a worker sleeping through the interval: it is the next `ExecutionMessage` sent
 again with the interval as its visibility delay, measured from the end of the failed attempt.
 Storage queues accept at most 7 days of delay (`execution_queue.MAX_DELAY`); a longer wait is
-parked in the due index (`park_message`), whose row the dispatcher sends when its minute comes.
+parked in the due index (`finish.deliver`), whose row the dispatcher sends when its minute comes.
 
 The policy's fields, defaults and the checked reading of a stored one are the domain's
 (`domain/actions.RetryPolicy`); this subclass adds when a retry is due.
@@ -23,16 +24,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, fields
 from datetime import datetime
-from enum import Enum
 
 from scheduler_lib.domain import actions as policies
 from scheduler_lib.domain.actions import RetryType, span
 from scheduler_lib.domain.definition import JobDefinition
-from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.domain.messages import ERROR_ACTION
 from scheduler_lib.execution import backoff
 from scheduler_lib.execution.backoff import Draw, Failure
-from scheduler_lib.store import TableStore, park_message
-from scheduler_lib.store.execution_queue import MAX_DELAY, ExecutionQueue
 
 
 @dataclass(frozen=True)
@@ -87,27 +85,3 @@ class RetryPolicy(policies.RetryPolicy):
         if self.max_duration is not None and due > occurrence + self.max_duration:
             return None
         return due
-
-
-class Delivery(Enum):
-    """How a follow-up message left the executor."""
-
-    QUEUED = "Queued"  # sent to the execution queue with a visibility delay
-    PARKED = "Parked"  # the delay exceeds the queue's limit: parked in the due index
-
-
-def deliver(
-    message: ExecutionMessage,
-    *,
-    visible_at: datetime,
-    now: datetime,
-    queue: ExecutionQueue,
-    store: TableStore,
-) -> Delivery:
-    """Make `message` appear at `visible_at`: through the queue when its delay allows,
-    otherwise parked in the due index (one row per job and tag, so a repeat is harmless)."""
-    if visible_at - now > MAX_DELAY:
-        park_message(store, message.job_key, message.execution_tag, message.to_json(), visible_at)
-        return Delivery.PARKED
-    queue.send(message, visible_at=visible_at, now=now)
-    return Delivery.QUEUED

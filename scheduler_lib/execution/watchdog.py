@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from scheduler_lib.domain.executor_state import step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.execution import lease, lifecycle
+from scheduler_lib.execution import lease
 from scheduler_lib.store import TableStore, find_job
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.timeutil import iso_z
@@ -36,7 +37,7 @@ def look(
     record = find_job(store, attempt.job_key)
     if record is None or not attempt.belongs_to(record.incarnation):
         return Look("Watched", "the job no longer exists")
-    claim = lifecycle.step_claim(record, attempt)
+    claim = step_claim(record, attempt)
     if claim is None or not lease.held(claim) or claim.lease_until is None:
         return Look("Watched", "the attempt is over")
     if claim.takeovers >= lease.MAX_TAKEOVERS:

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims
-from scheduler_lib.execution.lifecycle import Verdict, executor_state
+from scheduler_lib.execution.decide import Verdict
+from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.store.jobs import find_job
 from scheduler_lib.store.tables import TableStore
 from tests.execution.harness import T0, http_action, make_job
@@ -60,7 +61,7 @@ def test_finish_on_a_deleted_job_returns_none(store: TableStore) -> None:
 
     job = make_job(store, http_action("http://127.0.0.1:9/"))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
-    record, _, _ = claims.claim(store, message, "m", now=T0)
+    record, *_ = claims.claim(store, message, "m", now=T0)
     delete_job(store, record)
 
     done = claims.Attempt(succeeded=True, started=T0, faulted_now=False, final=True)

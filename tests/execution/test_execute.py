@@ -10,7 +10,8 @@ import pytest
 
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution.execute import HISTORY_MESSAGE_LIMIT, collection_arm_id, job_arm_id
+from scheduler_lib.execution.decide import collection_arm_id, job_arm_id
+from scheduler_lib.execution.history import HISTORY_MESSAGE_LIMIT
 from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.store.history_purge import TICK_BUDGET, pending_history_purges, purge_histories
 from scheduler_lib.store.jobs import delete_job

@@ -9,7 +9,7 @@ import pytest
 
 from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
-from scheduler_lib.execution.retry import Delivery
+from scheduler_lib.execution.finish import Delivery
 from scheduler_lib.store.due_index import due_rows
 from tests.execution.harness import (
     T0,

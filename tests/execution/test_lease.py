@@ -17,8 +17,9 @@ from datetime import timedelta
 
 import pytest
 
+from scheduler_lib.domain.executor_state import step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.execution import claims, lease, lifecycle
+from scheduler_lib.execution import claims, decide, lease, lifecycle
 from scheduler_lib.execution.heartbeat import renew
 from scheduler_lib.execution.poisoned import record_poisoned
 from scheduler_lib.store.jobs import put_job
@@ -61,7 +62,7 @@ def service_bus_job(driver: Driver, sender: DyingSender):
 
 
 def claim_of(driver: Driver, message: ExecutionMessage):
-    claim = lifecycle.step_claim(driver.job(message.job_key), message)
+    claim = step_claim(driver.job(message.job_key), message)
     assert claim is not None
     return claim
 
@@ -166,7 +167,7 @@ def test_of_two_watchdogs_that_confirm_at_once_one_takes_the_attempt_over(
     one = claims.claim(driver.store, message, "w1", now=driver.clock(), takeover=stale)
     two = claims.claim(driver.store, message, "w2", now=driver.clock(), takeover=stale)
 
-    assert not isinstance(one, claims.Skip) and one[1] is lifecycle.Verdict.RERUN
+    assert not isinstance(one, claims.Skip) and one[1] is decide.Verdict.RERUN
     assert two == claims.Skip("Duplicate", "another message for this attempt was already taken")
     assert claim_of(driver, message).message_id == "w1"
 

@@ -11,7 +11,8 @@ import pytest
 from scheduler_lib.domain import Bookkeeping, ExecutorState, JobDefinition, JobRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lifecycle
-from scheduler_lib.execution.lifecycle import MAX_CLAIMS, Verdict, judge, with_attempt, with_claim
+from scheduler_lib.execution.decide import Verdict, judge
+from scheduler_lib.execution.lifecycle import MAX_CLAIMS, with_attempt, with_claim
 
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 KEY = "s|r|c|j"

@@ -12,7 +12,8 @@ import pytest
 from scheduler_lib.domain import JobDefinition
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.execution.retry import Delivery, RetryPolicy, deliver
+from scheduler_lib.execution.finish import Delivery, deliver
+from scheduler_lib.execution.retry import RetryPolicy
 from scheduler_lib.store.due_index import due_rows
 from scheduler_lib.store.execution_queue import MAX_DELAY, ExecutionQueue
 from scheduler_lib.store.tables import TableStore
