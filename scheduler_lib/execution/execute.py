@@ -237,5 +237,5 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         message, disposition, reason, kind,
         {"outcome": outcome, "history": entry, "follow_up": concluded.follow_up,
          "follow_up_at": concluded.follow_up_at, "delivery": concluded.delivery,
-         "job_state": saved.state if saved is not None else None},
+         "job_state": saved.state if saved is not None else None, "turn": concluded.turn},
     )  # fmt: skip

@@ -24,6 +24,7 @@ from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.domain.executor_state import executor_state
 from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.outcomes import JobTurn
 from scheduler_lib.execution import claims, decide, overlap, pause
 from scheduler_lib.execution.backoff import Draw, Failure
 from scheduler_lib.execution.retry import RetryPolicy
@@ -47,6 +48,8 @@ class Concluded:
     follow_up_at: datetime | None
     delivery: Delivery | None
     saved: JobRecord | None
+    #: How the attempt's end changed the job (streak, state; for notifications), if written.
+    turn: JobTurn | None = None
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,8 @@ class Finish:
         faulted_now, final = follow.faulted_now, follow.message is None
         attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final=final)
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
-        if saved is not None and faulted_now and pause.paused_now(saved, faulted_now=faulted_now):
+        paused = saved is not None and pause.paused_now(saved, faulted_now=faulted_now)
+        if saved is not None and paused:
             add_history(store, pause.pause_entry(saved, message, entry, now=self.clock()))
         if saved is not None and final and executor_state(saved).buffered is not None:
             overlap.release(store, self.queue, saved, now=self.clock())  # one waits (BufferOne)
@@ -92,7 +96,11 @@ class Finish:
             # Deleted while the action ran: the purge of its history may be over already; do
             # not leave this attempt's entry behind as an orphan.
             request_history_purge(store, record.history_key)
-        return Concluded(follow.message, follow.at, delivery, saved)
+        turn = None if saved is None else JobTurn(
+            record.consecutive_failures, saved.consecutive_failures, record.state, saved.state,
+            paused,
+        )  # fmt: skip
+        return Concluded(follow.message, follow.at, delivery, saved, turn)
 
 
 class Delivery(Enum):
