@@ -120,7 +120,8 @@ def _save(
     definition, state, parsed_timing = jobs.normalize_properties(properties, version=ctx.version)
     if existing is not None:
         secrets.carry_over(definition["action"], existing.definition.get("action"))
-        notifications.carry_over(definition, existing.definition)
+    # Always: on a create, a masked notification URL names nothing stored (a 400).
+    notifications.carry_over(definition, existing.definition if existing else None)
     secrets.finalize(definition["action"], describe_certificate)
     destinations.check_definition(definition["action"], ctx.settings)
     check_destinations(definition, ctx.settings)  # notifications' URLs, as the action's
