@@ -13,9 +13,9 @@ Answers show `hasSecret: true` instead, and a subscription sent back without `se
 The URL's path and query are write-only too: a Slack, Teams or Power Automate webhook's
 path (or `sig=` query) is itself the credential. Answers show `masked(url)`,
 `scheme://host[:port]/***`, and a subscription sent back with that form keeps the stored URL
-of the subscription it names (`_stored_url`: the one at the same position with the same
-origin, else the only stored one with that origin and the same events); a masked URL that
-names none is a 400 asking for the full URL. A full URL replaces the stored one.
+of the subscription it names (`_stored_url`: of those with the same origin, the only one,
+else the one with the same events, else the one at the same position); a masked URL that
+names none (or two) is a 400 asking for the full URL. A full URL replaces the stored one.
 """
 
 from __future__ import annotations
@@ -185,21 +185,22 @@ def carry_over(new: dict[str, Any], old: Mapping[str, Any] | None) -> None:
 
 
 def _stored_url(entry: Mapping[str, Any], index: int, before: list[Mapping[str, Any]]) -> str:
-    """The stored URL a masked one names: the subscription at the same position if it has
-    the same origin (scheme, host, port), else the only one with that origin and the same
-    events (a list reordered or shortened). Never a guess between several."""
+    """The stored URL a masked one names. Among the stored subscriptions with the same
+    origin (scheme, host, port): the only one; of several, the only one with the same
+    events; of several still (or none with those events), the one at the same position.
+    Never a guess between two: a 400 asking for the full URL."""
     shown = entry["url"]
-    if index < len(before) and masked(before[index]["url"]) == shown:
-        return str(before[index]["url"])
-    alike = [
-        e for e in before if masked(e["url"]) == shown and set(e["events"]) == set(entry["events"])
-    ]
+    alike = [i for i, e in enumerate(before) if masked(e["url"]) == shown]
+    if len(alike) > 1:
+        events = set(entry["events"])
+        same = [i for i in alike if set(before[i]["events"]) == events]
+        alike = same if len(same) == 1 else [i for i in same or alike if i == index]
     if len(alike) == 1:
-        return str(alike[0]["url"])
+        return str(before[alike[0]]["url"])
     raise ValidationError(
         f"properties.{PROPERTY}[{index}].url",
-        f"is masked ({shown}) and names no stored subscription (same position and origin, or "
-        "the only one with that origin and events): send the full URL",
+        f"is masked ({shown}) and names no one stored subscription (the only one with that "
+        "origin, else with its events, else at its position): send the full URL",
     )
 
 
