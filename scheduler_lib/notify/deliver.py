@@ -4,10 +4,6 @@ through: the egress policy (private and metadata addresses refused unless the op
 allowed them, the resolved address pinned), no redirects followed, a deadline, and the
 Standard Webhooks signature (`actions.signing`) with the subscription's secret and
 `webhook-id` `msg_<notice id>`, the same on every retry of the notice.
-
-The URL's path and query are the credential of a Slack or Teams webhook: what a failed
-delivery says (an HTTP client's error names the URL it tried) is kept only with them masked
-(`scrub`), so neither the record nor a log line holds them.
 """
 
 from __future__ import annotations
@@ -22,7 +18,6 @@ from scheduler_lib.actions import ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.notify.formats import Names
 from scheduler_lib.notify.notice import Notice
-from scheduler_lib.wire.notifications import masked
 
 #: A receiver answers a webhook in seconds; one that does not is retried later.
 TIMEOUT_SECONDS = 10.0
@@ -72,17 +67,4 @@ def send(
     )
     usable = {k: v for k, v in adapters.items() if k in ("verify",)}
     outcome = run_action(action, context, settings, timeout=TIMEOUT_SECONDS, **usable)
-    message = scrub(outcome.message, url)
-    return Sent(outcome.succeeded, outcome.status_code, message[:MESSAGE_KEEP])
-
-
-def scrub(message: str, url: str) -> str:
-    """`message` without `url`'s path or query: the whole URL becomes its masked form, and
-    its path (with or without the query, as `requests` writes `with url: /path?q`) `***`."""
-    parts = urlsplit(url)
-    message = message.replace(url, masked(url))
-    tail = parts.path + (f"?{parts.query}" if parts.query else "")
-    for secret in (tail, parts.query, parts.path):
-        if len(secret) > 1:
-            message = message.replace(secret, "/***" if secret.startswith("/") else "***")
-    return message
+    return Sent(outcome.succeeded, outcome.status_code, outcome.message[:MESSAGE_KEEP])
