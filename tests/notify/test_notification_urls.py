@@ -78,7 +78,7 @@ def test_get_masks_the_url_and_get_modify_put_keeps_delivering_to_it(
     "hooks",
     [
         # No stored subscription at all (a create).
-        [{"url": "https://hooks.slack.com/***", "events": ["Failed"]}],
+        [{"url": "HTTPS://Hooks.Slack.com/***", "events": ["Failed"]}],
         # Another host than the one stored at that position.
         [{"url": "https://other.example.com/***", "events": ["Failed"]}],
         # Two stored with that origin and those events, none at that position: which one
