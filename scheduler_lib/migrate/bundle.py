@@ -11,7 +11,11 @@ back in that version (the extensions kept). What a bundle cannot carry:
   does (`missing_secrets`). A collection's signing secret not given is left out and the
   collection comes in Disabled, so none of its jobs sends unsigned what its receivers expect
   signed. A value in the side file that matches no secret of the bundles is refused: a typo
-  must not silently leave a job Disabled.
+  must not silently leave a job Disabled. A notification subscription's URL
+  (`properties.notifications[i].url`: a Slack or Teams webhook's path is its credential) is
+  in the bundle masked; its value from the side file restores it, and without one the
+  subscription is left out with a note (the collection or job keeps its state: what it runs
+  is unchanged, only who is told of failures).
 - Each job's `status` (execution counts, last and next run): the scheduler's own record,
   begun afresh by the restored job (a `recurrence.count` counts again from the restore). A
   job that had ended (Completed, Faulted) comes in Disabled: a PUT cannot set those states,
@@ -36,7 +40,7 @@ from scheduler_lib.migrate.found import (
     dropped,
 )
 from scheduler_lib.migrate.problems import Note, NoteKind, SourceError
-from scheduler_lib.wire import bundle
+from scheduler_lib.wire import bundle, notifications
 from scheduler_lib.wire.signing import PROPERTY as SIGNING
 from scheduler_lib.wire.versions import LATEST_VERSION
 
@@ -123,6 +127,7 @@ def read_bundle(
         item.notes.append(changed(f"{where}.location", moved))
         item.location = location
     _signing(item, [s["path"] for s in listed if s.get("job") is None], secrets)
+    _notification_urls(item.properties, item.notes, secrets, item.name, None)
     _leftovers(item, document)
     found.collections.append(item)
     for index, job in enumerate(document["jobs"]):
@@ -166,6 +171,29 @@ def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> N
         item.properties.pop(SIGNING, None)
 
 
+def _notification_urls(
+    properties: dict[str, Any], notes: list[Note], secrets: SideSecrets, collection: str,
+    job: str | None,
+) -> None:  # fmt: skip
+    """Each masked subscription URL given its value from the side file, else left out."""
+    entries = properties.get(notifications.PROPERTY)
+    if not isinstance(entries, list):
+        return
+    kept = []
+    for index, entry in enumerate(entries):
+        url = entry.get("url") if isinstance(entry, dict) else None
+        if not isinstance(url, str) or not notifications.is_masked(url):
+            kept.append(entry)
+            continue
+        path = f"properties.{notifications.PROPERTY}[{index}].url"
+        value = secrets.take(collection, job, path)
+        if value is None:
+            notes.append(Note(NoteKind.MISSING_SECRET, path, _REASON + "; subscription left out"))
+        else:
+            kept.append({**entry, "url": value})
+    properties[notifications.PROPERTY] = kept
+
+
 def _leftovers(item: FoundCollection, document: dict[str, Any]) -> None:
     fresh = "the scheduler's record of runs; it starts afresh"
     item.notes.append(dropped("jobs[].properties.status", fresh))
@@ -195,10 +223,13 @@ def _job(
         ended = f"{state} → Disabled (it had ended)"
         found.notes.append(changed(f"{where}.properties.state", ended))
         properties["state"] = JobState.DISABLED.value
+    _notification_urls(properties, found.notes, secrets, collection.name, name)
     for entry in listed:
         if str(entry.get("job") or "").lower() != name.lower():
             continue
         path = str(entry.get("path"))
+        if path.startswith(f"properties.{notifications.PROPERTY}["):
+            continue  # read by `_notification_urls`
         value = secrets.take(collection.name, name, path)
         if value is None:
             found.missing.append(MissingSecret(path, "export bundle", _REASON))

@@ -24,7 +24,7 @@ from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.domain import JobDefinition, JobRecord
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.wire import collections as model_collections
-from scheduler_lib.wire import dialect, extensions, secrets, signing
+from scheduler_lib.wire import dialect, extensions, notifications, secrets, signing
 from scheduler_lib.wire import jobs as model_jobs
 from scheduler_lib.wire.actions import CERT_DERIVED
 from scheduler_lib.wire.versions import LATEST_VERSION, parse_version
@@ -62,11 +62,12 @@ def check_job(job: ImportedJob) -> CheckedJob:
 
 def check_collection(collection: ImportedCollection) -> dict[str, Any]:
     """The collection as the API would store it (defaults filled) and GET shows it (signing
-    secrets without their values); ValidationError else."""
+    secrets without their values, notification URLs masked); ValidationError else."""
     version = parse_version(collection.api_version)
     location, tags, properties = model_collections.normalize_body(collection.body, version)
     result: dict[str, Any] = {"tags": tags or {}}
-    result["properties"] = signing.redact(model_collections.complete(properties))
+    shown = signing.redact(model_collections.complete(properties))
+    result["properties"] = notifications.redact(shown)
     if location is not None:
         result["location"] = location
     return result
@@ -94,7 +95,7 @@ def collection_differences(local: dict[str, Any], remote: dict[str, Any]) -> lis
     if "location" in local and _location(local["location"]) != _location(remote.get("location")):
         found.append(f"location: {remote.get('location')} here, {local['location']} in the source")
     found += differences(local["tags"], remote.get("tags") or {}, "tags")
-    stored = signing.redact(remote.get("properties") or {})
+    stored = notifications.redact(signing.redact(remote.get("properties") or {}))
     for entry in stored.get(signing.PROPERTY) or ():
         entry.pop("createdTime", None)  # the scheduler's, not the source's
     found += differences(local["properties"], stored, "properties")

@@ -15,6 +15,7 @@ from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.migrate.found import SECRET_KEYS
 from scheduler_lib.migrate.missing_secrets import PLACEHOLDER
 from scheduler_lib.schedule import preview_table
+from scheduler_lib.wire import notifications
 
 PREVIEW_COUNT = 5
 
@@ -62,6 +63,13 @@ def masked(value: Any, key: str = "") -> Any:
     """A body as it may be shown: secrets replaced by a word saying what is there."""
     if isinstance(value, dict) and key == "signingSecrets" and "value" in value:
         return {**value, "value": "(secret, not shown)"}
+    if (
+        isinstance(value, dict)
+        and key == notifications.PROPERTY
+        and isinstance(value.get("url"), str)
+    ):
+        # A webhook URL's path and query are its credential: shown as GET shows it.
+        value = {**value, "url": notifications.masked(value["url"])}
     if isinstance(value, dict):
         return {k: masked(v, k) for k, v in value.items()}
     if isinstance(value, list):

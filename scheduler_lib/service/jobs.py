@@ -120,7 +120,8 @@ def _save(
     def complete(document: dict[str, Any]) -> None:
         if existing is not None:  # the stored JSON: a secret is carried over as it is stored
             secrets.carry_over(document["action"], existing.definition.document.get("action"))
-            notifications.carry_over(document, existing.definition.document)
+        # Always: on a create, a masked notification URL names nothing stored (a 400).
+        notifications.carry_over(document, existing.definition.document if existing else None)
         secrets.finalize(document["action"], describe_certificate)
         destinations.check_definition(document["action"], ctx.settings)
         check_destinations(document, ctx.settings)  # notifications' URLs, as the action's

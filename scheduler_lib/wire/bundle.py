@@ -8,7 +8,8 @@ values) and, when asked, their recent history.
  "collection": {... GET .../jobCollections/{c} ...},
  "jobs": [{... GET .../jobs/{j} ...}, ...],
  "secrets": [{"collection": c, "job": name | null,
-              "path": "properties.action.request.authentication.password"}],
+              "path": "properties.action.request.authentication.password"},
+             {"collection": c, "job": name | null, "path": "properties.notifications[0].url"}],
  "history": [{"job": name, "entries": [{...properties...}], "truncated": bool}],
  "jobCount": n, "complete": true}
 ```
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from scheduler_lib.wire import secrets, signing
+from scheduler_lib.wire import notifications, secrets, signing
 
 KIND = "SchedulerExportBundle"
 BUNDLE_VERSION = 1
@@ -93,10 +94,18 @@ def job_secret_paths(definition: Mapping[str, Any]) -> list[str]:
                 node = node.get(part) if isinstance(node, dict) else None
             if node is not None:
                 found.append(f"properties.{holder.path}.{secret}")
-    return found
+    return found + notification_url_paths(definition)
 
 
 def collection_secret_paths(properties: dict[str, Any]) -> list[str]:
     """The paths of a collection's signing secrets' values: `properties.signingSecrets[i].value`."""
     entries = properties.get(signing.PROPERTY) or ()
-    return [f"properties.{signing.PROPERTY}[{i}].value" for i, _ in enumerate(entries)]
+    paths = [f"properties.{signing.PROPERTY}[{i}].value" for i, _ in enumerate(entries)]
+    return paths + notification_url_paths(properties)
+
+
+def notification_url_paths(properties: Mapping[str, Any]) -> list[str]:
+    """`properties.notifications[i].url` for each subscription: its path and query are a
+    credential (a Slack or Teams webhook's), so the bundle holds it masked, as GET shows it."""
+    entries = properties.get(notifications.PROPERTY) or ()
+    return [f"properties.{notifications.PROPERTY}[{i}].url" for i, _ in enumerate(entries)]

@@ -9,6 +9,13 @@ Answers show `hasSecret: true` instead, and a subscription sent back without `se
 (the GET-modify-PUT of every SDK) keeps the stored secret of the subscription with the same
 `url`, never another's: a secret never follows a subscription to a new destination.
 `"secret": ""` removes it.
+
+The URL's path and query are write-only too: a Slack, Teams or Power Automate webhook's
+path (or `sig=` query) is itself the credential. Answers show `masked(url)`,
+`scheme://host[:port]/***`, and a subscription sent back with that form keeps the stored URL
+of the subscription it names (`_stored_url`: of those with the same origin, the only one,
+else the one with the same events, else the one at the same position); a masked URL that
+names none (or two) is a 400 asking for the full URL. A full URL replaces the stored one.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ PROPERTY = "notifications"
 MAX_SUBSCRIPTIONS = 5
 MAX_URL = 2048
 SECRET, HAS_SECRET = "secret", "hasSecret"
+#: What stands for a URL's path and query in answers: `https://hooks.slack.com/***`.
+MASK = "***"
 
 
 class NotificationEvent(StrEnum):
@@ -62,7 +71,13 @@ SCHEMA: dict[str, Any] = {
         "type": "object",
         "required": ["url", "events"],
         "properties": {
-            "url": {"type": "string", "format": "uri", "maxLength": MAX_URL},
+            "url": {
+                "type": "string",
+                "format": "uri",
+                "maxLength": MAX_URL,
+                "description": "Shown as scheme://host[:port]/*** (the path and query are "
+                "write-only); sent back so, it keeps the stored URL.",
+            },
             "events": {
                 "type": "array",
                 "minItems": 1,
@@ -141,15 +156,28 @@ def _secret(value: Any, path: str) -> str:
     return signing.read_secret(text, path) if text else ""
 
 
+def masked(url: str) -> str:
+    """The URL as answers show it: scheme, host and port kept, path and query `MASK`ed."""
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}/{MASK}"
+
+
+def is_masked(url: str) -> bool:
+    """Whether `url` is the form `masked` shows (sent back by a GET-modify-PUT)."""
+    parts = urlsplit(url)
+    return parts.path == f"/{MASK}" and not parts.query and not parts.fragment
+
+
 def carry_over(new: dict[str, Any], old: Mapping[str, Any] | None) -> None:
     """Give each subscription of `new` (job definition or collection properties, in place)
-    sent without `secret` the stored secret of `old`'s subscription with the same URL;
+    sent with a masked URL the stored URL it names (a 400 naming the field when none), and
+    each sent without `secret` the stored secret of `old`'s subscription with the same URL;
     drop the `""` that removes one."""
-    stored = {
-        entry["url"]: entry[SECRET]
-        for entry in (old or {}).get(PROPERTY) or ()
-        if entry.get(SECRET)
-    }
+    before = list((old or {}).get(PROPERTY) or ())
+    for index, entry in enumerate(new.get(PROPERTY) or ()):
+        if is_masked(entry["url"]):
+            entry["url"] = _stored_url(entry, index, before)
+    stored = {entry["url"]: entry[SECRET] for entry in before if entry.get(SECRET)}
     for entry in new.get(PROPERTY) or ():
         if SECRET not in entry and entry["url"] in stored:
             entry[SECRET] = stored[entry["url"]]
@@ -157,12 +185,34 @@ def carry_over(new: dict[str, Any], old: Mapping[str, Any] | None) -> None:
             del entry[SECRET]
 
 
+def _stored_url(entry: Mapping[str, Any], index: int, before: list[Mapping[str, Any]]) -> str:
+    """The stored URL a masked one names. Among the stored subscriptions with the same
+    origin (scheme, host, port): the only one; of several, the only one with the same
+    events; of several still (or none with those events), the one at the same position.
+    Never a guess between two: a 400 asking for the full URL."""
+    shown = masked(entry["url"])  # `HTTPS://Hooks.Slack.com/***` names the same origin
+    alike = [i for i, e in enumerate(before) if masked(e["url"]) == shown]
+    if len(alike) > 1:
+        events = set(entry["events"])
+        same = [i for i in alike if set(before[i]["events"]) == events]
+        alike = same if len(same) == 1 else [i for i in same or alike if i == index]
+    if len(alike) == 1:
+        return str(before[alike[0]]["url"])
+    raise ValidationError(
+        f"properties.{PROPERTY}[{index}].url",
+        f"is masked ({shown}) and names no one stored subscription (the only one with that "
+        "origin, else with its events, else at its position): send the full URL",
+    )
+
+
 def redact(properties: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy without the subscriptions' secrets (`hasSecret` says which have one)."""
+    """A copy without the subscriptions' secrets (`hasSecret` says which have one) and with
+    their URLs masked."""
     result = dict(properties)
     if PROPERTY in result:
         shown = copy.deepcopy(result[PROPERTY])
         for entry in shown:
+            entry["url"] = masked(entry["url"])
             if entry.pop(SECRET, None):
                 entry[HAS_SECRET] = True
         result[PROPERTY] = shown

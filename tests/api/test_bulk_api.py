@@ -163,7 +163,8 @@ def test_no_answer_holds_a_secret(client_ext, store: TableStore):
         assert response.status_code == 200 and "basic-pw" not in response.text
         assert outcomes(response.json()) == {"secret": "Succeeded"}
     stored = job_store.get_job(store, SUB, RG, "coll", "secret")
-    assert stored.definition.document["action"]["request"]["authentication"]["password"] == "basic-pw"
+    auth = stored.definition.document["action"]["request"]["authentication"]
+    assert auth["password"] == "basic-pw"
 
 
 @pytest.mark.parametrize(

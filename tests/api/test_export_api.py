@@ -107,3 +107,20 @@ def test_export_is_documented_by_the_new_version_alone(server):
     assert "includeHistory" in parameters
     answer = new["paths"][documented]["get"]["responses"]["200"]["content"]["application/json"]
     assert set(answer["schema"]["properties"]) >= {"kind", "collection", "jobs", "secrets"}
+
+
+def test_a_notification_url_is_masked_and_listed_as_a_secret(client_ext, coll):
+    """A webhook URL's path and query are its credential: the bundle holds the URL as GET
+    shows it (`scheme://host/***`) and names it in `secrets`."""
+    hook = "https://hooks.slack.com/services/T0SECRET/B0SECRET/XXXXKEY?sig=SIGSECRET"
+    body = job_body(notifications=[{"url": hook, "events": ["Failed"], "format": "Slack"}])
+    assert client_ext.put(job_path("told"), json=body).status_code == 201
+    answer = client_ext.get(EXPORT)
+    assert answer.status_code == 200, answer.text
+    assert "SECRET" not in answer.text and "XXXXKEY" not in answer.text
+    document = answer.json()
+    [job] = document["jobs"]
+    assert job["properties"]["notifications"][0]["url"] == "https://hooks.slack.com/***"
+    assert {"collection": "coll", "job": "told", "path": "properties.notifications[0].url"} in (
+        document["secrets"]
+    )

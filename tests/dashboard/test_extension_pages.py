@@ -305,3 +305,34 @@ def test_a_job_page_shows_its_health_and_the_notifications_sent(signed_in, api, 
     put_job(store, replace(broken, state="Faulted"))
     attention = _text(signed_in.get(UI + "/")).split("Needs attention")[1]
     assert attention.index("coll / watched : Overdue") < attention.index("coll / broken : Faulted")
+
+
+def test_pages_never_show_a_notification_urls_path_and_the_form_keeps_it(
+    signed_in, api, store
+) -> None:
+    """A Slack or Teams webhook's path (or `sig=` query) is its key: the collection page, the
+    job page and the editor show the URL masked, and saving the editor's form (which sends
+    back what it does not show) keeps the stored URL."""
+    slack = "https://hooks.slack.com/services/T0SECRET/B0SECRET/XXXXKEY"
+    teams = "https://prod.westeurope.logic.azure.com/workflows/w/invoke?sig=SIGSECRET"
+    hooks = [{"url": teams, "events": ["Failed"], "format": "Teams"}]
+    patched = api.patch(collection_path(), json={"properties": {"notifications": hooks}})
+    assert patched.status_code == 200, patched.text
+    _job(api, "hooked", notifications=[{"url": slack, "events": ["Failed"], "format": "Slack"}],
+         **DAILY_1000)  # fmt: skip
+    job_page = signed_in.get(BASE + "/jobs/hooked")
+    assert "https://hooks.slack.com/***" in html.unescape(job_page.text)
+    edit = signed_in.get(BASE + "/jobs/hooked/edit")
+    for page in (signed_in.get(BASE), job_page, edit):
+        assert page.status_code == 200
+        assert "SECRET" not in page.text and "XXXXKEY" not in page.text
+    etag = html.unescape(re.search(r'name="etag" value="([^"]*)"', edit.text).group(1))
+    form = {"csrf": csrf_token(edit), "mode": "form", "original": "hooked", "etag": etag,
+            "method": "GET", "uri": "http://127.0.0.1:9/changed", "startTime":
+            "2026-01-01T00:00:00Z", "frequency": "Day", "interval": "1", "hours": "10",
+            "minutes": "0", "retryType": "None"}  # fmt: skip
+    saved = signed_in.post(BASE + "/save", data=form)
+    assert saved.status_code == 303, saved.text
+    record = get_job(store, SUB, "rg1", "coll", "hooked")
+    assert record.definition["action"]["request"]["uri"] == "http://127.0.0.1:9/changed"
+    assert [n["url"] for n in record.definition["notifications"]] == [slack]

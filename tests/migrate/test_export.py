@@ -25,6 +25,7 @@ from scheduler_lib.__main__ import main
 from scheduler_lib.api import create_app
 from scheduler_lib.config import Settings
 from scheduler_lib.store import HistoryEntry, TableStore, add_history
+from scheduler_lib.store import get_collection as stored_collection
 from scheduler_lib.store import jobs as job_store
 from tests.api.conftest import api_client
 from tests.migrate.conftest import NOW, SUB, Imported
@@ -291,7 +292,8 @@ def test_secrets_given_after_a_first_restore_need_replace(
     back = b.get(job).json()["properties"]
     assert back["state"] == "Enabled" and "pauseNote" not in back
     stored = job_store.get_job(TableStore(second_settings), SUB_B, "rg-a", "coll", "basic")
-    assert stored.definition.document["action"]["request"]["authentication"]["password"] == "basic-pw"
+    auth = stored.definition.document["action"]["request"]["authentication"]
+    assert auth["password"] == "basic-pw"
 
 
 def test_exporting_a_missing_collection_says_so(cli, first, tmp_path):
@@ -389,3 +391,62 @@ def test_a_whole_deployment_backup_restores_every_collection(cli, first, second,
         assert moved["location"] == "northeurope"  # moved to another region
         back = b.get(_collection(group, name, SUB_B) + "/jobs/j").json()["properties"]
         assert back["recurrence"] == {"frequency": "Hour", "interval": 1}
+
+
+SLACK = "https://hooks.slack.com/services/T0SECRET/B0SECRET/XXXXKEY"
+TEAMS = "https://prod.westeurope.logic.azure.com/workflows/w1/invoke?sp=x&sig=SIGSECRET"
+LEFT_OUT = "https://hooks.example.com/KEY3SECRET"
+
+
+def test_notification_urls_are_secrets_of_the_bundle(
+    cli, first, second, a, b, second_settings, tmp_path
+):
+    """A subscription's URL (a webhook's path is its key) is in the bundle masked and listed
+    in `secrets`; given in the side file it is restored whole, else the subscription is left
+    out with a note and the job keeps its state."""
+    body = {
+        "location": "West Europe",
+        "properties": {
+            "sku": {"name": "P10Premium"},
+            "notifications": [{"url": SLACK, "events": ["Failed"], "format": "Slack"}],
+        },
+    }
+    assert a.put(_collection("rg-a", "hooks"), json=body).status_code == 201
+    job = {"action": _http(), "recurrence": {"frequency": "Hour"}, "notifications": [
+        {"url": TEAMS, "events": ["Failed"], "format": "Teams"},
+        {"url": LEFT_OUT, "events": ["Missed"]}]}  # fmt: skip
+    put = a.put(f"{_collection('rg-a', 'hooks')}/jobs/alert", json={"properties": job})
+    assert put.status_code == 201, put.text
+    out = tmp_path / "hooks.json"
+    exported = _export(cli, first, "--resource-group", "rg-a", "--collection", "hooks",
+                       "--out", str(out))  # fmt: skip
+    assert exported.code == 0, exported.err
+    text = out.read_text()
+    assert "SECRET" not in text and "XXXXKEY" not in text
+    bundle = json.loads(text)
+    urls = [n["url"] for n in bundle["jobs"][0]["properties"]["notifications"]]
+    assert urls == ["https://prod.westeurope.logic.azure.com/***", "https://hooks.example.com/***"]
+    listed = {(s["job"], s["path"]) for s in bundle["secrets"]}
+    assert listed == {(None, "properties.notifications[0].url"),
+                      ("alert", "properties.notifications[0].url"),
+                      ("alert", "properties.notifications[1].url")}  # fmt: skip
+
+    side = tmp_path / "secrets.json"
+    side.write_text(json.dumps({"secrets": [
+        {"collection": "hooks", "job": None, "path": "properties.notifications[0].url",
+         "value": SLACK},
+        {"collection": "hooks", "job": "alert", "path": "properties.notifications[0].url",
+         "value": TEAMS}]}))  # fmt: skip
+    dry = _restore(cli, second, str(out), "--secrets", str(side), "--dry-run")
+    assert "missing secret: properties.notifications[1].url" in dry.out, dry.out
+    assert "SECRET" not in dry.out + dry.err
+    restored = _restore(cli, second, str(out), "--secrets", str(side))
+    assert restored.code == 0, restored.out + restored.err
+    stored = TableStore(second_settings)
+    collection = stored_collection(stored, SUB_B, "rg-a", "hooks")
+    assert [n["url"] for n in collection.properties["notifications"]] == [SLACK]
+    alert = job_store.get_job(stored, SUB_B, "rg-a", "hooks", "alert")
+    assert [n["url"] for n in alert.definition["notifications"]] == [TEAMS]
+    assert alert.state == "Enabled"  # what it runs is unchanged
+    back = b.get(f"{_collection('rg-a', 'hooks', SUB_B)}/jobs/alert").text
+    assert "SECRET" not in back

@@ -82,7 +82,7 @@ def test_a_collection_shows_its_subscriptions_without_secrets(system: System) ->
     assert secret not in response.text
     shown = system.client.get(COLLECTION, params=NEW).json()["properties"]
     assert shown["notifications"] == [{
-        "url": "https://hooks.example.com/x", "events": ["Missed"], "format": "Teams",
+        "url": "https://hooks.example.com/***", "events": ["Missed"], "format": "Teams",
         "hasSecret": True,
     }]  # fmt: skip
     assert shown["alertIfNoSuccessWithin"] == "P1D"
