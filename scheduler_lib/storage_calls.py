@@ -11,6 +11,12 @@ A request's stage is read off the call stack: the function invocation it belongs
 module that asked for it, skipping the storage adapters themselves (`ADAPTERS`). The counts
 are written as JSON to the file every second (replaced atomically), so a reader can take
 a snapshot before and after a window and subtract.
+
+Invocations are counted too (`invoked`, around each function the local host runs), with
+the milliseconds they run (`seconds: <function>`, summed) and the milliseconds at least one
+of them runs (`seconds: active`): Flex Consumption bills an instance's memory for the time
+it is executing, so the active time is the GB-s meter and an invocation that waits (the
+early-delivery hold) costs as much of it as one that works.
 """
 
 from __future__ import annotations
@@ -19,7 +25,10 @@ import json
 import os
 import sys
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import requests
@@ -39,6 +48,8 @@ ADAPTERS = (
 _counts: Counter[str] = Counter()
 _lock = threading.Lock()
 _writer: threading.Thread | None = None
+_running = 0  # invocations running now
+_active_since = 0.0  # when the running ones started being at least one
 
 
 def stage_of(frame: Any) -> str:
@@ -64,6 +75,27 @@ def stage_of(frame: Any) -> str:
 def count(stage: str) -> None:
     with _lock:
         _counts[stage] += 1
+
+
+@contextmanager
+def invoked(function: str, *, clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """Count one invocation of `function` and the time it and the instance run."""
+    global _running, _active_since
+    start = clock()
+    with _lock:
+        _counts[f"invocation: {function}"] += 1
+        if _running == 0:
+            _active_since = start
+        _running += 1
+    try:
+        yield
+    finally:
+        end = clock()
+        with _lock:
+            _counts[f"seconds: {function}"] += round((end - start) * 1000)
+            _running -= 1
+            if _running == 0:
+                _counts["seconds: active"] += round((end - _active_since) * 1000)
 
 
 def snapshot() -> dict[str, int]:
