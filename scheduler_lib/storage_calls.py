@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import requests
+from scheduler_lib.storage_account import DirectSession
 
 #: The app setting naming the file the counts go to (unset: nothing is counted).
 COUNT_CALLS_SETTING = "SCHEDULER_BENCH_COUNT_CALLS"
@@ -123,7 +123,7 @@ def start_writer(path: str) -> None:
             _writer.start()
 
 
-class CountingSession(requests.Session):
+class CountingSession(DirectSession):
     """A session that counts each request it sends under its stage, its service (`kind`,
     e.g. "table" or "queue") and its method."""
 
