@@ -52,7 +52,7 @@ def connection_pool_size(settings: Settings) -> int:
     return settings.executor_concurrency + dispatch + OTHER_THREADS
 
 
-def pooled_session(settings: Settings, kind: str = "storage") -> requests.Session:
+def pooled_session(settings: Settings, kind: str = "storage") -> DirectSession:
     """A session as azure-core builds its own (its retries are the SDK's business, so the
     adapter makes none), with a pool of `connection_pool_size` connections per host.
 
@@ -78,11 +78,18 @@ class DirectSession(requests.Session):
     host's CPU per request went there and to preparing it (bench/transport.py, docs/cost.md).
     The storage SDKs sign every request and use no cookies, hooks, redirects (azure-core
     follows them itself) or session-level auth, so a request with none of those is prepared
-    once and sent; anything else goes through `requests` as before."""
+    once and sent; anything else goes through `requests` as before.
+
+    `on_request`, when set, is told of each request before it is sent (the cost benchmark's
+    count, `storage_calls`)."""
+
+    on_request: Callable[[str, str], None] | None = None
 
     def request(  # type: ignore[override]  # requests' own signature, passed through
         self, method: str, url: str, *args: Any, **kwargs: Any
     ) -> requests.Response:
+        if self.on_request is not None:
+            self.on_request(method, str(url))
         if args or not _plain(kwargs):
             return super().request(method, url, *args, **kwargs)
         prepared = requests.PreparedRequest()
@@ -118,14 +125,15 @@ def _plain(kwargs: dict[str, Any]) -> bool:
     return _DIRECT.issuperset(kwargs)
 
 
-def _new_session(kind: str) -> requests.Session:
+def _new_session(kind: str) -> DirectSession:
+    session = DirectSession()
     path = os.environ.get("SCHEDULER_BENCH_COUNT_CALLS")
-    if not path:
-        return DirectSession()
-    from scheduler_lib import storage_calls
+    if path:
+        from scheduler_lib import storage_calls
 
-    storage_calls.start_writer(path)
-    return storage_calls.CountingSession(kind)
+        storage_calls.start_writer(path)
+        session.on_request = storage_calls.request_counter(kind)
+    return session
 
 
 def service_client(client_class: type[C], settings: Settings, endpoint: str, **options: Any) -> C:

@@ -2,7 +2,7 @@
 
 Storage is billed per request (transaction), so the benchmark needs to know how many each
 occurrence makes and which part of the code makes them. `storage_account.pooled_session`,
-the one place storage clients get their `requests` session, returns a `CountingSession`
+the one place storage clients get their `requests` session, gives it a `request_counter`
 only when `SCHEDULER_BENCH_COUNT_CALLS` names a file: production pays nothing, not even an
 import of this module.
 
@@ -30,8 +30,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
-
-from scheduler_lib.storage_account import DirectSession
 
 #: The app setting naming the file the counts go to (unset: nothing is counted).
 COUNT_CALLS_SETTING = "SCHEDULER_BENCH_COUNT_CALLS"
@@ -123,17 +121,12 @@ def start_writer(path: str) -> None:
             _writer.start()
 
 
-class CountingSession(DirectSession):
-    """A session that counts each request it sends under its stage, its service (`kind`,
-    e.g. "table" or "queue") and its method."""
+def request_counter(kind: str) -> Callable[[str, str], None]:
+    """What a storage session calls before each request it sends: counts it under its stage,
+    its service (`kind`, e.g. "table" or "queue") and its method."""
 
-    def __init__(self, kind: str) -> None:
-        super().__init__()
-        self.kind = kind
+    def counted(method: str, url: str) -> None:
+        service = f"{kind} batch" if "$batch" in url else kind
+        count(f"{stage_of(sys._getframe(1))} [{service} {method}]")
 
-    def request(  # type: ignore[override]  # requests' own signature, passed through
-        self, method: str, url: str, *args: Any, **kwargs: Any
-    ) -> Any:
-        kind = f"{self.kind} batch" if "$batch" in str(url) else self.kind
-        count(f"{stage_of(sys._getframe(1))} [{kind} {method}]")
-        return super().request(method, url, *args, **kwargs)
+    return counted

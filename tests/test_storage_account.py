@@ -220,7 +220,8 @@ def test_requests_are_counted_by_stage_only_for_the_cost_benchmark(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(storage_calls.COUNT_CALLS_SETTING, raising=False)
-    assert type(pooled_session(settings)) is DirectSession  # production: uncounted
+    session = pooled_session(settings)
+    assert type(session) is DirectSession and session.on_request is None  # production
 
     monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
     store = TableStore(settings)
