@@ -143,7 +143,10 @@ def run(  # type: ignore[type-arg]
     }
     if profile:
         env["SCHEDULER_BENCH_PROFILE"] = profile
-    log = open(f"/tmp/cost-host-{count}.log", "wb")  # noqa: SIM115  # closed below
+    # Its own log per run: runs side by side (base and change) must not write one file.
+    log_path = counts.parent / "host.log"
+    print(f"host log: {log_path}", file=sys.stderr)
+    log = open(log_path, "wb")  # noqa: SIM115  # closed below
     host = subprocess.Popen(
         [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
