@@ -1,7 +1,7 @@
 """CPU, storage calls and function invocations per occurrence, through the local host.
 
-    .venv/bin/python bench/cost.py [--count 600] [--idle 60] [--root PATH] [--label NAME]
-                                   [--profile FILE]
+    .venv/bin/python bench/cost.py [--count 600] [--minutes 1] [--idle 60] [--root PATH]
+                                   [--label NAME] [--env NAME=VALUE ...] [--profile FILE]
 
 What an occurrence costs is what Azure bills for: CPU time (GB-s on Flex Consumption),
 storage transactions and function executions. One run:
@@ -13,7 +13,8 @@ storage transactions and function executions. One run:
 2. idle: `--idle` seconds with no job (one minute holds one dispatcher tick), CPU of the
    host and of Azurite (utime+stime of the process and its children, /proc/<pid>/stat), and
    the storage calls made meanwhile;
-3. `--count` one-time HTTP jobs created through the API, due spread over one minute a few
+3. `--count` one-time HTTP jobs created through the API, due spread evenly over `--minutes`
+   minutes (one by default; e.g. `--count 40 --minutes 4` for isolated occurrences) a few
    minutes ahead (as bench/lateness.py); the window starts once they are created (the API's
    cost is not counted) and ends 5 s after the last action arrived: everything the
    dispatcher, the executor and the watchdog did for them falls in it;
@@ -22,10 +23,13 @@ storage transactions and function executions. One run:
 
 Printed: CPU ms per occurrence above idle (idle scaled to the window's length) for the host
 and Azurite, next to the bare work's, with ratios; storage requests per occurrence, total
-and per stage (`invocation entry: module [service method]`); invocations per occurrence;
-lateness p50/p99. `--root` runs the host from another checkout (compare in the same run of
-the machine); `--profile FILE` runs the host under `devtools/thread_profile.py` (a CPU
-profile of every thread; its overhead inflates the CPU numbers of that run).
+and per stage (`invocation entry: module [service method]`); invocations per occurrence and
+the seconds they ran, and the host's active seconds (at least one invocation running: what
+Flex Consumption bills GB-s for) per occurrence; lateness p50/p99. `--env` passes an app
+setting to the host (e.g. `SCHEDULER_PRECISION=minute`). `--root` runs the host from
+another checkout (compare in the same run of the machine); `--profile FILE` runs the host
+under `devtools/thread_profile.py` (a CPU profile of every thread; its overhead inflates the
+CPU numbers of that run).
 """
 
 from __future__ import annotations
@@ -115,7 +119,16 @@ def diff(after: tuple, before: tuple) -> dict:  # type: ignore[type-arg]
     }
 
 
-def run(count: int, root: Path, idle_seconds: float, profile: str | None, margin: float) -> dict:  # type: ignore[type-arg]
+def run(  # type: ignore[type-arg]
+    count: int,
+    root: Path,
+    idle_seconds: float,
+    profile: str | None,
+    margin: float,
+    *,
+    minutes: int = 1,
+    settings: dict[str, str] | None = None,
+) -> dict:
     azurite, target = start_azurite(), Target()
     port = free_port()
     counts = Path(tempfile.mkdtemp(prefix="cost-")) / "counts.json"
@@ -126,10 +139,14 @@ def run(count: int, root: Path, idle_seconds: float, profile: str | None, margin
         "SCHEDULER_API_KEYS": KEY,
         "SCHEDULER_BENCH_COUNT_CALLS": str(counts),
         "PYTHONPATH": str(root),
+        **(settings or {}),
     }
     if profile:
         env["SCHEDULER_BENCH_PROFILE"] = profile
-    log = open(f"/tmp/cost-host-{count}.log", "wb")  # noqa: SIM115  # closed below
+    # Its own log per run: runs side by side (base and change) must not write one file.
+    log_path = counts.parent / "host.log"
+    print(f"host log: {log_path}", file=sys.stderr)
+    log = open(log_path, "wb")  # noqa: SIM115  # closed below
     host = subprocess.Popen(
         [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
         cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -158,13 +175,13 @@ def run(count: int, root: Path, idle_seconds: float, profile: str | None, margin
         for c in range((count + PER_COLLECTION - 1) // PER_COLLECTION):
             body = {"location": "local", "properties": {"sku": {"name": "P20Premium"}}}
             api.put(f"/c{c}", json=body).raise_for_status()
-        create = _creator(api, target.url, minute, count)
+        create = _creator(api, target.url, minute, count, minutes)
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(create, range(count)))
         if datetime.now(UTC) > minute - timedelta(seconds=60):
             raise SystemExit("creating the jobs took too long to place them ahead; rerun")
         before = probe.take()
-        end = minute + timedelta(seconds=90)
+        end = minute + timedelta(minutes=minutes - 1, seconds=90)
         while datetime.now(UTC) < end and target.count() < count:
             time.sleep(0.5)
         time.sleep(5)  # a doubled delivery, a watchdog's check, a finish still in hand
@@ -186,9 +203,11 @@ def run(count: int, root: Path, idle_seconds: float, profile: str | None, margin
     }  # fmt: skip
 
 
-def _creator(api: httpx.Client, url: str, minute: datetime, count: int) -> Callable[[int], None]:
+def _creator(
+    api: httpx.Client, url: str, minute: datetime, count: int, minutes: int
+) -> Callable[[int], None]:
     def create(i: int) -> None:
-        start = minute + timedelta(seconds=60 * i / count)
+        start = minute + timedelta(seconds=60 * minutes * i / count)
         action = {"type": "Http", "request": {"method": "POST", "uri": url}}
         body = {"properties": {"startTime": iso(start), "action": action}}
         for attempt in range(5):  # storage busy under the load: the API answers 503
@@ -218,8 +237,9 @@ def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
     bare = r["bare"] / n * 1000
     calls = work["counts"]
     idle_calls = Counter({k: v * scale for k, v in idle["counts"].items()})
-    storage = {k: v for k, v in calls.items() if not k.startswith("invocation")}
+    storage = {k: v for k, v in calls.items() if not k.startswith(("invocation", "seconds"))}
     invocations = {k: v for k, v in calls.items() if k.startswith("invocation")}
+    seconds = {k: v / 1000 for k, v in calls.items() if k.startswith("seconds")}
     print(f"\n## {label}: {n} occurrences in one minute, window {work['seconds']:.0f} s")
     print(f"received {r['received']}, missing {r['missing']}, doubled {r['doubled']}, "
           f"lateness p50 {r['p50']:.2f} s, p99 {r['p99']:.2f} s")  # fmt: skip
@@ -245,13 +265,52 @@ def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
     print("|---|---:|")
     for key, value in sorted(invocations.items(), key=lambda kv: -kv[1]):
         print(f"| {key.removeprefix('invocation: ')} | {value / n:.3f} |")
-    print(f"| total | {sum(invocations.values()) / n:.3f} |", flush=True)
+    print(f"| total | {sum(invocations.values()) / n:.3f} |")
+    print("\n| seconds running | per occurrence |")
+    print("|---|---:|")
+    for key, value in sorted(seconds.items(), key=lambda kv: -kv[1]):
+        print(f"| {key.removeprefix('seconds: ')} | {value / n:.3f} |")
+    summary(r, host, azurite, bare, storage, invocations, seconds)
+
+
+def summary(  # type: ignore[type-arg]
+    r: dict, host: float, azurite: float, bare: float, storage: dict, invocations: dict,
+    seconds: dict,
+) -> None:
+    """The issue's table in one place: CPU both sides, storage by stage, executions and
+    active seconds, lateness (also kept in the JSON for comparing runs)."""
+    n = r["count"]
+    # The local host's polling loops stand for the Functions host's triggers: not counted.
+    counted = {k: v for k, v in storage.items() if not k.split(":")[0].endswith("_loop")}
+    table = sum(v for k, v in counted.items() if "[table" in k) / n
+    queue = sum(v for k, v in counted.items() if "[queue" in k) / n
+    stages: Counter[str] = Counter()
+    for key, value in storage.items():
+        stages[key.split(":")[0]] += value / n
+    r["summary"] = {
+        "host_ms": host, "azurite_ms": azurite, "bare_ms": bare, "table": table,
+        "queue": queue, "executions": sum(invocations.values()) / n,
+        "active_s": seconds.get("seconds: active", float("nan")) / n,
+        "executor_s": seconds.get("seconds: scheduler-executions", float("nan")) / n,
+        "p50": r["p50"], "p99": r["p99"], "stages": dict(stages),
+    }  # fmt: skip
+    print("\n| summary | per occurrence |")
+    print("|---|---:|")
+    for name, value in r["summary"].items():
+        if name != "stages":
+            print(f"| {name} | {value:.3f} |")
+    for name, value in sorted(stages.items(), key=lambda kv: -kv[1]):
+        print(f"| storage requests in {name} | {value:.2f} |")
+    print(flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=600)
+    parser.add_argument("--minutes", type=int, default=1, help="spread the jobs over this many")
     parser.add_argument("--idle", type=float, default=60.0)
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an app setting for the host")  # fmt: skip
     parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument("--label", default="this tree")
     parser.add_argument("--profile", help="pstats file for a CPU profile of the host")
@@ -262,7 +321,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(f"[{datetime.now(UTC):%H:%M:%S}] {args.label} ({args.root}); load {os.getloadavg()}",
           file=sys.stderr)  # fmt: skip
-    result = run(args.count, args.root.resolve(), args.idle, args.profile, args.margin)
+    settings = dict(item.split("=", 1) for item in args.env)
+    result = run(args.count, args.root.resolve(), args.idle, args.profile, args.margin,
+                 minutes=args.minutes, settings=settings)  # fmt: skip
     report(result, args.label)
     print(f"load average after: {os.getloadavg()}")
     if args.json:

@@ -73,6 +73,13 @@ param deployServiceBus bool = false
 @description('ISO 8601 duration a missed occurrence may still run late (SCHEDULER_GRACE_PERIOD).')
 param gracePeriod string = 'PT5M'
 
+@description('How exactly occurrences start (SCHEDULER_PRECISION): second holds each one in its invocation for 1-2 s to start it at its second; minute starts it when the queue trigger takes it, a second or two later, without the billed hold. See docs/cost.md.')
+@allowed([
+  'second'
+  'minute'
+])
+param precision string = 'second'
+
 @description('Shards of the due index (SCHEDULER_DISPATCH_SHARDS, 1-64): how many (minute, shard) pairs the dispatch function handles in parallel each minute. See docs/capacity.md.')
 @minValue(1)
 @maxValue(64)
@@ -352,6 +359,7 @@ module api './app/api.bicep' = {
       SCHEDULER_DISPATCH_QUEUE: dispatchQueueName
       SCHEDULER_DISPATCH_SHARDS: string(dispatchShards)
       SCHEDULER_GRACE_PERIOD: gracePeriod
+      SCHEDULER_PRECISION: precision
       SCHEDULER_STORAGE_QUEUE_ENDPOINT: 'https://{account}.queue.${environment().suffixes.storage}'
       SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX: serviceBusEndpointSuffix
       SCHEDULER_OAUTH_AUTHORITY: oauthAuthority

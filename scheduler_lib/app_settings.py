@@ -27,6 +27,9 @@ APP_SETTINGS: dict[str, str] = {
     "the Functions host scales the dispatch function)",
     "SCHEDULER_EXECUTOR_CONCURRENCY": "messages the local host executes at once (default 28)",
     "SCHEDULER_GRACE_PERIOD": "ISO 8601 duration a missed occurrence may still run late",
+    "SCHEDULER_PRECISION": "second (default): an occurrence starts at its second, its message "
+    "delivered 1-2 s early and held; minute: delivered at its second, no hold (cheaper, starts "
+    "up to a few seconds late)",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 
 import isodate
 
@@ -73,6 +74,15 @@ DEFAULT_DISPATCH_SHARDS = 8
 MAX_DISPATCH_SHARDS = 64  # two digits in the PartitionKey
 
 
+class Precision(StrEnum):
+    """How exactly a scheduled occurrence starts (`SCHEDULER_PRECISION`, docs/cost.md):
+    SECOND delivers it 1-2 s early and waits for its second in the invocation (billed);
+    MINUTE delivers it at its second and starts it when the queue trigger takes it."""
+
+    SECOND = "second"
+    MINUTE = "minute"
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything the scheduler needs from its host, as plain values."""
@@ -91,6 +101,7 @@ class Settings:
     #: Messages the local host runs at once (each from its early delivery to its end).
     executor_concurrency: int = 28
     grace_period: timedelta = timedelta(minutes=5)
+    precision: Precision = Precision.SECOND
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
     oauth_authority: str = "https://login.microsoftonline.com"
@@ -215,6 +226,9 @@ class Settings:
             ) from exc
         if not isinstance(grace_period, timedelta) or grace_period < timedelta(0):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "days, hours, minutes or seconds, >= 0")
+        precision = env.get("SCHEDULER_PRECISION", "second").strip().lower()
+        if precision not in set(Precision):
+            raise ValidationError("SCHEDULER_PRECISION", "must be 'second' or 'minute'")
         unresolved = tuple(name for name in APP_SETTINGS if _is_reference(env.get(name)))
         if any(name not in OPTIONAL_REFERENCES for name in unresolved):
             name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
@@ -237,6 +251,7 @@ class Settings:
             dispatch_workers=_int(env, "SCHEDULER_DISPATCH_WORKERS", 2),
             executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 28),
             grace_period=grace_period,
+            precision=Precision(precision),
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"
             ),

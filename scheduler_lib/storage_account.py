@@ -18,6 +18,9 @@ variables each time it sends, which was 13 % of the host's CPU under load (bench
 docs/cost.md). The same variables still apply, read at creation: `HTTP(S)_PROXY` and
 `NO_PROXY` for the client's endpoint, `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` as the bundle
 the client verifies TLS with. (`.netrc` never applied: the SDKs sign every request.)
+
+The session is a `DirectSession`: a storage request goes from azure-core's transport to the
+connection pool without `requests`' per-request merging of session settings (see there).
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def connection_pool_size(settings: Settings) -> int:
     return settings.executor_concurrency + dispatch + OTHER_THREADS
 
 
-def pooled_session(settings: Settings, kind: str = "storage") -> requests.Session:
+def pooled_session(settings: Settings, kind: str = "storage") -> DirectSession:
     """A session as azure-core builds its own (its retries are the SDK's business, so the
     adapter makes none), with a pool of `connection_pool_size` connections per host.
 
@@ -66,14 +69,71 @@ def pooled_session(settings: Settings, kind: str = "storage") -> requests.Sessio
     return session
 
 
-def _new_session(kind: str) -> requests.Session:
-    path = os.environ.get("SCHEDULER_BENCH_COUNT_CALLS")
-    if not path:
-        return requests.Session()
-    from scheduler_lib import storage_calls
+class DirectSession(requests.Session):
+    """A session that sends what azure-core hands it straight to its adapter.
 
-    storage_calls.start_writer(path)
-    return storage_calls.CountingSession(kind)
+    azure-core's transport calls `Session.request` for every storage request, and `requests`
+    then merges the session's settings into the request (headers, cookies, proxies, verify,
+    hooks), builds a cookie jar and extracts cookies from the answer: about half of the
+    host's CPU per request went there and to preparing it (bench/transport.py, docs/cost.md).
+    The storage SDKs sign every request and use no cookies, hooks, redirects (azure-core
+    follows them itself) or session-level auth, so a request with none of those is prepared
+    once and sent; anything else goes through `requests` as before.
+
+    `on_request`, when set, is told of each request before it is sent (the cost benchmark's
+    count, `storage_calls`)."""
+
+    on_request: Callable[[str, str], None] | None = None
+
+    def request(  # type: ignore[override]  # requests' own signature, passed through
+        self, method: str, url: str, *args: Any, **kwargs: Any
+    ) -> requests.Response:
+        if self.on_request is not None:
+            self.on_request(method, str(url))
+        if args or not _plain(kwargs):
+            return super().request(method, url, *args, **kwargs)
+        prepared = requests.PreparedRequest()
+        prepared.prepare(
+            method=method, url=url, headers=kwargs.get("headers"), data=kwargs.get("data")
+        )
+        stream = bool(kwargs.get("stream"))
+        response = self.get_adapter(url).send(
+            prepared,
+            stream=stream,
+            timeout=kwargs.get("timeout"),
+            verify=kwargs.get("verify", self.verify),
+            cert=kwargs.get("cert"),
+            proxies=kwargs.get("proxies") or self.proxies,
+        )
+        if not stream:
+            response.content  # noqa: B018  # read it now, as Session.send does
+        return response
+
+
+#: The keyword arguments azure-core's transport passes that DirectSession handles itself.
+_DIRECT = frozenset({"headers", "data", "files", "timeout", "verify", "cert", "proxies"}) | {
+    "stream",
+    "allow_redirects",
+}
+
+
+def _plain(kwargs: dict[str, Any]) -> bool:
+    """Whether a request needs nothing of `requests`' session machinery: no redirects to
+    follow, no files, cookies, auth, params, json or hooks."""
+    if kwargs.get("allow_redirects", True) or kwargs.get("files"):
+        return False
+    return _DIRECT.issuperset(kwargs)
+
+
+def _new_session(kind: str) -> DirectSession:
+    session = DirectSession()
+    path = os.environ.get("SCHEDULER_BENCH_COUNT_CALLS")
+    if path:
+        from scheduler_lib import storage_calls
+
+        storage_calls.start_writer(path)
+        session.on_request = storage_calls.request_counter(kind)
+    return session
 
 
 def service_client(client_class: type[C], settings: Settings, endpoint: str, **options: Any) -> C:

@@ -2,7 +2,7 @@
 
 Storage is billed per request (transaction), so the benchmark needs to know how many each
 occurrence makes and which part of the code makes them. `storage_account.pooled_session`,
-the one place storage clients get their `requests` session, returns a `CountingSession`
+the one place storage clients get their `requests` session, gives it a `request_counter`
 only when `SCHEDULER_BENCH_COUNT_CALLS` names a file: production pays nothing, not even an
 import of this module.
 
@@ -11,6 +11,12 @@ A request's stage is read off the call stack: the function invocation it belongs
 module that asked for it, skipping the storage adapters themselves (`ADAPTERS`). The counts
 are written as JSON to the file every second (replaced atomically), so a reader can take
 a snapshot before and after a window and subtract.
+
+Invocations are counted too (`invoked`, around each function the local host runs), with
+the milliseconds they run (`seconds: <function>`, summed) and the milliseconds at least one
+of them runs (`seconds: active`): Flex Consumption bills an instance's memory for the time
+it is executing, so the active time is the GB-s meter and an invocation that waits (the
+early-delivery hold) costs as much of it as one that works.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ import json
 import os
 import sys
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
-
-import requests
 
 #: The app setting naming the file the counts go to (unset: nothing is counted).
 COUNT_CALLS_SETTING = "SCHEDULER_BENCH_COUNT_CALLS"
@@ -39,6 +46,8 @@ ADAPTERS = (
 _counts: Counter[str] = Counter()
 _lock = threading.Lock()
 _writer: threading.Thread | None = None
+_running = 0  # invocations running now
+_active_since = 0.0  # when the running ones started being at least one
 
 
 def stage_of(frame: Any) -> str:
@@ -66,6 +75,27 @@ def count(stage: str) -> None:
         _counts[stage] += 1
 
 
+@contextmanager
+def invoked(function: str, *, clock: Callable[[], float] = time.monotonic) -> Iterator[None]:
+    """Count one invocation of `function` and the time it and the instance run."""
+    global _running, _active_since
+    start = clock()
+    with _lock:
+        _counts[f"invocation: {function}"] += 1
+        if _running == 0:
+            _active_since = start
+        _running += 1
+    try:
+        yield
+    finally:
+        end = clock()
+        with _lock:
+            _counts[f"seconds: {function}"] += round((end - start) * 1000)
+            _running -= 1
+            if _running == 0:
+                _counts["seconds: active"] += round((end - _active_since) * 1000)
+
+
 def snapshot() -> dict[str, int]:
     with _lock:
         return dict(_counts)
@@ -91,17 +121,12 @@ def start_writer(path: str) -> None:
             _writer.start()
 
 
-class CountingSession(requests.Session):
-    """A session that counts each request it sends under its stage, its service (`kind`,
-    e.g. "table" or "queue") and its method."""
+def request_counter(kind: str) -> Callable[[str, str], None]:
+    """What a storage session calls before each request it sends: counts it under its stage,
+    its service (`kind`, e.g. "table" or "queue") and its method."""
 
-    def __init__(self, kind: str) -> None:
-        super().__init__()
-        self.kind = kind
+    def counted(method: str, url: str) -> None:
+        service = f"{kind} batch" if "$batch" in url else kind
+        count(f"{stage_of(sys._getframe(1))} [{service} {method}]")
 
-    def request(  # type: ignore[override]  # requests' own signature, passed through
-        self, method: str, url: str, *args: Any, **kwargs: Any
-    ) -> Any:
-        kind = f"{self.kind} batch" if "$batch" in str(url) else self.kind
-        count(f"{stage_of(sys._getframe(1))} [{kind} {method}]")
-        return super().request(method, url, *args, **kwargs)
+    return counted

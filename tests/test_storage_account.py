@@ -23,7 +23,12 @@ from requests.adapters import HTTPAdapter
 
 from scheduler_lib import storage_calls
 from scheduler_lib.config import TABLES, Settings
-from scheduler_lib.storage_account import connection_pool_size, pooled_session, service_client
+from scheduler_lib.storage_account import (
+    DirectSession,
+    connection_pool_size,
+    pooled_session,
+    service_client,
+)
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore, _client_options
@@ -172,6 +177,30 @@ def test_the_environment_is_read_when_the_client_is_made_not_per_request(
     assert proxy.seen == []
 
 
+def test_a_storage_request_skips_requests_session_merging(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fails with a plain `requests.Session`, whose `request` prepares every request through
+    `prepare_request` (merging the session's headers, cookies, auth and hooks into it) and
+    `merge_environment_settings`: half of the host's CPU per storage request (docs/cost.md).
+    The request itself still goes out and is answered (tables listed, an entity read)."""
+    merged: list[str] = []
+    for name in ("prepare_request", "merge_environment_settings"):
+        original = getattr(requests.Session, name)
+
+        def spy(self: requests.Session, *args: object, _o=original, _n=name, **kw: object):  # type: ignore[no-untyped-def]
+            merged.append(_n)
+            return _o(self, *args, **kw)
+
+        monkeypatch.setattr(requests.Session, name, spy)
+    store = TableStore(settings)
+    store.ensure_tables()
+    table = store.table("JobHistory")
+    table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "N": 1})
+    assert table.get_entity("p", "r")["N"] == 1
+    assert merged == []
+
+
 def test_a_ca_bundle_in_the_environment_verifies_tls(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -191,7 +220,8 @@ def test_requests_are_counted_by_stage_only_for_the_cost_benchmark(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(storage_calls.COUNT_CALLS_SETTING, raising=False)
-    assert type(pooled_session(settings)) is requests.Session  # production: plain, uncounted
+    session = pooled_session(settings)
+    assert type(session) is DirectSession and session.on_request is None  # production
 
     monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
     store = TableStore(settings)

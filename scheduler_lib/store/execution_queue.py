@@ -11,6 +11,12 @@ A message that must start at an exact second (`ExecutionMessage.start_at`) is ma
 the trigger's polling interval and the executor's reads happen before that second, not after
 it; the executor then waits for the second itself. Any other message becomes visible at its
 time, never earlier (rounded up).
+
+That hold is billed: an instance is executing while it waits, 1-2 s per occurrence that does
+not share its instance (docs/cost.md). A deployment that does not need the second chooses
+`SCHEDULER_PRECISION=minute`: every message becomes visible at its time, never earlier, and
+an occurrence starts when the queue trigger takes it (its polling interval and the claim
+later), without the hold and without the executor's second read of the job at the second.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from azure.storage.queue import (
     QueueServiceClient,
 )
 
-from scheduler_lib.config import Settings
+from scheduler_lib.config import Precision, Settings
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
@@ -72,6 +78,9 @@ class SentMessage:
 
     id: str
     pop_receipt: str
+    #: When the queue service says it becomes visible (None: not told).
+    visible_on: datetime | None = None
+    inserted_on: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -139,7 +148,8 @@ class ExecutionQueue:
         self, message: ExecutionMessage, *, visible_at: datetime, now: datetime
     ) -> SentMessage:
         """Send `message` so that it becomes visible at `visible_at` (never earlier), or,
-        when it has an exact start, between 1 and 2 seconds before that (`EARLY_DELIVERY`).
+        when it has an exact start and the deployment's precision is the second, between 1
+        and 2 seconds before that (`EARLY_DELIVERY`).
 
         Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
         in the due index by the caller instead.
@@ -147,7 +157,7 @@ class ExecutionQueue:
         delay = visible_at - now
         if delay > MAX_DELAY:
             raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
-        if message.start_at is not None:
+        if message.start_at is not None and self.settings.precision is Precision.SECOND:
             seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
         else:
             seconds = max(0, math.ceil(delay.total_seconds()))
@@ -159,7 +169,7 @@ class ExecutionQueue:
         sent = self.client.send_message(
             body.encode(), visibility_timeout=max(0, delay_seconds) or None, time_to_live=-1
         )
-        return SentMessage(sent.id, sent.pop_receipt or "")
+        return SentMessage(sent.id, sent.pop_receipt or "", sent.next_visible_on, sent.inserted_on)
 
     def discard(self, sent: SentMessage) -> None:
         """Delete a message this worker sent and no longer needs, if it still can (one that

@@ -1,0 +1,32 @@
+"""The cost benchmark's invocation clock: the instance is billed while at least one
+invocation runs, so overlapping invocations count their own seconds in full and the active
+seconds once."""
+
+from __future__ import annotations
+
+from scheduler_lib import storage_calls
+
+
+def test_overlapping_invocations_count_the_active_time_once() -> None:
+    now = [100.0]
+    before = storage_calls.snapshot()
+    first = storage_calls.invoked("executions", clock=lambda: now[0])
+    second = storage_calls.invoked("executions", clock=lambda: now[0])
+    first.__enter__()
+    now[0] += 1.0
+    second.__enter__()
+    now[0] += 2.0
+    first.__exit__(None, None, None)  # ran 3 s; the second still runs
+    now[0] += 1.5
+    second.__exit__(None, None, None)  # ran 3.5 s
+    now[0] += 10.0  # nothing runs: not active
+    with storage_calls.invoked("dispatcher", clock=lambda: now[0]):
+        now[0] += 0.25
+    after = storage_calls.snapshot()
+
+    def grew(key: str) -> int:
+        return after.get(key, 0) - before.get(key, 0)
+
+    assert grew("invocation: executions") == 2 and grew("invocation: dispatcher") == 1
+    assert grew("seconds: executions") == 6500 and grew("seconds: dispatcher") == 250
+    assert grew("seconds: active") == 4500 + 250
