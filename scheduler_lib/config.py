@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from enum import StrEnum
 
 import isodate
 
@@ -21,6 +20,7 @@ from scheduler_lib.app_settings import APP_SETTINGS as APP_SETTINGS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
 from scheduler_lib.metrics_settings import NO_METRICS, MetricsSettings
+from scheduler_lib.precision import Precision, read_precision
 
 #: Azurite's well-known development account (public, documented by Microsoft).
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -72,15 +72,6 @@ QUEUE_SETTINGS = ("SCHEDULER_EXECUTION_QUEUE", "SCHEDULER_DISPATCH_QUEUE")
 #: minute even when idle.
 DEFAULT_DISPATCH_SHARDS = 8
 MAX_DISPATCH_SHARDS = 64  # two digits in the PartitionKey
-
-
-class Precision(StrEnum):
-    """How exactly a scheduled occurrence starts (`SCHEDULER_PRECISION`, docs/cost.md):
-    SECOND delivers it 1-2 s early and waits for its second in the invocation (billed);
-    MINUTE delivers it at its second and starts it when the queue trigger takes it."""
-
-    SECOND = "second"
-    MINUTE = "minute"
 
 
 @dataclass(frozen=True)
@@ -226,9 +217,6 @@ class Settings:
             ) from exc
         if not isinstance(grace_period, timedelta) or grace_period < timedelta(0):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "days, hours, minutes or seconds, >= 0")
-        precision = env.get("SCHEDULER_PRECISION", "second").strip().lower()
-        if precision not in set(Precision):
-            raise ValidationError("SCHEDULER_PRECISION", "must be 'second' or 'minute'")
         unresolved = tuple(name for name in APP_SETTINGS if _is_reference(env.get(name)))
         if any(name not in OPTIONAL_REFERENCES for name in unresolved):
             name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
@@ -251,7 +239,7 @@ class Settings:
             dispatch_workers=_int(env, "SCHEDULER_DISPATCH_WORKERS", 2),
             executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 28),
             grace_period=grace_period,
-            precision=Precision(precision),
+            precision=read_precision(env),
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"
             ),

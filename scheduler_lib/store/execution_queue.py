@@ -38,8 +38,9 @@ from azure.storage.queue import (
     QueueServiceClient,
 )
 
-from scheduler_lib.config import Precision, Settings
+from scheduler_lib.config import Settings
 from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.precision import Precision
 from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 

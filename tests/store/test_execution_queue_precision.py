@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from scheduler_lib.config import Precision, Settings
+from scheduler_lib.config import Settings
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.precision import Precision
 from scheduler_lib.store.execution_queue import ExecutionQueue
 
 NOW = datetime(2026, 3, 4, 9, 0, 0, 300_000, tzinfo=UTC)
