@@ -231,9 +231,9 @@ def test_a_collection_exported_and_restored_into_another_deployment(
                 assert "errorAction.request.authentication.password" in note
         assert back == before, name
     stored = TableStore(second_settings)
-    basic = job_store.get_job(stored, SUB_B, "rg-b", "coll", "basic").definition
+    basic = job_store.get_job(stored, SUB_B, "rg-b", "coll", "basic").definition.document
     assert basic["action"]["request"]["authentication"]["password"] == "basic-pw"
-    bus = job_store.get_job(stored, SUB_B, "rg-b", "coll", "bus").definition
+    bus = job_store.get_job(stored, SUB_B, "rg-b", "coll", "bus").definition.document
     assert bus["action"]["serviceBusQueueMessage"]["authentication"]["sasKey"] != "sb-key"
 
     again = _restore(cli, second, str(out), "--secrets", str(side), "--resource-group", "rg-b")
@@ -446,7 +446,7 @@ def test_notification_urls_are_secrets_of_the_bundle(
     collection = stored_collection(stored, SUB_B, "rg-a", "hooks")
     assert [n["url"] for n in collection.properties["notifications"]] == [SLACK]
     alert = job_store.get_job(stored, SUB_B, "rg-a", "hooks", "alert")
-    assert [n["url"] for n in alert.definition["notifications"]] == [TEAMS]
+    assert [n["url"] for n in alert.definition.document["notifications"]] == [TEAMS]
     assert alert.state == "Enabled"  # what it runs is unchanged
     back = b.get(f"{_collection('rg-a', 'hooks', SUB_B)}/jobs/alert").text
     assert "SECRET" not in back
