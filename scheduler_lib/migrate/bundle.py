@@ -13,9 +13,11 @@ back in that version (the extensions kept). What a bundle cannot carry:
   signed. A value in the side file that matches no secret of the bundles is refused: a typo
   must not silently leave a job Disabled. A notification subscription's URL
   (`properties.notifications[i].url`: a Slack or Teams webhook's path is its credential) is
-  in the bundle masked; its value from the side file restores it, and without one the
-  subscription is left out with a note (the collection or job keeps its state: what it runs
-  is unchanged, only who is told of failures).
+  in the bundle masked, and its signing secret (`properties.notifications[i].secret`) is
+  only `hasSecret`; their values from the side file restore them, and without either the
+  subscription is left out with a note (never kept unsigned: a receiver that verifies
+  signatures would reject every post). The collection or job keeps its state: what it runs
+  is unchanged, only who is told of failures.
 - Each job's `status` (execution counts, last and next run): the scheduler's own record,
   begun afresh by the restored job (a `recurrence.count` counts again from the restore). A
   job that had ended (Completed, Faulted) comes in Disabled: a PUT cannot set those states,
@@ -127,7 +129,7 @@ def read_bundle(
         item.notes.append(changed(f"{where}.location", moved))
         item.location = location
     _signing(item, [s["path"] for s in listed if s.get("job") is None], secrets)
-    _notification_urls(item.properties, item.notes, secrets, item.name, None)
+    _notification_secrets(item.properties, item.notes, secrets, item.name, None)
     _leftovers(item, document)
     found.collections.append(item)
     for index, job in enumerate(document["jobs"]):
@@ -171,26 +173,36 @@ def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> N
         item.properties.pop(SIGNING, None)
 
 
-def _notification_urls(
+def _notification_secrets(
     properties: dict[str, Any], notes: list[Note], secrets: SideSecrets, collection: str,
     job: str | None,
 ) -> None:  # fmt: skip
-    """Each masked subscription URL given its value from the side file, else left out."""
+    """Each subscription's masked URL and signing secret (`hasSecret`) given their values
+    from the side file; one missing either is left out with a note. Kept unsigned instead,
+    a receiver that verifies signatures would reject every post and nothing would say why."""
     entries = properties.get(notifications.PROPERTY)
     if not isinstance(entries, list):
         return
     kept = []
     for index, entry in enumerate(entries):
-        url = entry.get("url") if isinstance(entry, dict) else None
-        if not isinstance(url, str) or not notifications.is_masked(url):
+        if not isinstance(entry, dict):
             kept.append(entry)
             continue
-        path = f"properties.{notifications.PROPERTY}[{index}].url"
-        value = secrets.take(collection, job, path)
-        if value is None:
+        prefix = f"properties.{notifications.PROPERTY}[{index}]"
+        entry = dict(entry)
+        missing: list[str] = []
+        url = entry.get("url")
+        if isinstance(url, str) and notifications.is_masked(url):
+            entry["url"] = secrets.take(collection, job, f"{prefix}.url")
+            missing += [] if entry["url"] else [f"{prefix}.url"]
+        if entry.pop(notifications.HAS_SECRET, None):
+            path = f"{prefix}.{notifications.SECRET}"
+            entry[notifications.SECRET] = secrets.take(collection, job, path)
+            missing += [] if entry[notifications.SECRET] else [path]
+        for path in missing:
             notes.append(Note(NoteKind.MISSING_SECRET, path, _REASON + "; subscription left out"))
-        else:
-            kept.append({**entry, "url": value})
+        if not missing:
+            kept.append(entry)
     properties[notifications.PROPERTY] = kept
 
 
@@ -223,13 +235,13 @@ def _job(
         ended = f"{state} → Disabled (it had ended)"
         found.notes.append(changed(f"{where}.properties.state", ended))
         properties["state"] = JobState.DISABLED.value
-    _notification_urls(properties, found.notes, secrets, collection.name, name)
+    _notification_secrets(properties, found.notes, secrets, collection.name, name)
     for entry in listed:
         if str(entry.get("job") or "").lower() != name.lower():
             continue
         path = str(entry.get("path"))
         if path.startswith(f"properties.{notifications.PROPERTY}["):
-            continue  # read by `_notification_urls`
+            continue  # read by `_notification_secrets`
         value = secrets.take(collection.name, name, path)
         if value is None:
             found.missing.append(MissingSecret(path, "export bundle", _REASON))

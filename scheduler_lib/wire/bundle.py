@@ -9,7 +9,8 @@ values) and, when asked, their recent history.
  "jobs": [{... GET .../jobs/{j} ...}, ...],
  "secrets": [{"collection": c, "job": name | null,
               "path": "properties.action.request.authentication.password"},
-             {"collection": c, "job": name | null, "path": "properties.notifications[0].url"}],
+             {"collection": c, "job": name | null, "path": "properties.notifications[0].url"},
+             {"collection": c, "job": name | null, "path": "properties.notifications[0].secret"}],
  "history": [{"job": name, "entries": [{...properties...}], "truncated": bool}],
  "jobCount": n, "complete": true}
 ```
@@ -94,18 +95,24 @@ def job_secret_paths(definition: Mapping[str, Any]) -> list[str]:
                 node = node.get(part) if isinstance(node, dict) else None
             if node is not None:
                 found.append(f"properties.{holder.path}.{secret}")
-    return found + notification_url_paths(definition)
+    return found + notification_secret_paths(definition)
 
 
 def collection_secret_paths(properties: dict[str, Any]) -> list[str]:
     """The paths of a collection's signing secrets' values: `properties.signingSecrets[i].value`."""
     entries = properties.get(signing.PROPERTY) or ()
     paths = [f"properties.{signing.PROPERTY}[{i}].value" for i, _ in enumerate(entries)]
-    return paths + notification_url_paths(properties)
+    return paths + notification_secret_paths(properties)
 
 
-def notification_url_paths(properties: Mapping[str, Any]) -> list[str]:
-    """`properties.notifications[i].url` for each subscription: its path and query are a
-    credential (a Slack or Teams webhook's), so the bundle holds it masked, as GET shows it."""
-    entries = properties.get(notifications.PROPERTY) or ()
-    return [f"properties.{notifications.PROPERTY}[{i}].url" for i, _ in enumerate(entries)]
+def notification_secret_paths(properties: Mapping[str, Any]) -> list[str]:
+    """`properties.notifications[i].url` for each subscription (its path and query are a
+    credential, a Slack or Teams webhook's, so the bundle holds it masked, as GET shows it)
+    and `properties.notifications[i].secret` for each one that signs: without it listed a
+    restored subscription would post unsigned to a receiver that verifies signatures."""
+    found = []
+    for index, entry in enumerate(properties.get(notifications.PROPERTY) or ()):
+        found.append(f"properties.{notifications.PROPERTY}[{index}].url")
+        if isinstance(entry, Mapping) and entry.get(notifications.SECRET):
+            found.append(f"properties.{notifications.PROPERTY}[{index}].{notifications.SECRET}")
+    return found

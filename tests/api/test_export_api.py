@@ -124,3 +124,22 @@ def test_a_notification_url_is_masked_and_listed_as_a_secret(client_ext, coll):
     assert {"collection": "coll", "job": "told", "path": "properties.notifications[0].url"} in (
         document["secrets"]
     )
+
+
+def test_a_notification_signing_secret_is_listed_never_shown(client_ext, coll):
+    """A subscription's signing secret is named in `secrets` (so a restore asks for it) and
+    the bundle holds only `hasSecret`; a subscription without one lists no secret path."""
+    secret = "whsec_" + "c3Vic2NyaXB0aW9uLXNpZ25pbmctc2VjcmV0LW9mLWV4cG9ydA=="
+    body = job_body(notifications=[
+        {"url": "https://hooks.example.com/a", "events": ["Failed"], "secret": secret},
+        {"url": "https://hooks.example.com/b", "events": ["Failed"]}])  # fmt: skip
+    assert client_ext.put(job_path("signed"), json=body).status_code == 201
+    answer = client_ext.get(EXPORT)
+    assert answer.status_code == 200, answer.text
+    assert secret.removeprefix("whsec_") not in answer.text
+    document = answer.json()
+    [job] = document["jobs"]
+    assert [n.get("hasSecret") for n in job["properties"]["notifications"]] == [True, None]
+    paths = [s["path"] for s in document["secrets"] if s["job"] == "signed"]
+    assert paths == ["properties.notifications[0].url", "properties.notifications[0].secret",
+                     "properties.notifications[1].url"]  # fmt: skip

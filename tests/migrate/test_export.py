@@ -11,6 +11,7 @@ API's PUT, which is as far as a Service Bus job's secret goes in these tests.
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -231,9 +232,9 @@ def test_a_collection_exported_and_restored_into_another_deployment(
                 assert "errorAction.request.authentication.password" in note
         assert back == before, name
     stored = TableStore(second_settings)
-    basic = job_store.get_job(stored, SUB_B, "rg-b", "coll", "basic").definition
+    basic = job_store.get_job(stored, SUB_B, "rg-b", "coll", "basic").definition.document
     assert basic["action"]["request"]["authentication"]["password"] == "basic-pw"
-    bus = job_store.get_job(stored, SUB_B, "rg-b", "coll", "bus").definition
+    bus = job_store.get_job(stored, SUB_B, "rg-b", "coll", "bus").definition.document
     assert bus["action"]["serviceBusQueueMessage"]["authentication"]["sasKey"] != "sb-key"
 
     again = _restore(cli, second, str(out), "--secrets", str(side), "--resource-group", "rg-b")
@@ -446,7 +447,73 @@ def test_notification_urls_are_secrets_of_the_bundle(
     collection = stored_collection(stored, SUB_B, "rg-a", "hooks")
     assert [n["url"] for n in collection.properties["notifications"]] == [SLACK]
     alert = job_store.get_job(stored, SUB_B, "rg-a", "hooks", "alert")
-    assert [n["url"] for n in alert.definition["notifications"]] == [TEAMS]
+    assert [n["url"] for n in alert.definition.document["notifications"]] == [TEAMS]
     assert alert.state == "Enabled"  # what it runs is unchanged
     back = b.get(f"{_collection('rg-a', 'hooks', SUB_B)}/jobs/alert").text
     assert "SECRET" not in back
+
+
+HOOK_SECRETS = tuple("whsec_" + base64.b64encode(f"hook-signing-{n}-".encode() * 2).decode()
+                     for n in range(3))  # fmt: skip
+
+
+def test_notification_signing_secrets_are_secrets_of_the_bundle(
+    cli, first, second, a, b, second_settings, tmp_path
+):
+    """A subscription's signing secret is listed in `secrets` (never its value); given in the
+    side file it is stored again, else the subscription is left out with a note: never kept
+    unsigned, which a receiver verifying signatures would reject without anyone being told."""
+    body = {
+        "location": "West Europe",
+        "properties": {
+            "sku": {"name": "P10Premium"},
+            "notifications": [{"url": SLACK, "events": ["Failed"], "secret": HOOK_SECRETS[0]}],
+        },
+    }
+    assert a.put(_collection("rg-a", "signed"), json=body).status_code == 201
+    job = {"action": _http(), "recurrence": {"frequency": "Hour"}, "notifications": [
+        {"url": TEAMS, "events": ["Failed"], "secret": HOOK_SECRETS[1]},
+        {"url": LEFT_OUT, "events": ["Missed"], "secret": HOOK_SECRETS[2]},
+        {"url": SLACK, "events": ["Failed"], "format": "Slack"}]}  # fmt: skip
+    put = a.put(f"{_collection('rg-a', 'signed')}/jobs/alert", json={"properties": job})
+    assert put.status_code == 201, put.text
+    out = tmp_path / "signed.json"
+    exported = _export(cli, first, "--resource-group", "rg-a", "--collection", "signed",
+                       "--out", str(out))  # fmt: skip
+    assert exported.code == 0, exported.err
+    text = out.read_text()
+    assert not any(secret.removeprefix("whsec_") in text for secret in HOOK_SECRETS)
+    bundle = json.loads(text)
+    listed = {(s["job"], s["path"]) for s in bundle["secrets"]}
+    assert {(None, "properties.notifications[0].secret"),
+            ("alert", "properties.notifications[0].secret"),
+            ("alert", "properties.notifications[1].secret")} <= listed  # fmt: skip
+    assert ("alert", "properties.notifications[2].secret") not in listed  # it signs nothing
+
+    urls = {(None, 0): SLACK, ("alert", 0): TEAMS, ("alert", 1): LEFT_OUT, ("alert", 2): SLACK}
+    given = [{"collection": "signed", "job": j, "path": f"properties.notifications[{i}].url",
+              "value": url} for (j, i), url in urls.items()]  # fmt: skip
+    given += [{"collection": "signed", "job": j, "path": "properties.notifications[0].secret",
+               "value": HOOK_SECRETS[n]} for n, j in enumerate((None, "alert"))]  # fmt: skip
+    side = tmp_path / "secrets.json"
+    side.write_text(json.dumps({"secrets": given}))
+    dry = _restore(cli, second, str(out), "--secrets", str(side), "--dry-run")
+    assert "missing secret: properties.notifications[1].secret" in dry.out, dry.out
+    assert "missing secret: properties.notifications[0].secret" not in dry.out, dry.out
+    assert not any(secret in dry.out + dry.err for secret in HOOK_SECRETS)
+    restored = _restore(cli, second, str(out), "--secrets", str(side))
+    assert restored.code == 0, restored.out + restored.err
+    stored = TableStore(second_settings)
+    collection = stored_collection(stored, SUB_B, "rg-a", "signed")
+    signed = [(n["url"], n.get("secret")) for n in collection.properties["notifications"]]
+    assert signed == [(SLACK, HOOK_SECRETS[0])]
+    alert = job_store.get_job(stored, SUB_B, "rg-a", "signed", "alert")
+    kept = [(n["url"], n.get("secret")) for n in alert.definition.document["notifications"]]
+    assert kept == [(TEAMS, HOOK_SECRETS[1]), (SLACK, None)]  # the unsigned one left out
+    assert alert.state == "Enabled"  # what it runs is unchanged
+    back = b.get(f"{_collection('rg-a', 'signed', SUB_B)}/jobs/alert").text
+    assert not any(secret in back for secret in HOOK_SECRETS)
+    assert '"hasSecret":true' in back.replace(" ", "")
+    again = _restore(cli, second, str(out), "--secrets", str(side))
+    assert again.code == 0, again.out
+    assert again.out.splitlines()[-1] == "2 unchanged"  # idempotent: nothing written

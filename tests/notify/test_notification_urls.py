@@ -32,7 +32,7 @@ def receiver() -> Iterator[HttpTarget]:
 def _stored_urls(running: System, job: str) -> list[str]:
     sub, group = COLLECTION.split("/")[2], COLLECTION.split("/")[4]
     record = get_job(running.store, sub, group, "Nightly", job)
-    return [entry["url"] for entry in record.definition["notifications"]]
+    return [entry["url"] for entry in record.definition.document["notifications"]]
 
 
 def test_get_masks_the_url_and_get_modify_put_keeps_delivering_to_it(
