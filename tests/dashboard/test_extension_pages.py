@@ -334,5 +334,5 @@ def test_pages_never_show_a_notification_urls_path_and_the_form_keeps_it(
     saved = signed_in.post(BASE + "/save", data=form)
     assert saved.status_code == 303, saved.text
     record = get_job(store, SUB, "rg1", "coll", "hooked")
-    assert record.definition["action"]["request"]["uri"] == "http://127.0.0.1:9/changed"
-    assert [n["url"] for n in record.definition["notifications"]] == [slack]
+    assert record.definition.document["action"]["request"]["uri"] == "http://127.0.0.1:9/changed"
+    assert [n["url"] for n in record.definition.document["notifications"]] == [slack]
