@@ -56,10 +56,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("store", "actions"),  # the adapters: storage, and the calls a job makes
     ("execution", "dispatch", "health"),  # running jobs and finding them due
     ("metrics", "housekeeping", "notify"),  # watching the work: counts, notices
+    # The import tool: reading sources and converting them is pure (it imports only the
+    # layers below), so the import use case (`service/imports.py`) reuses it; its CLI is an
+    # HTTP client of the API (`migrate/client.py`), never of the store or the services.
+    ("migrate",),
     ("service", "front_end"),  # the use cases; who the client is (both front ends ask)
     ("api",),  # the REST API
     ("dashboard",),  # the web dashboard (imports only `api.errors` of the API)
-    ("migrate",),  # the import tool, an HTTP client of the API
     ("runtime", "__main__"),  # the composition root and the command line
 )  # fmt: skip
 

@@ -23,6 +23,7 @@ from scheduler_lib.api import (
     bulk_routes,
     collection_routes,
     export_routes,
+    import_routes,
     job_routes,
     list_routes,
     metrics_route,
@@ -87,6 +88,7 @@ def create_app(
     for module in (collection_routes, job_routes, list_routes, preview_routes, backfill_routes):
         app.include_router(module.router)
     app.include_router(export_routes.router)  # api-version 2026-12-01 only
+    app.include_router(import_routes.router)  # 2026-12-01: POST .../Microsoft.Scheduler/import
     app.include_router(bulk_routes.router)  # 2026-12-01: POST .../jobCollections/{c}/bulk
     app.include_router(metrics_route.router)  # its own token (SCHEDULER_METRICS_TOKEN)
     _add_health(app)

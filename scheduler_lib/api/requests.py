@@ -39,15 +39,16 @@ async def run_write(request: Request, ctx: ApiContext, write: Write[W]) -> tuple
     return await run_in_threadpool(lambda: write(body, client_etag, now)), now
 
 
-async def read_json(request: Request) -> Any:
+async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> Any:
     """The request body as JSON, or a ValidationError (400) saying why not: every route that
-    takes a body (jobs, collections, PATCH, preview, backfill) reads it here."""
+    takes a body (jobs, collections, PATCH, preview, backfill) reads it here (`limit`: the
+    import's, which carries whole files, is larger)."""
     length = request.headers.get("content-length")
-    if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-        raise ValidationError("body", f"is larger than {MAX_BODY_BYTES} bytes")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise ValidationError("body", f"is larger than {limit} bytes")
     raw = await request.body()
-    if len(raw) > MAX_BODY_BYTES:
-        raise ValidationError("body", f"is larger than {MAX_BODY_BYTES} bytes")
+    if len(raw) > limit:
+        raise ValidationError("body", f"is larger than {limit} bytes")
     if not raw.strip():
         raise ValidationError("body", "is required (a JSON object)")
     try:

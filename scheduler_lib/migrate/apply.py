@@ -19,7 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.migrate.client import Address, ApiError, SchedulerClient
+from scheduler_lib.migrate.client import Address, ApiError, Scheduler
 from scheduler_lib.migrate.compare import (
     COMPARE_VERSION,
     CheckedJob,
@@ -58,7 +58,7 @@ class Result:
 
 @dataclass
 class Run:
-    client: SchedulerClient | None  # None: a dry run that does not ask the scheduler
+    client: Scheduler | None  # None: a dry run that does not ask the scheduler
     subscription: str
     dry_run: bool
     replace: bool
@@ -143,7 +143,7 @@ def _refusal(error: ValidationError) -> str:
 
 
 def execute(
-    plan: Plan, client: SchedulerClient | None, subscription: str, *, dry_run: bool, replace: bool
+    plan: Plan, client: Scheduler | None, subscription: str, *, dry_run: bool, replace: bool
 ) -> list[Result]:
     """The plan's results; `Unreachable` when the scheduler does not answer at all."""
     return Run(client, subscription, dry_run, replace).execute(plan)

@@ -10,7 +10,7 @@ the API's ARM error (code, message, target), which the import reports as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 from urllib.parse import quote
 
 import requests
@@ -44,6 +44,15 @@ class Address:
         )
         base = f"/subscriptions/{sub}/resourceGroups/{group}/providers/{arm.COLLECTION_TYPE}"
         return f"{base}/{collection}" + (f"/jobs/{job}" if self.job else "")
+
+
+class Scheduler(Protocol):
+    """What `apply` asks of a scheduler: this HTTP client, or the import use case's own
+    (`service/imports.ServiceScheduler`, the same GET and PUT through the use cases)."""
+
+    def get(self, address: Address, version: str) -> dict[str, Any] | None: ...
+
+    def put(self, address: Address, body: dict[str, Any], version: str) -> dict[str, Any]: ...
 
 
 class SchedulerClient:
