@@ -7,7 +7,8 @@ Signing in exchanges an API key for a signed session cookie (`session`); mutatin
 are CSRF-checked (`csrf`); every page carries a strict Content-Security-Policy (`web`).
 
 Modules: `session` and `csrf` (who may do what), `web` (templates, headers, paths),
-`handlers` (errors to pages), `signin`, `pages`, `actions`, `bulk`, `editor` (routes), `views`,
+`handlers` (errors to pages), `signin`, `pages`, `actions`, `bulk`, `editor`, `imports` (routes),
+`views`,
 `runs` (what the pages show; `runs`: upcoming runs at their jittered start),
 `svg` (charts), `words` (schedules in plain words), `forms` (the job form to JSON and back).
 """
@@ -19,7 +20,7 @@ from importlib import resources
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
-from scheduler_lib.dashboard import actions, bulk, editor, pages, signin
+from scheduler_lib.dashboard import actions, bulk, editor, imports, pages, signin
 from scheduler_lib.dashboard.web import UI
 
 __all__ = ["UI", "mount_dashboard"]
@@ -29,7 +30,7 @@ def mount_dashboard(app: FastAPI) -> None:
     """Add the dashboard's routes and static files to the API app (which must hold an
     `ApiContext` in `app.state.context`, as `api.create_app` builds); `runtime.create_web_app`
     calls it."""
-    for module in (signin, pages, actions, bulk, editor):
+    for module in (signin, pages, actions, bulk, editor, imports):
         app.include_router(module.router)
     static = resources.files("scheduler_lib.dashboard").joinpath("static")
     app.mount(UI + "/static", StaticFiles(directory=str(static)), name="dashboard-static")

@@ -22,6 +22,7 @@ import tree_sitter_bicep
 from scheduler_lib.migrate.arm_template import MISSING, OnUnresolved
 from scheduler_lib.migrate.bicep_eval import Evaluator, object_items, string_value, text
 from scheduler_lib.migrate.bicep_resources import reference
+from scheduler_lib.migrate.confine import readable
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
 from scheduler_lib.migrate.memo import Memo
@@ -151,7 +152,7 @@ class BicepFile:
         if not args or not isinstance(args[0], str):
             raise SourceError("", f"{text(node)}: takes a file path")
         target = self.path.parent / args[0]
-        if not target.is_file():
+        if not readable(target):
             return Unknown(f"the file {args[0]!r} is not next to {self.path.name}")
         data = target.read_bytes()
         if how == "base64":

@@ -20,6 +20,7 @@ from tree_sitter import Node
 
 from scheduler_lib.migrate.arm_template import MISSING
 from scheduler_lib.migrate.bicep_eval import ResourceRef, object_items, text
+from scheduler_lib.migrate.confine import readable
 from scheduler_lib.migrate.deployment_functions import resource_id
 from scheduler_lib.migrate.found import SECRET_KEYS, Found, FoundCollection, FoundJob, MissingSecret
 from scheduler_lib.migrate.found import dropped as dropped_note
@@ -102,7 +103,7 @@ def read_bicep(file: BicepFile) -> Found:
         path = file.path.parent / file.literal_string(target) if target is not None else None
         if (
             path is not None
-            and path.is_file()
+            and readable(path)
             and "microsoft.scheduler" in path.read_text().lower()
         ):
             raise SourceError(

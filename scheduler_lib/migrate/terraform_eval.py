@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scheduler_lib.migrate.arm_eval import find_unknown
+from scheduler_lib.migrate.confine import shown
 from scheduler_lib.migrate.functions import ArgumentError, is_int, kind
 from scheduler_lib.migrate.hcl_expression import Attr, Func, Idx, Items, Obj, Op, Ref
 from scheduler_lib.migrate.hcl_template import Lit, Template
@@ -77,7 +78,7 @@ class TerraformEvaluator:
                 raise SourceError("", "count.index is used in a resource without count")
             return self.counts[-1]
         if root == "path" and chain[1:2] in (["module"], ["root"], ["cwd"]):
-            return str(module.directory)
+            return shown(module.directory)
         if root == "data":
             return Unknown("a data source is read from Azure when Terraform plans")
         if root in ("terraform", "each", "self"):

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from scheduler_lib.migrate.confine import readable, shown
 from scheduler_lib.migrate.functions import ArgumentError, is_int, kind
 from scheduler_lib.migrate.problems import Unknown
 
@@ -152,8 +153,8 @@ def call_file(name: str, args: list[Any], module_dir: Path) -> Any:
     if len(args) != 1 or not isinstance(args[0], str):
         raise ArgumentError(name, "takes one path")
     target = module_dir / args[0]
-    if not target.is_file():
-        return Unknown(f"the file {args[0]!r} is not there (relative to {module_dir})")
+    if not readable(target):
+        return Unknown(f"the file {args[0]!r} is not there (relative to {shown(module_dir)})")
     data = target.read_bytes()
     return base64.b64encode(data).decode() if name == "filebase64" else data.decode()
 

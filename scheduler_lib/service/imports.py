@@ -31,6 +31,7 @@ from scheduler_lib.errors import (
 )
 from scheduler_lib.migrate.apply import GOOD, Result, execute
 from scheduler_lib.migrate.client import Address, ApiError
+from scheduler_lib.migrate.confine import confined_to
 from scheduler_lib.migrate.convert import ImportedCollection, Target, build_plan
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.problems import SourceError
@@ -178,7 +179,8 @@ def import_sources(ctx: ApiContext, request: ImportRequest, *, now: datetime) ->
         options = SourceOptions(paths, parameters, list(request.sets), deployment,
                                 request.collection)  # fmt: skip
         try:
-            found, _ = read_sources(options)
+            with confined_to(root):
+                found, _ = read_sources(options)
             plan = build_plan(
                 found, Target(request.subscription, request.resource_group, request.collection)
             )

@@ -161,3 +161,16 @@ def test_a_source_error_writes_nothing(ext, client) -> None:
     error = arm_error(ext.post(IMPORT, json={**body, "dryRun": False}), 400)
     assert error["target"] == "files" and WEBAPP_URI in error["message"]
     assert client.get(path("rg1", "webjobs")).status_code == 404
+
+
+@pytest.mark.parametrize("reference", ["/etc/passwd", "../../../../../../etc/passwd"])
+def test_a_source_cannot_read_the_servers_files(ext, client, reference) -> None:
+    """`file()` of an uploaded Terraform source reads only the upload's own files."""
+    main = (FIXTURES / "terraform" / "docs-job-recurring-daily" / "main.tf").read_text()
+    main = main.replace('"this is some text"', f'file("{reference}")')
+    body = {"files": [{"name": "main.tf", "content": main}], "resourceGroup": "docs",
+            "collection": "standard"}  # fmt: skip
+    response = ext.post(IMPORT, json=body)
+    assert "root:" not in response.text and "/tmp/" not in response.text
+    error = arm_error(response, 400)
+    assert error["target"] == "files" and "is not there (relative to .)" in error["message"]
