@@ -175,7 +175,9 @@ def import_sources(ctx: ApiContext, request: ImportRequest, *, now: datetime) ->
             target.write_text(file.content, encoding="utf-8", errors="surrogatepass")
             is_parameters = file.name.lower().endswith(".parameters.json")
             (parameters if is_parameters else paths).append(target)
-        deployment = Deployment(request.subscription, request.resource_group, request.location, now)
+        deployment = Deployment(
+            request.subscription, request.resource_group, request.location, None
+        )
         options = SourceOptions(paths, parameters, list(request.sets), deployment,
                                 request.collection)  # fmt: skip
         try:
