@@ -13,12 +13,13 @@ from starlette.responses import Response
 from scheduler_lib.dashboard import runs, views
 from scheduler_lib.dashboard.handlers import page
 from scheduler_lib.dashboard.session import Session
-from scheduler_lib.dashboard.svg import histogram
+from scheduler_lib.dashboard.svg import histogram, outcomes_chart
 from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
 from scheduler_lib.dashboard.words import describe, policies
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
 from scheduler_lib.service.collections import CollectionName, all_jobs, get_collection
 from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.deadman import DeadmanSetting, deadman_setting
 from scheduler_lib.service.jobs import JobName, get_job
 from scheduler_lib.service.lists import (
     HISTORY_KEEP,
@@ -65,7 +66,12 @@ async def overview(request: Request) -> Response:
     ctx = context(request)
     now = ctx.clock()
     data = await run_in_threadpool(read_overview, ctx, now=now)
-    return render(request, "overview.html", {"data": data, "now": views.when(now)}, session=session)
+    charts = [(w, outcomes_chart(w.hours, span=_SPAN_WORDS[w.name])) for w in data.windows]
+    values = {"data": data, "now": views.when(now), "charts": charts, "spans": _SPAN_WORDS}
+    return render(request, "overview.html", values, session=session)
+
+
+_SPAN_WORDS = {"24h": "24 h", "7d": "7 days"}
 
 
 def _matching(
@@ -190,7 +196,7 @@ async def show_job(
     action = query.get("action") if query.get("action") in ("MainAction", "ErrorAction") else None
     now = ctx.clock()
 
-    def work() -> tuple[JobRecord, list[views.HistoryRow], list[NoticeRecord]]:
+    def work() -> tuple[JobRecord, list[views.HistoryRow], list[NoticeRecord], DeadmanSetting]:
         record = get_job(ctx, name)
         # One read of everything a job keeps (HISTORY_KEEP entries): the chart shows it all,
         # the table the newest page of it.
@@ -198,9 +204,9 @@ async def show_job(
         if action:
             entries = [e for e in entries if e.action_name == action]
         notices = notices_page(ctx, record, limit=views.NOTICES_SHOWN)
-        return record, views.history_rows(record, entries), notices
+        return record, views.history_rows(record, entries), notices, deadman_setting(ctx, record)
 
-    record, rows, notices = await run_in_threadpool(work)
+    record, rows, notices, deadman = await run_in_threadpool(work)
     wire = job_to_wire(record, now=now, version=ctx.version)  # the API's own redaction
     values = {
         "job": record,
@@ -218,5 +224,6 @@ async def show_job(
         "statuses": HISTORY_STATUSES,
         "backfill": backfill or {},
         "notices": notices,  # the notifications sent for it (docs/notifications.md)
+        "deadman": deadman,  # its alertIfNoSuccessWithin, its own or the collection's
     }
     return render(request, "job.html", values, session=session, status=status)

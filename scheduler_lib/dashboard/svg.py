@@ -16,6 +16,8 @@ from html import escape
 
 from markupsafe import Markup
 
+from scheduler_lib.service.activity import Hour
+
 WIDTH, HEIGHT, PAD = 900, 260, 44
 _COLOURS = {
     "Completed": "#2e7d32", "Failed": "#c62828", "Postponed": "#ef6c00", "Skipped": "#546e7a",
@@ -163,6 +165,45 @@ def histogram(buckets: Sequence[tuple[datetime, int]], *, unit: str) -> Markup:
             f'width="{max(step - 0.5, 1):.1f}" height="{height:.1f}">'
             f"<title>{escape(label(start))} UTC: {count} runs</title></rect>"
         )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def outcomes_chart(hours: Sequence[Hour], *, span: str) -> Markup:
+    """History entries per hour, stacked by outcome; each bar's title gives its counts and
+    the hour's lateness p50/p99 (first attempts of scheduled occurrences)."""
+    if not any(hour.total for hour in hours):
+        return Markup(f'<p class="empty">No history in the last {escape(span)}.</p>')
+    peak = max(hour.total for hour in hours)
+    inner_w, inner_h = WIDTH - 2 * PAD, HEIGHT - 2 * PAD
+    step = inner_w / len(hours)
+    parts = [
+        f'<svg class="outcomes" data-span="{escape(span)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'role="img" aria-label="Outcomes per hour, last {escape(span)}; busiest hour: {peak}">',
+        f'<line class="axis" x1="{PAD}" y1="{HEIGHT - PAD}" x2="{WIDTH - PAD}" '
+        f'y2="{HEIGHT - PAD}"/>',
+        f'<text class="tick" x="{PAD - 6}" y="{PAD + 4}" text-anchor="end">{peak}</text>',
+        f'<text class="tick" x="{PAD}" y="{HEIGHT - 12}">{escape(_short(hours[0].start))}</text>',
+        f'<text class="tick" x="{WIDTH - PAD}" y="{HEIGHT - 12}" text-anchor="end">'
+        f"{escape(_short(hours[-1].start))}</text>",
+    ]
+    for index, hour in enumerate(hours):
+        if not hour.total:
+            continue
+        x, base = PAD + index * step, float(HEIGHT - PAD)
+        counts = ", ".join(f"{n} {s}" for s, n in sorted(hour.counts.items()))
+        late = "" if hour.p50 is None else f"; lateness p50 {hour.p50:.2f}s, p99 {hour.p99:.2f}s"
+        parts.append(f'<g class="hour"><title>{escape(_short(hour.start))} UTC: '
+                     f"{escape(counts)}{late}</title>")  # fmt: skip
+        for status, count in sorted(hour.counts.items()):
+            height = max(_scale(count, 0, peak, inner_h), 1.0)
+            base -= height
+            parts.append(
+                f'<rect class="{escape(status.lower())}" x="{x:.1f}" y="{base:.1f}" '
+                f'width="{max(step - 0.5, 1):.1f}" height="{height:.1f}" '
+                f'fill="{_COLOURS.get(status, "#555")}"/>'
+            )
+        parts.append("</g>")
     parts.append("</svg>")
     return Markup("".join(parts))
 

@@ -6,15 +6,19 @@ Sources, each the cheapest honest one:
 - occurrences dispatched in the last hour: first attempts of scheduled occurrences that
   started in the last hour, from the history table (every occurrence the dispatcher sends
   leaves one such entry; manual runs, retries and postponements are not counted);
-  failures in the last 24 hours: `Failed` entries of that day. Both are one bounded,
-  server-filtered read (`store.dashboard_reads`), capped at `LIMIT` rows (the page then
-  says "at least");
+  failures in the last 24 hours: `Failed` entries of that day. Both come from one bounded,
+  server-filtered read (`store.dashboard_reads`), capped (the page then says "at least");
+- outcomes per hour and start lateness p50/p99 over 24 hours and 7 days (`activity`, which
+  says why from the history and not the metrics rows): the same read, of the last 7 days,
+  capped at `activity.WEEK_LIMIT` rows; the 24-hour figures above are its newest day;
 - needing attention, first: jobs the dead-man switch found Overdue (its own small list,
-  `store.overdue_jobs`, docs/notifications.md); then `Faulted` jobs (a state-filtered read
-  per collection), jobs failing now (their newest entry of the last 24 hours failed), and
-  jobs with a failed or postponed entry in that time (from the read above). `Skipped`
-  entries (concurrencyPolicy) are not failures: they are counted apart and do not put a
-  job on that list.
+  `store.overdue_jobs`, docs/notifications.md); then jobs paused by
+  `pauseAfterConsecutiveFailures` and jobs in a failing streak (`consecutiveFailures` above
+  0: one server-filtered read of the jobs table, at most `TROUBLE_LIMIT`); then `Faulted`
+  jobs (a state-filtered read per collection), jobs failing now (their newest entry of the
+  last 24 hours failed), and jobs with a failed or postponed entry in that time (from the
+  read above). `Skipped` entries (concurrencyPolicy) are not failures: they are counted
+  apart and do not put a job on that list.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobState
+from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobRecord, JobState
 from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.health import check_health
+from scheduler_lib.service import activity
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import dashboard_reads, overdue_jobs
@@ -33,7 +38,8 @@ from scheduler_lib.store import jobs as job_store
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import quotas
 
-LIMIT = 5000
+#: Jobs in a failing streak (paused ones included) the overview lists at most.
+TROUBLE_LIMIT = 100
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class Overview:
     skipped_day: int
     capped: bool
     attention: list[Attention]
+    windows: list[activity.Window] = field(default_factory=list)
 
 
 def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
@@ -73,6 +80,9 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
     for key, since in overdue_jobs(store):
         where = split_job_key(key)
         _note(attention, key, where, f"Overdue: no success within its window ({iso_z(since)})")
+    for job in job_store.failing_jobs(store, limit=TROUBLE_LIMIT):
+        where = (job.subscription_id, job.resource_group, job.collection_name, job.name)
+        _note(attention, job.key, where, _streak(job))
     for record in sorted(collection_store.all_collections(store), key=lambda r: r.name.lower()):
         limits = quotas.effective_limits(record.properties)
         sku = (record.properties.get("sku") or {}).get("name", "Standard")
@@ -86,7 +96,10 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
             where = (record.subscription_id, record.resource_group, record.name, job.name)
             _note(attention, job.key, where, "Faulted")
     _, health = check_health(ctx.table_store, now=now)
-    day = dashboard_reads.recent_history(store, since=now - timedelta(days=1), limit=LIMIT)
+    week = dashboard_reads.recent_history(
+        store, since=now - activity.WEEK, limit=activity.WEEK_LIMIT
+    )
+    day = [e for e in week if e.start_time >= now - activity.DAY]
     hour_ago = now - timedelta(hours=1)
     dispatched = sum(1 for e in day if e.start_time >= hour_ago and _dispatched(e))
     failures = [e for e in day if e.status == HistoryStatus.FAILED]
@@ -110,20 +123,22 @@ def read_overview(ctx: ApiContext, *, now: datetime) -> Overview:
         dispatched_hour=dispatched,
         failures_day=len(failures),
         skipped_day=sum(1 for e in day if e.status == HistoryStatus.SKIPPED),
-        capped=len(day) >= LIMIT,
+        capped=len(week) >= activity.WEEK_LIMIT,
         attention=list(attention.values()),
+        windows=activity.windows(week, now=now),
     )
 
 
-def _dispatched(entry: dashboard_reads.RecentEntry) -> bool:
-    """The first attempt of a scheduled occurrence that ran (a manual run, a retry, an
-    errorAction, a postponement or a skipped occurrence did not run as dispatched)."""
-    return (
-        entry.action_name == "MainAction"
-        and entry.retry_count == 0
-        and entry.repeat_count > 0
-        and entry.status not in (HistoryStatus.POSTPONED, HistoryStatus.SKIPPED)
-    )
+_dispatched = activity.first_attempt
+
+
+def _streak(job: JobRecord) -> str:
+    """Why a job with `consecutive_failures` is in trouble: paused by them, or failing."""
+    count = job.consecutive_failures
+    after = job.definition.pause_after
+    if job.state == JobState.DISABLED and after is not None and count >= after:
+        return f"paused after {count} consecutive failures (pauseAfterConsecutiveFailures)"
+    return f"failing streak: {count} consecutive failure{'' if count == 1 else 's'}"
 
 
 def _note(

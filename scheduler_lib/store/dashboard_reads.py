@@ -28,6 +28,7 @@ class RecentEntry:
     action_name: str
     retry_count: int
     repeat_count: int  # the occurrence number; 0 for a manual run
+    expected_time: datetime  # the scheduled second (lateness: start_time minus this)
 
 
 def recent_history(
@@ -44,7 +45,15 @@ def recent_history(
     entities = store.table(HISTORY).query_entities(
         query,
         parameters=parameters,
-        select=["PartitionKey", "StartTime", "Status", "ActionName", "RetryCount", "RepeatCount"],
+        select=[
+            "PartitionKey",
+            "StartTime",
+            "Status",
+            "ActionName",
+            "RetryCount",
+            "RepeatCount",
+            "ExpectedExecutionTime",
+        ],
         results_per_page=1000,
     )
     return [
@@ -55,6 +64,7 @@ def recent_history(
             action_name=e["ActionName"],
             retry_count=int(e.get("RetryCount", 0)),
             repeat_count=int(e.get("RepeatCount", 0)),
+            expected_time=stored_datetime(e["ExpectedExecutionTime"]),
         )
         for e in itertools.islice(entities, limit)
     ]

@@ -14,6 +14,7 @@ dispatcher, the executor) can never silently overwrite each other.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
@@ -165,6 +166,16 @@ def enabled_jobs(store: TableStore, *, due_before: datetime | None = None) -> It
         parameters["before"] = due_before
     for entity in store.table(TABLE).query_entities(query, parameters=parameters):
         yield _from_entity(entity)
+
+
+def failing_jobs(store: TableStore, *, limit: int) -> list[JobRecord]:
+    """Jobs in a failing streak (`ConsecutiveFailures` above 0; the paused ones among them),
+    across collections, at most `limit`: one server-filtered read for the dashboard's
+    overview (the column is stored only while a streak lasts)."""
+    entities = store.table(TABLE).query_entities(
+        f"ConsecutiveFailures gt 0 and {COUNTED_ROWS}", results_per_page=limit
+    )
+    return [_from_entity(e) for e in itertools.islice(entities, limit)]
 
 
 def count_jobs(store: TableStore, collection_key_: str) -> int:

@@ -227,7 +227,7 @@ def test_see_why_a_job_failed_and_fix_it(devhost, page, tmp_path) -> None:  # no
         shot("job-failed")
         page.get_by_role("link", name="Overview").first.click()
         expect(page.get_by_label("Jobs needing attention")).to_contain_text(
-            "ops / nightly: failing now"
+            "ops / nightly: failing streak: 1 consecutive failure, failing now"
         )
         shot("overview-needs-attention")
 
