@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.domain.definition import alert_window
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import deadman
 from scheduler_lib.wire.notifications import PROPERTY
@@ -52,7 +53,7 @@ def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | N
     if own is not None or collection is None:
         return own
     text = collection.properties.get(deadman.PROPERTY)
-    return deadman.window(text) if isinstance(text, str) else None
+    return alert_window(text) if isinstance(text, str) else None
 
 
 def check_destinations(properties: Mapping[str, Any], settings: Settings) -> None:

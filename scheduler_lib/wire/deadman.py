@@ -36,13 +36,9 @@ class Health(StrEnum):
 def validate(value: Any, path: str) -> str:
     """Canonical ISO duration between `MIN_WINDOW` and `MAX_WINDOW`."""
     text = readers.duration(value, path, low=MIN_WINDOW)
-    if window(text) > MAX_WINDOW:
+    if alert_window(text) > MAX_WINDOW:
         raise ValidationError(path, "must be at most P366D")
     return text
-
-
-def window(text: str) -> timedelta:
-    return alert_window(text)
 
 
 def health(record: JobRecord) -> str:
