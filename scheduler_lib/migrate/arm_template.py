@@ -12,19 +12,27 @@ parameters the import never asks for.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
+from scheduler_lib.domain.json_value import JsonObject, JsonValue
 from scheduler_lib.migrate.arm_eval import evaluate_template_string
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
 from scheduler_lib.migrate.memo import Memo
 from scheduler_lib.migrate.overrides import Overrides, typed
-from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
+from scheduler_lib.migrate.problems import (
+    Evaluated,
+    SourceError,
+    Unknown,
+    Unresolved,
+    parameter_hint,
+)
 
 #: Called with (path, refusal) when a value cannot be known; returns what to use instead
 #: (e.g. a missing secret's marker) or raises.
 OnUnresolved = Callable[[str, Unresolved], Any]
+V = TypeVar("V")
 _TYPES = {"string": str, "securestring": str, "int": int, "bool": bool, "object": dict,
           "secureobject": dict, "array": list}  # fmt: skip
 
@@ -33,9 +41,24 @@ def _raise(path: str, error: Unresolved) -> Any:
     raise error
 
 
-def lookup(mapping: dict[str, Any], name: str) -> tuple[str, Any] | None:
+def lookup(mapping: Mapping[str, V], name: str) -> tuple[str, V] | None:
     """A template name, matched case-insensitively as ARM matches them."""
     return next(((k, v) for k, v in mapping.items() if k.lower() == name.lower()), None)
+
+
+def section(document: JsonObject, name: str) -> JsonObject:
+    """A template's `parameters` or `variables` object ({} when absent)."""
+    value = document.get(name) or {}
+    if not isinstance(value, dict):
+        raise SourceError(name, "must be an object")
+    return value
+
+
+def as_object(value: JsonValue, path: str, what: str = "an object") -> JsonObject:
+    """`value` where the template must hold an object (a declaration, a copy loop)."""
+    if not isinstance(value, dict):
+        raise SourceError(path, f"must be {what}")
+    return value
 
 
 class Template:
@@ -43,9 +66,9 @@ class Template:
 
     def __init__(
         self,
-        document: dict[str, Any],
+        document: JsonObject,
         *,
-        given: dict[str, Any],
+        given: dict[str, Evaluated],
         overrides: Overrides,
         deployment: Deployment,
     ) -> None:
@@ -55,32 +78,38 @@ class Template:
         self.deployment = deployment
         self.in_default = False
         self.loops: list[tuple[str | None, int]] = []  # (loop name, index), innermost last
-        self._memo = Memo("refers to itself (through other parameters or variables)")
+        self._memo: Memo[Evaluated] = Memo(
+            "refers to itself (through other parameters or variables)"
+        )
 
     # --- the Scope protocol ----------------------------------------------------------------
 
     def parameter(self, name: str) -> Any:
-        found = lookup(self.document.get("parameters") or {}, name)
+        found = lookup(section(self.document, "parameters"), name)
         if found is None:
             raise SourceError("", f"parameters({name!r}): the template declares no such parameter")
-        key, declaration = found
+        key = found[0]
+        declaration = as_object(found[1], f"parameters.{key}", "an object (its declaration)")
         return self._memo.get(f"parameters.{key}", lambda: self._resolve(key, declaration))
 
     def variable(self, name: str) -> Any:
-        found = lookup(self.document.get("variables") or {}, name)
+        found = lookup(section(self.document, "variables"), name)
         if found is None:
-            copies = (self.document.get("variables") or {}).get("copy") or []
-            loop = next((c for c in copies if str(c.get("name", "")).lower() == name.lower()), None)
+            copies = section(self.document, "variables").get("copy") or []
+            if not isinstance(copies, list):
+                raise SourceError("variables.copy", "must be an array of copy loops")
+            loops = [as_object(c, f"variables.copy[{i}]") for i, c in enumerate(copies)]
+            loop = next((c for c in loops if str(c.get("name", "")).lower() == name.lower()), None)
             if loop is None:
                 raise SourceError(
                     "", f"variables({name!r}): the template declares no such variable"
                 )
-            found = (loop["name"], loop)
-            key = f"variables.copy[{copies.index(loop)}]"
-            compute: Callable[[], Any] = lambda: self.copy_values(loop, key, _raise)  # noqa: E731
+            key = f"variables.copy[{loops.index(loop)}]"
+            compute: Callable[[], Evaluated] = lambda: self.copy_values(loop, key, _raise)  # noqa: E731
         else:
             key = f"variables.{found[0]}"
-            compute = lambda: self.value(found[1], key)  # noqa: E731
+            value = found[1]
+            compute = lambda: self.value(value, key)  # noqa: E731
         return self._memo.get(key, compute)
 
     def copy_index(self, loop: str | None) -> int:
@@ -91,7 +120,7 @@ class Template:
 
     # --- parameters ----------------------------------------------------------------------------
 
-    def _resolve(self, name: str, declaration: dict[str, Any]) -> Any:
+    def _resolve(self, name: str, declaration: JsonObject) -> Any:
         path = f"parameters.{name}"
         declared = str(declaration.get("type", "string"))
         text = self.overrides.parameter(name)
@@ -138,11 +167,12 @@ class Template:
         if isinstance(value, list):
             return [self.value(item, f"{path}[{i}]", on_unresolved) for i, item in enumerate(value)]
         if isinstance(value, dict):
-            result: dict[str, Any] = {}
+            result: dict[str, Evaluated] = {}
             for key, item in value.items():
                 if key == "copy" and isinstance(item, list) and path:
                     for i, loop in enumerate(item):
                         where = f"{path}.copy[{i}]"
+                        loop = as_object(loop, where, "an object with name, count and input")
                         result[str(loop.get("name"))] = self.copy_values(loop, where, on_unresolved)
                     continue
                 evaluated = self.value(item, f"{path}.{key}" if path else key, on_unresolved)
@@ -152,8 +182,8 @@ class Template:
         return value
 
     def copy_values(
-        self, loop: dict[str, Any], path: str, on_unresolved: OnUnresolved
-    ) -> list[Any]:
+        self, loop: JsonObject, path: str, on_unresolved: OnUnresolved
+    ) -> list[Evaluated]:
         """A property or variable `copy` loop: `count` copies of `input`."""
         count = self.count(loop.get("count"), f"{path}.count")
         name = str(loop.get("name"))

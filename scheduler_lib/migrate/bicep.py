@@ -27,7 +27,13 @@ from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
 from scheduler_lib.migrate.memo import Memo
 from scheduler_lib.migrate.overrides import Overrides, typed
-from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved, parameter_hint
+from scheduler_lib.migrate.problems import (
+    Evaluated,
+    SourceError,
+    Unknown,
+    Unresolved,
+    parameter_hint,
+)
 
 _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bicep.language()))
 _TYPES = {"string": str, "int": int, "bool": bool, "object": dict, "array": list}
@@ -39,7 +45,12 @@ def _raise(path: str, error: Unresolved) -> Any:
 
 class BicepFile:
     def __init__(
-        self, path: Path, *, given: dict[str, Any], overrides: Overrides, deployment: Deployment
+        self,
+        path: Path,
+        *,
+        given: dict[str, Evaluated],
+        overrides: Overrides,
+        deployment: Deployment,
     ) -> None:
         self.path = path
         self.source = path.read_bytes()
@@ -55,7 +66,7 @@ class BicepFile:
         self.top: list[tree_sitter.Node] = []
         self._collect(root)
         self.evaluator = Evaluator(self)
-        self._memo = Memo()
+        self._memo: Memo[Evaluated] = Memo()
 
     def _collect(self, root: tree_sitter.Node) -> None:
         decorators: list[str] = []

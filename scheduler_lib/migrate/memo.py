@@ -9,20 +9,22 @@ mechanism for the three readers.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Generic, TypeVar
 
 from scheduler_lib.migrate.problems import SourceError
 
+T = TypeVar("T")
 
-class Memo:
+
+class Memo(Generic[T]):
     """Values by key (a path in the source), computed once; `cycle` is the refusal's words."""
 
     def __init__(self, cycle: str = "refers to itself") -> None:
-        self._values: dict[str, Any] = {}
+        self._values: dict[str, T] = {}
         self._busy: set[str] = set()
         self._cycle = cycle
 
-    def get(self, key: str, compute: Callable[[], Any]) -> Any:
+    def get(self, key: str, compute: Callable[[], T]) -> T:
         if key not in self._values:
             if key in self._busy:
                 raise SourceError(key, self._cycle)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeAlias
 
 
 class SourceError(ValueError):
@@ -90,3 +91,10 @@ class Unknown:
 
     reason: str
     hint: str | None = None
+
+
+#: What an evaluator computes from a source: JSON in which any part may be an `Unknown`
+#: (found out when something reads it). What the readers hand on (`found`) is plain JSON.
+Evaluated: TypeAlias = (
+    "bool | int | float | str | Unknown | list[Evaluated] | dict[str, Evaluated] | None"
+)

@@ -17,12 +17,13 @@ from typing import Any
 import hcl2
 from hcl2 import SerializationOptions
 
-from scheduler_lib.migrate.arm_template import OnUnresolved
+from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.migrate.arm_template import OnUnresolved, as_object
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.hcl_expression import parse_value
 from scheduler_lib.migrate.memo import Memo
 from scheduler_lib.migrate.overrides import Overrides, typed
-from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
+from scheduler_lib.migrate.problems import Evaluated, SourceError, Unknown, Unresolved
 from scheduler_lib.migrate.terraform_eval import TerraformEvaluator
 
 _OPTIONS = SerializationOptions(preserve_heredocs=False, with_comments=False)
@@ -33,14 +34,24 @@ def unquote(key: str) -> str:
     return key[1:-1] if len(key) >= 2 and key[0] == key[-1] == '"' else key
 
 
-def load_hcl(path: Path) -> dict[str, Any]:
+def load_hcl(path: Path) -> JsonObject:
+    """A file as python-hcl2 serializes it: JSON, blocks as lists of objects."""
     try:
         with path.open(encoding="utf-8") as handle:
-            return hcl2.load(handle, serialization_options=_OPTIONS)
+            document: JsonObject = hcl2.load(handle, serialization_options=_OPTIONS)
+            return document
     except Exception as error:  # python-hcl2 raises lark's and its own error types
         raise SourceError(
             path.name, f"is not valid HCL ({type(error).__name__}: {error})"
         ) from None
+
+
+def _blocks(document: JsonObject, kind: str, path: Path) -> list[JsonObject]:
+    """The blocks of one kind (`variable`, `locals`, `resource`) of a file."""
+    blocks = document.get(kind) or []
+    if not isinstance(blocks, list):
+        raise SourceError(f"{path.name}: {kind}", "must be a list of blocks")
+    return [as_object(block, f"{path.name}: {kind}") for block in blocks]
 
 
 def _raise(path: str, error: Unresolved) -> Any:
@@ -61,31 +72,32 @@ class Module:
         self.directory = files[0].parent
         self.overrides = overrides
         self.deployment = deployment
-        self.variables: dict[str, dict[str, Any]] = {}
-        self.locals: dict[str, Any] = {}
-        self.resources: dict[tuple[str, str], dict[str, Any]] = {}
+        self.variables: dict[str, JsonObject] = {}
+        self.locals: JsonObject = {}
+        self.resources: dict[tuple[str, str], JsonObject] = {}
         self.order: list[tuple[str, str]] = []
         for path in files:
             self._add(path, load_hcl(path))
-        self.tfvars: dict[str, Any] = {}
+        self.tfvars: JsonObject = {}
         for path in tfvars:
             self.tfvars.update(load_hcl(path))
         self.evaluator = TerraformEvaluator(self)
-        self._memo = Memo()
+        self._memo: Memo[Evaluated] = Memo()
 
-    def _add(self, path: Path, document: dict[str, Any]) -> None:
-        for block in document.get("variable", []):
+    def _add(self, path: Path, document: JsonObject) -> None:
+        for block in _blocks(document, "variable", path):
             for name, body in block.items():
-                self.variables[unquote(name)] = body
-        for block in document.get("locals", []):
+                self.variables[unquote(name)] = as_object(body, f"{path.name}: variable.{name}")
+        for block in _blocks(document, "locals", path):
             self.locals.update({k: v for k, v in block.items() if k != "__is_block__"})
-        for block in document.get("resource", []):
+        for block in _blocks(document, "resource", path):
             for kind, named in block.items():
-                for name, body in named.items():
+                for name, body in as_object(named, f"{path.name}: resource.{kind}").items():
                     key = (unquote(kind), unquote(name))
                     if key in self.resources:
                         raise SourceError(f"{path.name}", f"{key[0]}.{key[1]} is declared twice")
-                    self.resources[key] = body
+                    where = f"{path.name}: {key[0]}.{key[1]}"
+                    self.resources[key] = as_object(body, where)
                     self.order.append(key)
 
     # --- names ---------------------------------------------------------------------------------
@@ -147,7 +159,7 @@ class Module:
 
     # --- values --------------------------------------------------------------------------------
 
-    def value(self, raw: Any, path: str, on_unresolved: OnUnresolved = _raise) -> Any:
+    def value(self, raw: JsonValue, path: str, on_unresolved: OnUnresolved = _raise) -> Any:
         """An attribute as python-hcl2 hands it over, evaluated; `path` is what --set takes."""
         replaced, replacement = self.overrides.at(path)
         if replaced:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.migrate.arm_template import MISSING
 from scheduler_lib.migrate.found import FoundJob, MissingSecret
 from scheduler_lib.migrate.problems import SourceError, Unresolved
@@ -14,7 +15,7 @@ class Body:
     """One resource or block of the module, read field by field (lazily: a field nobody
     reads needs no value)."""
 
-    def __init__(self, module: Module, raw: dict[str, Any], path: str, index: int | None) -> None:
+    def __init__(self, module: Module, raw: JsonObject, path: str, index: int | None) -> None:
         self.module, self.raw, self.path, self.index = module, raw, path, index
 
     def has(self, name: str) -> bool:
@@ -36,8 +37,12 @@ class Body:
         value = self.raw.get(name)
         if value is None:
             return []
-        items = value if isinstance(value, list) else [value]
-        if not all(isinstance(item, dict) for item in items):
+        items = [
+            item
+            for item in (value if isinstance(value, list) else [value])
+            if isinstance(item, dict)
+        ]
+        if len(items) != (len(value) if isinstance(value, list) else 1):
             raise SourceError(
                 f"{self.path}.{name}", "write the block out: it cannot be an expression"
             )

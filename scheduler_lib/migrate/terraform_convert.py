@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.migrate.found import (
     Found,
     FoundCollection,
@@ -74,7 +75,7 @@ def _collection(body: Body, resource_group: str | None) -> FoundCollection:
                 f"{body.path}.location", f"{location} → {collection.location}, as azurerm sends it"
             ))  # fmt: skip
     collection.tags = body.get("tags")
-    properties: dict[str, Any] = {"sku": {"name": string_field(body, "sku")}}
+    properties: JsonObject = {"sku": {"name": string_field(body, "sku")}}
     if body.has("state"):
         properties["state"] = body.get("state")
     quota = body.block("quota")
@@ -85,11 +86,11 @@ def _collection(body: Body, resource_group: str | None) -> FoundCollection:
     return collection
 
 
-def _quota(quota: Body, collection: FoundCollection) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+def _quota(quota: Body, collection: FoundCollection) -> JsonObject:
+    result: JsonObject = {}
     if quota.has("max_job_count"):
         result["maxJobCount"] = quota.get("max_job_count")
-    recurrence: dict[str, Any] = {}
+    recurrence: JsonObject = {}
     if quota.has("max_recurrence_frequency"):
         recurrence["frequency"] = quota.get("max_recurrence_frequency")
     for name in ("max_recurrence_interval", "max_retry_interval"):
@@ -139,8 +140,9 @@ def _job(body: Body, collection: str | None, resource_group: str | None) -> Foun
     job.resource_group = resource_group or _placement(body, "resource_group_name")
     job.notes += _placed_by_options(body, collection=collection, resource_group=resource_group)
     secrets = MissingSecrets(job)
-    properties: dict[str, Any] = {"action": action(body, job, secrets)}
-    properties["action"]["retryPolicy"] = retry_policy(body, job)
+    main = action(body, job, secrets)
+    main["retryPolicy"] = retry_policy(body, job)
+    properties: JsonObject = {"action": main}
     schedule = body.block("recurrence")
     if schedule is not None:
         properties["recurrence"] = recurrence(schedule, job)
