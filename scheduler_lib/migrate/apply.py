@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.migrate.client import Address, ApiError, Scheduler
 from scheduler_lib.migrate.compare import (
@@ -116,7 +116,7 @@ class Run:
         item: ImportedCollection | ImportedJob,
         address: Address,
         version: str,
-        differ: Callable[[dict[str, Any]], list[str]],
+        differ: Callable[[JsonObject], list[str]],
     ) -> Result:
         if self.client is None:
             return Result(item, Outcome.NOT_COMPARED)

@@ -16,10 +16,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from scheduler_lib.domain.json_value import JsonObject, JsonValue
 from scheduler_lib.migrate.arm_template import MISSING, Template
 from scheduler_lib.migrate.found import SECRET_KEYS, Found, FoundCollection, FoundJob, MissingSecret
 from scheduler_lib.migrate.found import dropped as dropped_note
-from scheduler_lib.migrate.problems import SourceError, Unresolved
+from scheduler_lib.migrate.problems import Note, SourceError, Unresolved
 
 COLLECTION = "microsoft.scheduler/jobcollections"
 JOB = "microsoft.scheduler/jobcollections/jobs"
@@ -34,7 +35,9 @@ def read_resources(template: Template) -> Found:
     return found
 
 
-def _entries(resources: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _entries(resources: JsonValue, path: str) -> Iterator[tuple[str, str, JsonObject]]:
+    """(where, type, resource) of each resource of a `resources` array (or object)."""
+    items: Iterator[tuple[str, JsonValue]]
     if isinstance(resources, dict):  # languageVersion 2.0: keyed by symbolic name
         items = ((f"{path}.{name}", r) for name, r in resources.items())
     elif isinstance(resources, list):
@@ -44,14 +47,17 @@ def _entries(resources: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     else:
         raise SourceError(path, "must be an array of resources")
     for where, resource in items:
-        if not isinstance(resource, dict) or not isinstance(resource.get("type"), str):
+        kind = resource.get("type") if isinstance(resource, dict) else None
+        if not isinstance(resource, dict) or not isinstance(kind, str):
             raise SourceError(where, "a resource must be an object with a literal type")
-        yield where, resource
+        yield where, kind, resource
 
 
-def _walk(template: Template, resources: Any, path: str, parent: str | None, found: Found) -> None:
-    for where, resource in _entries(resources, path):
-        kind = resource["type"].lower()
+def _walk(
+    template: Template, resources: JsonValue, path: str, parent: str | None, found: Found
+) -> None:
+    for where, declared, resource in _entries(resources, path):
+        kind = declared.lower()
         if parent is not None and kind == "jobs":
             kind = JOB
         if resource.get("existing") is True:
@@ -65,7 +71,8 @@ def _walk(template: Template, resources: Any, path: str, parent: str | None, fou
                 if _condition(template, resource, where):
                     found.jobs.append(_job(template, resource, where, parent))
         elif kind == "microsoft.resources/deployments":
-            inner = json.dumps((resource.get("properties") or {}).get("template") or {})
+            properties = resource.get("properties")
+            inner = json.dumps(properties.get("template") if isinstance(properties, dict) else {})
             if "microsoft.scheduler" in inner.lower():
                 raise SourceError(
                     where, "a nested deployment holds scheduler resources: import its template "
@@ -73,23 +80,26 @@ def _walk(template: Template, resources: Any, path: str, parent: str | None, fou
                 )  # fmt: skip
 
 
-def _copies(template: Template, resource: dict[str, Any], where: str) -> Iterator[None]:
+def _copies(template: Template, resource: JsonObject, where: str) -> Iterator[None]:
     loop = resource.get("copy")
     if loop is None:
         yield
         return
     if not isinstance(loop, dict):
         raise SourceError(f"{where}.copy", "must be an object with name and count")
+    name = loop.get("name")
+    if name is not None and not isinstance(name, str):
+        raise SourceError(f"{where}.copy.name", "must be a string")
     count = template.count(loop.get("count"), f"{where}.copy.count")
     for index in range(count):
-        template.loops.append((loop.get("name"), index))
+        template.loops.append((name, index))
         try:
             yield
         finally:
             template.loops.pop()
 
 
-def _condition(template: Template, resource: dict[str, Any], where: str) -> bool:
+def _condition(template: Template, resource: JsonObject, where: str) -> bool:
     if "condition" not in resource:
         return True
     value = template.value(resource["condition"], f"{where}.condition")
@@ -98,14 +108,14 @@ def _condition(template: Template, resource: dict[str, Any], where: str) -> bool
     return value
 
 
-def _name(template: Template, resource: dict[str, Any], where: str) -> str:
+def _name(template: Template, resource: JsonObject, where: str) -> str:
     name = template.value(resource.get("name"), f"{where}.name")
     if not isinstance(name, str) or not name:
         raise SourceError(f"{where}.name", "must be a non-empty string")
     return name
 
 
-def _extra(resource: dict[str, Any], where: str, own: tuple[str, ...]) -> list[Any]:
+def _extra(resource: JsonObject, where: str, own: tuple[str, ...]) -> list[Note]:
     return [
         dropped_note(f"{where}.{key}", "not part of the 2016-03-01 API")
         for key in resource
@@ -113,7 +123,7 @@ def _extra(resource: dict[str, Any], where: str, own: tuple[str, ...]) -> list[A
     ]
 
 
-def _collection(template: Template, resource: dict[str, Any], where: str, found: Found) -> None:
+def _collection(template: Template, resource: JsonObject, where: str, found: Found) -> None:
     name = _name(template, resource, where)
     if "/" in name:
         raise SourceError(f"{where}.name", f"{name!r}: a job collection's name has no '/'")
@@ -128,7 +138,7 @@ def _collection(template: Template, resource: dict[str, Any], where: str, found:
     _walk(template, resource.get("resources"), f"{where}.resources", name, found)
 
 
-def _job(template: Template, resource: dict[str, Any], where: str, parent: str | None) -> FoundJob:
+def _job(template: Template, resource: JsonObject, where: str, parent: str | None) -> FoundJob:
     name = _name(template, resource, where)
     parts = name.split("/")
     if parent is None and len(parts) != 2:

@@ -124,6 +124,7 @@ class Template:
         path = f"parameters.{name}"
         declared = str(declaration.get("type", "string"))
         text = self.overrides.parameter(name)
+        value: Evaluated
         if text is not None:
             value = typed(name, declared, text)
         elif (given := lookup(self.given, name)) is not None:

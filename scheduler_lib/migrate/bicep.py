@@ -105,6 +105,7 @@ class BicepFile:
         type_node = next((c for c in node.named_children if c.type == "type"), None)
         declared = text(type_node) if type_node is not None else "any"
         given = self.overrides.parameter(name)
+        value: Evaluated
         if given is not None:
             value = typed(name, declared if declared in _TYPES else "any", given)
         elif name in self.given:

@@ -21,7 +21,7 @@ from scheduler_lib.migrate import deployment_functions as deployment
 from scheduler_lib.migrate.arm_eval import find_unknown
 from scheduler_lib.migrate.bicep_operators import operate
 from scheduler_lib.migrate.functions import is_int, kind, to_string
-from scheduler_lib.migrate.problems import SourceError, Unknown, Unresolved
+from scheduler_lib.migrate.problems import Evaluated, SourceError, Unknown, Unresolved
 
 _ESCAPE = re.compile(r"\\(u\{[0-9A-Fa-f]+\}|.)")
 _SIMPLE = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "'": "'", "$": "$"}
@@ -88,7 +88,7 @@ class Evaluator:
 
     def __init__(self, symbols: Symbols) -> None:
         self.symbols = symbols
-        self.locals: list[dict[str, Any]] = []
+        self.locals: list[dict[str, Evaluated]] = []
         self.in_default = False  # a param's default: where utcNow() is allowed
 
     def known(self, node: Node) -> Any:
@@ -253,9 +253,14 @@ def object_items(node: Node) -> list[tuple[str, Node]]:
     return items
 
 
-class ResourceRef(dict[str, Any]):
+class ResourceRef(dict[str, Evaluated]):
     """A resource symbol's value: what is known before deployment (`name`, `id`, `type`,
     `apiVersion`); any other property is the deployed state, an `Unknown`."""
+
+    @property
+    def name(self) -> str:
+        """Its name: a string (`bicep_resources._ref` refuses any other)."""
+        return str(self["name"])
 
 
 def member(target: Any, name: str, where: str, *, safe: bool = False) -> Any:

@@ -126,7 +126,7 @@ def _walk(file: BicepFile, decl: Declaration, parent: str | None, found: Found) 
 def _collection(file: BicepFile, decl: Declaration, body: Node, found: Found) -> None:
     items = dict(object_items(body))
     ref = _ref(file, decl, body, None)
-    name = ref["name"]
+    name = ref.name
     if not decl.existing:
         collection = FoundCollection(name=name, where=decl.symbol)
         for key in ("location", "tags", "properties"):
@@ -147,8 +147,8 @@ def _job(file: BicepFile, decl: Declaration, body: Node, parent: str | None) -> 
         owner = file.evaluator.known(items["parent"])
         if not isinstance(owner, ResourceRef) or owner.get("type") != COLLECTION:
             raise SourceError(f"{decl.symbol}.parent", "must be a job collection's symbol")
-        parent = owner["name"]
-    parts = ref["name"].split("/")
+        parent = owner.name
+    parts = ref.name.split("/")
     if parent is None and len(parts) != 2:
         raise SourceError(
             f"{decl.symbol}.name", "without a parent, a job's name is 'collection/job'"

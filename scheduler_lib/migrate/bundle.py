@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.domain import CollectionState, JobState
+from scheduler_lib.domain.json_value import JsonObject, JsonValue
 from scheduler_lib.migrate.found import (
     Found,
     FoundCollection,
@@ -106,38 +107,61 @@ def _key(collection: str, job: str | None, path: str) -> tuple[str, str, str]:
     return (collection.lower(), (job or "").lower(), path)
 
 
+@dataclass(frozen=True)
+class ListedSecret:
+    """An entry of the bundle's `secrets` list: whose secret (job None: the collection's)
+    and its JSON path."""
+
+    job: str | None
+    path: str
+
+    @classmethod
+    def read(cls, entry: JsonObject) -> ListedSecret:
+        job = entry.get("job")
+        return cls(None if job is None else str(job), str(entry.get("path")))
+
+
 def read_bundle(
-    document: dict[str, Any], name: str, secrets: SideSecrets, location: str | None = None
+    document: JsonObject, name: str, secrets: SideSecrets, location: str | None = None
 ) -> Found:
     """The collection and jobs of a bundle (`name` is its file's, for messages); `location`
     (`--location`) moves the collection to another region's name."""
-    _check(document, name)
-    collection = document["collection"]
+    collection, jobs = _check(document, name)
     where = f"{name}: collection"
     parts = str(collection.get("id", "")).split("/")
     if len(parts) != 9 or parts[3].lower() != "resourcegroups" or not parts[4]:
         raise SourceError(f"{where}.id", "is not a job collection's ARM id")
     group, collection_name = parts[4], parts[8]
-    listed = [s for s in document.get("secrets") or () if isinstance(s, dict)]
+    entries = document.get("secrets") or []
+    listed = [ListedSecret.read(s) for s in _list(entries) if isinstance(s, dict)]
+    properties = collection.get("properties") or {}
     found = Found()
     item = FoundCollection(
         collection_name, where, collection.get("location"), collection.get("tags"),
-        dict(collection.get("properties") or {}), group, api_version=LATEST_VERSION.value,
+        dict(properties) if isinstance(properties, dict) else {}, group,
+        api_version=LATEST_VERSION.value,
     )  # fmt: skip
     if location is not None and location != item.location:
         moved = f"{item.location} → {location} (--location)"
         item.notes.append(changed(f"{where}.location", moved))
         item.location = location
-    _signing(item, [s["path"] for s in listed if s.get("job") is None], secrets)
+    _signing(item, [s.path for s in listed if s.job is None], secrets)
     _notification_secrets(item.properties, item.notes, secrets, item.name, None)
     _leftovers(item, document)
     found.collections.append(item)
-    for index, job in enumerate(document["jobs"]):
+    for index, job in enumerate(jobs):
         found.jobs.append(_job(job, f"{name}: jobs[{index}]", item, listed, secrets))
     return found
 
 
-def _check(document: dict[str, Any], name: str) -> None:
+def _list(value: JsonValue) -> list[JsonValue]:
+    """`value` where a list is expected; nothing from anything else (a string is no list of
+    entries)."""
+    return value if isinstance(value, list) else []
+
+
+def _check(document: JsonObject, name: str) -> tuple[JsonObject, list[JsonValue]]:
+    """The bundle's collection and jobs, once its version and completeness are checked."""
     if document.get("bundleVersion") != bundle.BUNDLE_VERSION:
         raise SourceError(
             f"{name}: bundleVersion",
@@ -145,15 +169,16 @@ def _check(document: dict[str, Any], name: str) -> None:
         )
     if document.get("complete") is not True:
         raise SourceError(name, "is cut short (no complete: true at its end)", "export it again")
-    if not isinstance(document.get("collection"), dict) or not isinstance(
-        document.get("jobs"), list
-    ):
+    collection, jobs = document.get("collection"), document.get("jobs")
+    if not isinstance(collection, dict) or not isinstance(jobs, list):
         raise SourceError(name, "has no collection object or jobs list")
+    return collection, jobs
 
 
 def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> None:
-    entries = [dict(e) for e in item.properties.get(SIGNING) or () if isinstance(e, dict)]
-    kept = []
+    listed = item.properties.get(SIGNING)
+    entries = [dict(e) for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
+    kept: list[JsonValue] = []
     for index, entry in enumerate(entries):
         path = f"properties.{SIGNING}[{index}].value"
         entry.pop("createdTime", None)
@@ -174,7 +199,7 @@ def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> N
 
 
 def _notification_secrets(
-    properties: dict[str, Any], notes: list[Note], secrets: SideSecrets, collection: str,
+    properties: JsonObject, notes: list[Note], secrets: SideSecrets, collection: str,
     job: str | None,
 ) -> None:  # fmt: skip
     """Each subscription's masked URL and signing secret (`hasSecret`) given their values
@@ -183,7 +208,7 @@ def _notification_secrets(
     entries = properties.get(notifications.PROPERTY)
     if not isinstance(entries, list):
         return
-    kept = []
+    kept: list[JsonValue] = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             kept.append(entry)
@@ -206,11 +231,11 @@ def _notification_secrets(
     properties[notifications.PROPERTY] = kept
 
 
-def _leftovers(item: FoundCollection, document: dict[str, Any]) -> None:
+def _leftovers(item: FoundCollection, document: JsonObject) -> None:
     fresh = "the scheduler's record of runs; it starts afresh"
     item.notes.append(dropped("jobs[].properties.status", fresh))
-    history = document.get("history") or ()
-    count = sum(len(h.get("entries") or ()) for h in history if isinstance(h, dict))
+    history = _list(document.get("history"))
+    count = sum(len(_list(h.get("entries"))) for h in history if isinstance(h, dict))
     if count:
         item.notes.append(dropped(
             "history", f"{count} entries stay in the bundle: only runs write history",
@@ -218,15 +243,16 @@ def _leftovers(item: FoundCollection, document: dict[str, Any]) -> None:
 
 
 def _job(
-    job: Any, where: str, collection: FoundCollection, listed: list[dict[str, Any]],
+    job: JsonValue, where: str, collection: FoundCollection, listed: list[ListedSecret],
     secrets: SideSecrets,
 ) -> FoundJob:  # fmt: skip
-    if not isinstance(job, dict) or not isinstance(job.get("properties"), dict):
+    given = job.get("properties") if isinstance(job, dict) else None
+    if not isinstance(job, dict) or not isinstance(given, dict):
         raise SourceError(where, "is not a job as GET returns it (no properties)")
     name = str(job.get("name") or "").split("/")[-1]
     if not name:
         raise SourceError(f"{where}.name", "is required")
-    properties = {k: v for k, v in job["properties"].items() if k.lower() != "status"}
+    properties = {k: v for k, v in given.items() if k.lower() != "status"}
     found = FoundJob(collection.name, name, where, properties, collection.resource_group,
                      api_version=LATEST_VERSION.value)  # fmt: skip
     state = str(properties.get("state") or "")
@@ -237,9 +263,9 @@ def _job(
         properties["state"] = JobState.DISABLED.value
     _notification_secrets(properties, found.notes, secrets, collection.name, name)
     for entry in listed:
-        if str(entry.get("job") or "").lower() != name.lower():
+        if (entry.job or "").lower() != name.lower():
             continue
-        path = str(entry.get("path"))
+        path = entry.path
         if path.startswith(f"properties.{notifications.PROPERTY}["):
             continue  # read by `_notification_secrets`
         value = secrets.take(collection.name, name, path)
@@ -250,9 +276,9 @@ def _job(
     return found
 
 
-def _place(properties: dict[str, Any], path: str, value: str, where: str) -> None:
+def _place(properties: JsonObject, path: str, value: str, where: str) -> None:
     *parents, last = path.removeprefix("properties.").split(".")
-    node: Any = properties
+    node: JsonValue = properties
     for part in parents:
         node = node.get(part) if isinstance(node, dict) else None
     if not isinstance(node, dict):

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 import requests
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.wire import arm
 
 
@@ -50,9 +51,9 @@ class Scheduler(Protocol):
     """What `apply` asks of a scheduler: this HTTP client, or the import use case's own
     (`service/imports.ServiceScheduler`, the same GET and PUT through the use cases)."""
 
-    def get(self, address: Address, version: str) -> dict[str, Any] | None: ...
+    def get(self, address: Address, version: str) -> JsonObject | None: ...
 
-    def put(self, address: Address, body: dict[str, Any], version: str) -> dict[str, Any]: ...
+    def put(self, address: Address, body: JsonObject, version: str) -> JsonObject: ...
 
 
 class SchedulerClient:
@@ -62,19 +63,19 @@ class SchedulerClient:
         self.session.headers["Authorization"] = f"Bearer {key}"
         self.timeout = timeout
 
-    def get(self, address: Address, version: str) -> dict[str, Any] | None:
+    def get(self, address: Address, version: str) -> JsonObject | None:
         """The resource as GET returns it, or None when it does not exist."""
         response = self._send("GET", address, version)
         if response.status_code == 404:
             return None
         return _json(response)
 
-    def put(self, address: Address, body: dict[str, Any], version: str) -> dict[str, Any]:
+    def put(self, address: Address, body: JsonObject, version: str) -> JsonObject:
         return _json(self._send("PUT", address, version, body))
 
     def list_collections(
         self, subscription: str, resource_group: str | None, version: str
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         """The job collections of a subscription (or one of its resource groups), every page."""
         sub = quote(subscription, safe="")
         group = f"/resourceGroups/{quote(resource_group, safe='')}" if resource_group else ""
@@ -82,11 +83,17 @@ class SchedulerClient:
             arm.COLLECTION_TYPE
         )
         params: dict[str, str] | None = {"api-version": version}
-        found: list[dict[str, Any]] = []
+        found: list[JsonObject] = []
         while url:
             page = _json(self._request("GET", url, params))
-            found += [item for item in page.get("value") or () if isinstance(item, dict)]
-            url, params = page.get("nextLink"), None  # a nextLink carries its own query
+            value, link = page.get("value"), page.get("nextLink")
+            found += (
+                [item for item in value if isinstance(item, dict)]
+                if isinstance(value, list)
+                else []
+            )
+            url = link if isinstance(link, str) and link else None
+            params = None  # a nextLink carries its own query
         return found
 
     def download(
@@ -130,7 +137,7 @@ class SchedulerClient:
             ) from None
 
 
-def _json(response: requests.Response) -> dict[str, Any]:
+def _json(response: requests.Response) -> JsonObject:
     try:
         body = response.json()
     except ValueError:

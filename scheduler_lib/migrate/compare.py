@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.domain import JobDefinition, JobRecord
+from scheduler_lib.domain.json_value import JsonObject, JsonValue
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.wire import collections as model_collections
 from scheduler_lib.wire import dialect, extensions, notifications, secrets, signing
@@ -33,11 +34,26 @@ from scheduler_lib.wire.versions import LATEST_VERSION, parse_version
 COMPARE_VERSION = LATEST_VERSION
 
 
+class Timing(TypedDict, total=False):
+    """A job's startTime and recurrence, canonical: what a preview reads (absent: not set)."""
+
+    startTime: str
+    recurrence: JsonObject
+
+
+class CheckedCollection(TypedDict):
+    """A job collection as the API would store it and GET shows it."""
+
+    tags: JsonObject
+    properties: JsonObject
+    location: NotRequired[str]
+
+
 @dataclass(frozen=True)
 class CheckedJob:
-    wire: dict[str, Any]  # the properties as GET (2016-03-01) returns them, without state/status
+    wire: JsonObject  # the properties as GET (2016-03-01) returns them, without state/status
     state: str
-    timing: dict[str, Any]  # startTime and recurrence, canonical: what a preview reads
+    timing: Timing
 
 
 def check_job(job: ImportedJob) -> CheckedJob:
@@ -56,29 +72,35 @@ def check_job(job: ImportedJob) -> CheckedJob:
     wire = dialect.job_properties(canonical, record, COMPARE_VERSION)
     wire.pop("state", None)
     start, recurrence = definition.timing_key
-    schedule = {"startTime": start, "recurrence": recurrence}
-    return CheckedJob(wire, str(state), {k: v for k, v in schedule.items() if v is not None})
+    timing: Timing = {}
+    if start is not None:
+        timing["startTime"] = start
+    if recurrence is not None:
+        timing["recurrence"] = recurrence
+    return CheckedJob(wire, str(state), timing)
 
 
-def check_collection(collection: ImportedCollection) -> dict[str, Any]:
+def check_collection(collection: ImportedCollection) -> CheckedCollection:
     """The collection as the API would store it (defaults filled) and GET shows it (signing
     secrets without their values, notification URLs masked); ValidationError else."""
     version = parse_version(collection.api_version)
     location, tags, properties = model_collections.normalize_body(collection.body, version)
-    result: dict[str, Any] = {"tags": tags or {}}
     shown = signing.redact(model_collections.complete(properties))
-    result["properties"] = notifications.redact(shown)
+    result: CheckedCollection = {
+        "tags": dict(tags or {}),
+        "properties": notifications.redact(shown),
+    }
     if location is not None:
         result["location"] = location
     return result
 
 
-def job_differences(job: ImportedJob, checked: CheckedJob, remote: dict[str, Any]) -> list[str]:
+def job_differences(job: ImportedJob, checked: CheckedJob, remote: JsonObject) -> list[str]:
     """What differs between the import and the job the scheduler holds (GET, 2016-03-01).
 
     A job imported Disabled for a missing secret is compared without its state: once its
     secret is set and it is enabled, importing the source again must not disable it."""
-    stored = dict(remote.get("properties") or {})
+    stored = dict(_properties(remote))
     state = stored.pop("state", None)
     stored.pop("status", None)
     local = dict(checked.wire)
@@ -90,19 +112,25 @@ def job_differences(job: ImportedJob, checked: CheckedJob, remote: dict[str, Any
     return found
 
 
-def collection_differences(local: dict[str, Any], remote: dict[str, Any]) -> list[str]:
+def collection_differences(local: CheckedCollection, remote: JsonObject) -> list[str]:
     found = []
     if "location" in local and _location(local["location"]) != _location(remote.get("location")):
         found.append(f"location: {remote.get('location')} here, {local['location']} in the source")
     found += differences(local["tags"], remote.get("tags") or {}, "tags")
-    stored = notifications.redact(signing.redact(remote.get("properties") or {}))
+    stored = notifications.redact(signing.redact(_properties(remote)))
     for entry in stored.get(signing.PROPERTY) or ():
         entry.pop("createdTime", None)  # the scheduler's, not the source's
     found += differences(local["properties"], stored, "properties")
     return found
 
 
-def _location(value: Any) -> str:
+def _properties(resource: JsonObject) -> JsonObject:
+    """A resource's `properties` as GET returns it ({} when it has none)."""
+    properties = resource.get("properties")
+    return properties if isinstance(properties, dict) else {}
+
+
+def _location(value: JsonValue) -> str:
     return str(value or "").replace(" ", "").lower()
 
 
@@ -124,15 +152,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _without_certificate(properties: dict[str, Any]) -> dict[str, Any]:
+def _without_certificate(properties: JsonObject) -> JsonObject:
     """Properties without a certificate's derived fields (a placeholder's differ each time)."""
+    return {k: _strip(v) for k, v in properties.items() if k not in CERT_DERIVED}
 
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in CERT_DERIVED}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
 
-    result: dict[str, Any] = strip(properties)
-    return result
+def _strip(value: JsonValue) -> JsonValue:
+    if isinstance(value, dict):
+        return _without_certificate(value)
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value

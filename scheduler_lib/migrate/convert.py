@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 import isodate
 
+from scheduler_lib.domain.json_value import JsonObject, JsonValue
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.migrate.found import Found, FoundJob, changed, dropped
+from scheduler_lib.migrate.found import Found, FoundJob, MissingSecret, changed, dropped
 from scheduler_lib.migrate.missing_secrets import NOTE_VERSION, apply_placeholders
 from scheduler_lib.migrate.problems import Note, SourceError
 from scheduler_lib.wire.durations import parse_time_to_live
@@ -43,7 +43,7 @@ class Target:
 class ImportedCollection:
     resource_group: str
     name: str
-    body: dict[str, Any]
+    body: JsonObject
     where: str
     notes: list[Note] = field(default_factory=list)
     api_version: str = API_VERSION
@@ -54,11 +54,17 @@ class ImportedJob:
     resource_group: str
     collection: str
     name: str
-    body: dict[str, Any]
+    body: JsonObject
     where: str
     api_version: str = API_VERSION
     notes: list[Note] = field(default_factory=list)
-    missing: list[Any] = field(default_factory=list)
+    missing: list[MissingSecret] = field(default_factory=list)
+
+    @property
+    def properties(self) -> JsonObject:
+        """The job's properties (its body is `{"properties": ...}`, as `_job` builds it)."""
+        properties = self.body.get("properties")
+        return properties if isinstance(properties, dict) else {}
 
 
 @dataclass
@@ -80,12 +86,12 @@ def build_plan(found: Found, target: Target) -> Plan:
             notes.append(changed(f"{item.where}.name", f"{name} → {rename} (--collection)"))
             renamed[name.lower()] = rename
             name = rename
-        body: dict[str, Any] = {}
+        body: JsonObject = {}
         if item.location is not None:
             body["location"] = item.location
         if item.tags is not None:
             body["tags"] = item.tags
-        body["properties"] = _integers(copy.deepcopy(item.properties), "properties", notes)
+        body["properties"] = _integers_in(copy.deepcopy(item.properties), "properties", notes)
         group = _group(target, item.resource_group, item.where)
         version = item.api_version or API_VERSION
         plan.collections.append(ImportedCollection(group, name, body, item.where, notes, version))
@@ -118,7 +124,7 @@ def _job(job: FoundJob, target: Target, renamed: dict[str, str]) -> ImportedJob:
     for key in [k for k in properties if k.lower() == "status"]:
         properties.pop(key)
         notes.append(dropped(f"{job.where}.properties.{key}", "read-only: the scheduler keeps it"))
-    properties = _integers(properties, "properties", notes)
+    properties = _integers_in(properties, "properties", notes)
     _retry_intervals(properties.get("action"), "properties.action", notes)
     version = job.api_version or API_VERSION
     if job.missing:
@@ -126,17 +132,21 @@ def _job(job: FoundJob, target: Target, renamed: dict[str, str]) -> ImportedJob:
         notes += secret_notes
         version = NOTE_VERSION
     group = _group(target, job.resource_group, job.where)
-    body = {"properties": properties}
+    body: JsonObject = {"properties": properties}
     return ImportedJob(group, collection, job.name, body, job.where, version, notes, job.missing)
 
 
-def _integers(value: Any, path: str, notes: list[Note], key: str = "") -> Any:
+def _integers_in(value: JsonObject, path: str, notes: list[Note]) -> JsonObject:
     """Integer fields written as strings, read as Azure's deserializer read them."""
+    return {
+        k: v if k.lower() in _FREE_TEXT else _integers(v, f"{path}.{k}", notes, k.lower())
+        for k, v in value.items()
+    }
+
+
+def _integers(value: JsonValue, path: str, notes: list[Note], key: str = "") -> JsonValue:
     if isinstance(value, dict):
-        return {
-            k: v if k.lower() in _FREE_TEXT else _integers(v, f"{path}.{k}", notes, k.lower())
-            for k, v in value.items()
-        }
+        return _integers_in(value, path, notes)
     if isinstance(value, list):
         return [_integers(v, f"{path}[{i}]", notes, key) for i, v in enumerate(value)]
     if key in _INTEGERS and isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -145,7 +155,7 @@ def _integers(value: Any, path: str, notes: list[Note], key: str = "") -> Any:
     return value
 
 
-def _retry_intervals(action: Any, path: str, notes: list[Note]) -> None:
+def _retry_intervals(action: JsonValue, path: str, notes: list[Note]) -> None:
     if not isinstance(action, dict):
         return
     holders = [(action, path), (action.get("request"), f"{path}.request")]

@@ -20,7 +20,7 @@ from typing import Any
 
 from scheduler_lib.migrate.dates import iso, render
 from scheduler_lib.migrate.functions import FUNCTIONS, ArgumentError, str_arg
-from scheduler_lib.migrate.problems import SourceError, Unknown
+from scheduler_lib.migrate.problems import Evaluated, SourceError, Unknown
 
 #: Functions whose value only Azure has at deployment time, and why.
 NOT_HERE = {
@@ -55,7 +55,7 @@ def _need(value: str | None, what: str, option: str) -> Any:
     return value if value is not None else Unknown(f"{what} is not known", f"give {option}")
 
 
-def resource_group(d: Deployment) -> dict[str, Any]:
+def resource_group(d: Deployment) -> dict[str, Evaluated]:
     sub = _need(d.subscription_id, "the subscription", "--subscription")
     name = _need(d.resource_group, "the resource group", "--resource-group")
     missing = next((v for v in (sub, name) if isinstance(v, Unknown)), None)
@@ -70,7 +70,7 @@ def resource_group(d: Deployment) -> dict[str, Any]:
     }
 
 
-def subscription(d: Deployment) -> dict[str, Any]:
+def subscription(d: Deployment) -> dict[str, Evaluated]:
     sub = _need(d.subscription_id, "the subscription", "--subscription")
     return {
         "id": f"/subscriptions/{sub}" if isinstance(sub, str) else sub,

@@ -18,6 +18,7 @@ from scheduler_lib.migrate.functions import (
     kind,
     to_string,
 )
+from scheduler_lib.migrate.problems import Evaluated
 
 
 def _bool(function: str, value: Any) -> bool:
@@ -96,7 +97,7 @@ def _contains(container: Any, item: Any) -> bool:
 
 def _union(*values: Any) -> Any:
     if values and all(isinstance(v, dict) for v in values):
-        merged: dict[str, Any] = {}
+        merged: dict[str, Evaluated] = {}
         for value in values:
             merged.update(value)
         return merged
@@ -120,10 +121,10 @@ def _intersection(first: Any, *others: Any) -> Any:
     raise ArgumentError("intersection", "takes objects or arrays, all of one kind")
 
 
-def _create_object(*pairs: Any) -> dict[str, Any]:
+def _create_object(*pairs: Any) -> dict[str, Evaluated]:
     if len(pairs) % 2:
         raise ArgumentError("createObject", "takes name, value pairs")
-    result: dict[str, Any] = {}
+    result: dict[str, Evaluated] = {}
     for name, value in zip(pairs[::2], pairs[1::2], strict=True):
         if not isinstance(name, str):
             raise ArgumentError("createObject", "property names must be strings")
@@ -144,7 +145,7 @@ def _join(values: Any, delimiter: Any) -> str:
     return delimiter.join(to_string(v) for v in values)
 
 
-def _items(value: Any) -> list[dict[str, Any]]:
+def _items(value: Any) -> list[dict[str, Evaluated]]:
     if not isinstance(value, dict):
         raise ArgumentError("items", f"expects an object, not {kind(value)}")
     return [{"key": k, "value": v} for k, v in sorted(value.items(), key=lambda kv: kv[0])]

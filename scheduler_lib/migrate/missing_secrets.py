@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
-from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
@@ -21,8 +20,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import NoEncryption, pkcs12
 from cryptography.x509.oid import NameOID
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.migrate.found import FoundJob, MissingSecret
-from scheduler_lib.migrate.problems import Note, NoteKind
+from scheduler_lib.migrate.problems import Note, NoteKind, SourceError
 
 PLACEHOLDER = "MISSING-SECRET"
 PLACEHOLDER_SUBJECT = "placeholder: the imported job's certificate is missing"
@@ -49,20 +49,21 @@ def placeholder_pfx() -> str:
     return base64.b64encode(data).decode()
 
 
-def _node(properties: dict[str, Any], field: str) -> tuple[dict[str, Any], str]:
+def _node(properties: JsonObject, field: str) -> tuple[JsonObject, str]:
     """The object holding `field` (a `properties.` path) and its last key; objects on the way
     are created (a missing secret's object always exists, it held the reference)."""
     *parents, last = field.removeprefix("properties.").split(".")
     node = properties
     for part in parents:
         key = next((k for k in node if k.lower() == part.lower()), part)
-        node = node.setdefault(key, {})
+        child = node.setdefault(key, {})
+        if not isinstance(child, dict):
+            raise SourceError(field, f"{key} holds {type(child).__name__}, not an object")
+        node = child
     return node, last
 
 
-def apply_placeholders(
-    job: FoundJob, properties: dict[str, Any]
-) -> tuple[dict[str, Any], list[Note]]:
+def apply_placeholders(job: FoundJob, properties: JsonObject) -> tuple[JsonObject, list[Note]]:
     """`properties` with placeholders, Disabled and a pauseNote; the notes saying so."""
     notes = []
     for missing in _with_certificate_partners(job, properties):
@@ -84,7 +85,7 @@ def apply_placeholders(
     return properties, notes
 
 
-def _with_certificate_partners(job: FoundJob, properties: dict[str, Any]) -> list[MissingSecret]:
+def _with_certificate_partners(job: FoundJob, properties: JsonObject) -> list[MissingSecret]:
     """A certificate whose password is missing cannot be stored (the API opens the pfx with
     it), and a placeholder pfx opens without one: either missing makes both placeholders."""
     missing = list(job.missing)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
+from scheduler_lib.domain.json_value import JsonValue
+
 
 class SourceError(ValueError):
     """The source cannot be imported as it stands: `where` is its path in the source (a JSON
@@ -93,8 +95,7 @@ class Unknown:
     hint: str | None = None
 
 
-#: What an evaluator computes from a source: JSON in which any part may be an `Unknown`
-#: (found out when something reads it). What the readers hand on (`found`) is plain JSON.
-Evaluated: TypeAlias = (
-    "bool | int | float | str | Unknown | list[Evaluated] | dict[str, Evaluated] | None"
-)
+#: What an evaluator computes from a source: JSON (what `--set` or a parameters file gives)
+#: in which any part may be an `Unknown` (found out when something reads it). What the
+#: readers hand on (`found`) is plain JSON.
+Evaluated: TypeAlias = "JsonValue | Unknown | list[Evaluated] | dict[str, Evaluated]"

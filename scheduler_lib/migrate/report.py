@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from scheduler_lib.migrate.apply import Result
+from scheduler_lib.migrate.compare import Timing
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.migrate.found import SECRET_KEYS
 from scheduler_lib.migrate.missing_secrets import PLACEHOLDER
@@ -50,8 +51,8 @@ def _result(result: Result, *, now: datetime, dry_run: bool) -> list[str]:
     return lines
 
 
-def _runs(item: ImportedJob, timing: dict[str, Any], now: datetime) -> list[str]:
-    disabled = str(item.body["properties"].get("state", "")).lower() == "disabled"
+def _runs(item: ImportedJob, timing: Timing, now: datetime) -> list[str]:
+    disabled = str(item.properties.get("state", "")).lower() == "disabled"
     heading = f"  next {PREVIEW_COUNT} runs of its schedule as of {now:%Y-%m-%d %H:%M:%S}Z"
     if disabled:
         heading += " (it is Disabled: none runs until it is enabled)"

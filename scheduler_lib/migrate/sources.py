@@ -25,7 +25,7 @@ from scheduler_lib.migrate.bundle import SideSecrets, is_bundle, read_bundle
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.found import Found
 from scheduler_lib.migrate.overrides import Overrides
-from scheduler_lib.migrate.problems import SourceError, Unknown
+from scheduler_lib.migrate.problems import Evaluated, SourceError, Unknown
 from scheduler_lib.migrate.terraform import Module
 from scheduler_lib.migrate.terraform_convert import read_terraform
 
@@ -46,7 +46,7 @@ def read_sources(options: SourceOptions) -> tuple[Found, list[str]]:
     """Everything the files hold, and the files read (for the report)."""
     overrides = Overrides(options.sets)
     tfvars = [p for p in [*options.parameters, *options.files] if p.suffix == ".tfvars"]
-    given: dict[str, Any] = {}
+    given: dict[str, Evaluated] = {}
     for path in options.parameters:
         if path.suffix != ".tfvars":
             given.update(arm_parameters(path))
@@ -111,13 +111,13 @@ def _is_parameters(document: Any) -> bool:
     return "deploymentParameters" in schema
 
 
-def arm_parameters(path: Path) -> dict[str, Any]:
+def arm_parameters(path: Path) -> dict[str, Evaluated]:
     """An ARM parameters file's values (`{"parameters": {"name": {"value": ...}}}`)."""
     document = load_json(path)
     entries = document.get("parameters") if isinstance(document, dict) else None
     if not isinstance(entries, dict):
         raise SourceError(path.name, "is not an ARM parameters file (no parameters object)")
-    values: dict[str, Any] = {}
+    values: dict[str, Evaluated] = {}
     for name, entry in entries.items():
         if isinstance(entry, dict) and "value" in entry:
             values[name] = entry["value"]

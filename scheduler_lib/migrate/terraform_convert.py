@@ -17,8 +17,6 @@ API reads them in any case.
 
 from __future__ import annotations
 
-from typing import Any
-
 from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.migrate.found import (
     Found,
@@ -28,7 +26,7 @@ from scheduler_lib.migrate.found import (
     defaulted,
     dropped,
 )
-from scheduler_lib.migrate.problems import Unresolved
+from scheduler_lib.migrate.problems import Note, Unresolved
 from scheduler_lib.migrate.terraform import META, Module, unquote
 from scheduler_lib.migrate.terraform_actions import action, recurrence, retry_policy
 from scheduler_lib.migrate.terraform_body import Body, MissingSecrets, string_field
@@ -55,7 +53,7 @@ def read_terraform(module: Module, *, collection: str | None, resource_group: st
     return found
 
 
-def _unknown_fields(body: Body, known: set[str]) -> list[Any]:
+def _unknown_fields(body: Body, known: set[str]) -> list[Note]:
     return [
         dropped(f"{body.path}.{unquote(key)}", "not an argument of azurerm 1.x's resource")
         for key in body.raw
@@ -112,7 +110,7 @@ def _quota(quota: Body, collection: FoundCollection) -> JsonObject:
 
 def _placed_by_options(
     body: Body, *, collection: str | None = None, resource_group: str | None = None
-) -> list[Any]:
+) -> list[Note]:
     """What an option says instead of the source (the source's value is not read)."""
     given = (("job_collection_name", "--collection", collection),
              ("resource_group_name", "--resource-group", resource_group))  # fmt: skip

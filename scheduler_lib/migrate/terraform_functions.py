@@ -17,7 +17,7 @@ from typing import Any
 
 from scheduler_lib.migrate.confine import readable, shown
 from scheduler_lib.migrate.functions import ArgumentError, is_int, kind
-from scheduler_lib.migrate.problems import Unknown
+from scheduler_lib.migrate.problems import Evaluated, Unknown
 
 
 def tf_string(value: Any) -> str:
@@ -88,8 +88,8 @@ def _coalesce(*values: Any) -> Any:
     raise ArgumentError("coalesce", "all arguments are null or empty")
 
 
-def _merge(*maps: Any) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
+def _merge(*maps: Any) -> dict[str, Evaluated]:
+    merged: dict[str, Evaluated] = {}
     for item in maps:
         if not isinstance(item, dict):
             raise ArgumentError("merge", f"merges maps, not {kind(item)}")

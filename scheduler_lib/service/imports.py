@@ -200,7 +200,7 @@ def _item(result: Result, now: datetime) -> ItemResult:
         kind, collection, name = "jobCollection", item.name, None
     else:
         kind, collection, name = "job", item.collection, item.name
-        state = str(item.body["properties"].get("state") or "Enabled")
+        state = str(item.properties.get("state") or "Enabled")
         if result.checked is not None:
             runs, _ = preview_with_reason(result.checked.timing, now=now, count=PREVIEW_COUNT)
     return ItemResult(kind, item.resource_group, collection, name, str(result.outcome),

@@ -238,11 +238,35 @@ def test_a_job_location_and_unknown_envelope_keys_are_dropped_with_a_note() -> N
             {"type": JOB, "name": "c/j", "copy": {"name": "l", "count": 801}, "properties": {}},
             "resources[0].copy.count: a copy count must be an integer 0-800",
         ),
+        (
+            {"type": JOB, "name": "c/j", "copy": {"name": 7, "count": 1}, "properties": {}},
+            "resources[0].copy.name: must be a string",
+        ),
     ],
 )
 def test_malformed_resources_are_refused_by_path(resource: dict[str, Any], message: str) -> None:
     with pytest.raises(SourceError) as raised:
         plan({"resources": [resource]})
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        ({"parameters": ["n"]}, "parameters: must be an object"),
+        ({"parameters": {"n": "string"}}, "parameters.n: must be an object (its declaration)"),
+        ({"variables": {"copy": {"name": "m"}}}, "variables.copy: must be an array of copy loops"),
+        ({"variables": {"copy": ["m"]}}, "variables.copy[0]: must be an object"),
+    ],
+)
+def test_malformed_template_sections_are_refused_by_path(
+    sections: dict[str, Any], message: str
+) -> None:
+    """A section of another shape than ARM's is a SourceError naming it (it was a crash)."""
+    name = "[parameters('n')]" if "parameters" in sections else "[variables('m')]"
+    resource = {"type": COLLECTION, "name": name, "properties": {}}
+    with pytest.raises(SourceError) as raised:
+        plan({**sections, "resources": [resource]})
     assert message in str(raised.value)
 
 
