@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from scheduler_lib.domain import SEPARATOR, CollectionRecord
+from scheduler_lib.store.entity import Entity
 from scheduler_lib.store.tables import (
     TableStore,
     dumps,
@@ -31,7 +32,7 @@ def _row_key(resource_group: str, name: str) -> str:
     return f"{resource_group}{SEPARATOR}{name}".lower()
 
 
-def _to_entity(record: CollectionRecord) -> dict[str, Any]:
+def _to_entity(record: CollectionRecord) -> Entity:
     return {
         "PartitionKey": record.subscription_id.lower(),
         "RowKey": _row_key(record.resource_group, record.name),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from scheduler_lib.store.history import TABLE as HISTORY
 from scheduler_lib.store.partition_counter import COUNTED_ROWS
@@ -37,7 +36,7 @@ def recent_history(
     """History rows of every job that started at or after `since` (with `statuses`: only
     those), at most `limit` of them."""
     query = f"StartTime ge @since and {COUNTED_ROWS}"
-    parameters: dict[str, Any] = {"since": since}
+    parameters: dict[str, datetime | str] = {"since": since}
     if statuses:
         names = [f"s{i}" for i in range(len(statuses))]
         query += " and (" + " or ".join(f"Status eq @{n}" for n in names) + ")"

@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.store.tables import TableStore, as_datetime, dumps, etag_kwargs
 
 TABLE = "SchedulerState"
@@ -34,6 +35,18 @@ PARTITION = "dispatch-shards"
 
 class LeaseLostError(Exception):
     """Another worker took the shard over (this one's lease had expired)."""
+
+
+class _ShardEntity(TypedDict):
+    """The stored form of `ShardState`."""
+
+    PartitionKey: str
+    RowKey: str
+    LeaseOwner: str
+    LastPair: str  # JSON
+    Cursor: NotRequired[datetime]
+    HandledTick: NotRequired[datetime]
+    LeaseUntil: NotRequired[datetime]
 
 
 @dataclass(frozen=True)
@@ -45,8 +58,13 @@ class ShardState:
     handled_tick: datetime | None = None
     owner: str = ""
     lease_until: datetime | None = None
-    last_pair: dict[str, Any] = field(default_factory=dict)
+    last_pair: JsonObject = field(default_factory=dict)  # its last pair's summary (JSON)
     etag: str | None = None
+
+    def number(self, name: str) -> float:
+        """A count or duration of its last pair's summary (0 when it has none)."""
+        value = self.last_pair.get(name, 0)
+        return float(value) if isinstance(value, int | float) else 0.0
 
     def leased_to_other(self, owner: str, now: datetime) -> bool:
         return (
@@ -88,20 +106,19 @@ def shard_states(store: TableStore) -> list[ShardState]:
 
 def _write(store: TableStore, state: ShardState) -> ShardState:
     """Store `state` if the entity is still as read (`state.etag`); raises LeaseLostError."""
-    entity: dict[str, Any] = {
+    entity: _ShardEntity = {
         "PartitionKey": PARTITION,
         "RowKey": _row(state.shard),
         "LeaseOwner": state.owner,
         "LastPair": dumps(state.last_pair),
     }
     # Table storage has no null: an absent property is how "no value" is stored.
-    for name, value in (
-        ("Cursor", state.cursor),
-        ("HandledTick", state.handled_tick),
-        ("LeaseUntil", state.lease_until),
-    ):
-        if value is not None:
-            entity[name] = value
+    if state.cursor is not None:
+        entity["Cursor"] = state.cursor
+    if state.handled_tick is not None:
+        entity["HandledTick"] = state.handled_tick
+    if state.lease_until is not None:
+        entity["LeaseUntil"] = state.lease_until
     table = store.table(TABLE)
     try:
         if state.etag is None:
@@ -140,7 +157,7 @@ def release_shard(
     *,
     cursor: datetime | None = None,
     handled_tick: datetime | None = None,
-    last_pair: dict[str, Any] | None = None,
+    last_pair: JsonObject | None = None,
 ) -> ShardState:
     """Give the lease back, with the pair's results (None: keep what was stored). Raises
     LeaseLostError when another worker took the shard over: its results stand."""

@@ -17,16 +17,33 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
+from scheduler_lib.domain.json_value import JsonObject
 from scheduler_lib.store.tables import TableStore, as_datetime, dumps
 
 TABLE = "SchedulerState"
 PARTITION = "dispatcher"
 ROW = "state"
+
+
+class _StateEntity(TypedDict):
+    """The stored form of `DispatcherState`."""
+
+    PartitionKey: str
+    RowKey: str
+    LastTick: str  # JSON
+    Cursor: NotRequired[datetime]
+    LastTickAt: NotRequired[datetime]
+
+
+class _RepairEntity(TypedDict):
+    PartitionKey: str
+    RowKey: str
+    Report: str  # JSON
 
 
 @dataclass(frozen=True)
@@ -35,7 +52,7 @@ class DispatcherState:
 
     cursor: datetime | None = None
     last_tick_at: datetime | None = None
-    last_tick: dict[str, Any] = field(default_factory=dict)
+    last_tick: JsonObject = field(default_factory=dict)  # the tick's summary (JSON)
 
 
 def get_dispatcher_state(store: TableStore) -> DispatcherState:
@@ -55,7 +72,7 @@ def get_dispatcher_state(store: TableStore) -> DispatcherState:
 REPAIR_ROW = "repair"
 
 
-def get_repair_state(store: TableStore) -> dict[str, Any]:
+def get_repair_state(store: TableStore) -> JsonObject:
     """The last consistency check's report (empty before the first)."""
     try:
         entity = store.table(TABLE).get_entity(PARTITION, REPAIR_ROW)
@@ -64,17 +81,19 @@ def get_repair_state(store: TableStore) -> dict[str, Any]:
     return json.loads(entity.get("Report") or "{}")
 
 
-def save_repair_state(store: TableStore, report: dict[str, Any]) -> None:
+def save_repair_state(store: TableStore, report: JsonObject) -> None:
     """Store the consistency check's report (one upsert, last writer wins)."""
-    store.table(TABLE).upsert_entity(
-        {"PartitionKey": PARTITION, "RowKey": REPAIR_ROW, "Report": dumps(report)},
-        mode=UpdateMode.REPLACE,
-    )
+    entity: _RepairEntity = {
+        "PartitionKey": PARTITION,
+        "RowKey": REPAIR_ROW,
+        "Report": dumps(report),
+    }
+    store.table(TABLE).upsert_entity(entity, mode=UpdateMode.REPLACE)
 
 
 def save_dispatcher_state(store: TableStore, state: DispatcherState) -> None:
     """Store the cursor and the last tick's summary (one upsert)."""
-    entity: dict[str, Any] = {
+    entity: _StateEntity = {
         "PartitionKey": PARTITION,
         "RowKey": ROW,
         "LastTick": dumps(state.last_tick),

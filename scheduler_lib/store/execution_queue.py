@@ -27,7 +27,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any, Self
+from typing import Self
 
 from azure.core.exceptions import AzureError, ResourceExistsError
 from azure.storage.queue import (
@@ -56,11 +56,11 @@ MAX_DELAY = timedelta(days=7) - timedelta(minutes=5)
 EARLY_DELIVERY = timedelta(seconds=1)
 
 
-def _client_options(patience: StoragePatience) -> dict[str, Any]:
+def _client_options(patience: StoragePatience) -> dict[str, float | LinearRetry]:
     """azure-storage-queue's retry policy (a fixed delay, no jitter) and timeouts. Its
     counts per kind of failure (refused connection, lost answer, 5xx) default to 3 whatever
     `retry_total` says, so each is set too."""
-    options: dict[str, Any] = patience.transport_options()
+    options: dict[str, float | LinearRetry] = dict(patience.transport_options())
     if patience.retries is not None:
         options["retry_policy"] = LinearRetry(
             backoff=patience.backoff,  # type: ignore[arg-type]  # typed int, takes float seconds

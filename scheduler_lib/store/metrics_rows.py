@@ -26,6 +26,7 @@ from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import TableClient
 
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
+from scheduler_lib.store.entity import Entity
 from scheduler_lib.store.etag import LostRace, retry_lost_races
 from scheduler_lib.store.tables import (
     TableStore,
@@ -88,21 +89,20 @@ def save_instance_row(
 ) -> str | None:
     """Write an instance's snapshot (create it without `etag`); its new ETag, or None when
     the row written with `etag` was folded meanwhile (it is gone, or no longer the same)."""
-    entity: dict[str, Any] = {"PartitionKey": PARTITION, "RowKey": row_key, "FlushedAt": now}
+    entity: Entity = {"PartitionKey": PARTITION, "RowKey": row_key, "FlushedAt": now}
     entity.update(split_text("Snapshot", snapshot))
     try:
-        written = _write(store.table(TABLE), entity, etag)
+        return _write(store.table(TABLE), entity, etag)
     except (NotFoundError, PreconditionFailedError):
         if etag is None:
             raise  # the table itself is missing: not a fold
         return None
-    return written.get("etag")
 
 
-def _write(table: TableClient, entity: dict[str, Any], etag: str | None) -> dict[str, Any]:
-    """Create the entity (no `etag`) or replace it if unchanged since `etag`."""
+def _write(table: TableClient, entity: Entity, etag: str | None) -> str | None:
+    """Create the entity (no `etag`) or replace it if unchanged since `etag`; its new ETag."""
     with storage_errors("The metrics row"):
-        return write_entity(table, entity, etag=etag, create_only=etag is None)
+        return write_entity(table, entity, etag=etag, create_only=etag is None).get("etag")
 
 
 def fold_row(store: TableStore, row: MetricsRow, add: Callable[[str, str], str]) -> None:
@@ -119,7 +119,7 @@ def fold_row(store: TableStore, row: MetricsRow, add: Callable[[str, str], str])
         if row.row_key in current.folded:
             return
         folded = [*current.folded, row.row_key][-FOLDED_KEEP:]
-        entity = {"PartitionKey": PARTITION, "RowKey": RETIRED, "Folded": dumps(folded)}
+        entity: Entity = {"PartitionKey": PARTITION, "RowKey": RETIRED, "Folded": dumps(folded)}
         entity.update(split_text("Snapshot", add(current.snapshot, row.snapshot)))
         try:
             _write(table, entity, current.etag)
@@ -147,7 +147,7 @@ def register_label(store: TableStore, dimension: str, value: str, *, limit: int)
         if value in values or len(values) >= limit:
             return values
         labels[dimension] = [*values, value]
-        written = {"PartitionKey": PARTITION, "RowKey": LABELS}
+        written: Entity = {"PartitionKey": PARTITION, "RowKey": LABELS}
         written.update(split_text("Labels", dumps(labels)))
         try:
             _write(table, written, entity.metadata.get("etag") if entity is not None else None)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from azure.core.exceptions import (
     ResourceExistsError,
@@ -26,6 +26,7 @@ from azure.core.exceptions import (
     ResourceNotFoundError,
 )
 
+from scheduler_lib.store.entity import Entity
 from scheduler_lib.store.tables import (
     TableStore,
     as_datetime,
@@ -41,6 +42,20 @@ _QUIET = "~quiet-"
 _MAX_MS = 10**14  # beyond year 5000 in milliseconds since the epoch
 
 
+class Delivery(TypedDict):
+    """A notice's delivery to one subscription, as `notify.worker` records it (no secret,
+    no URL path: `target` is the destination's origin)."""
+
+    key: str  # the subscription's (`notify.subscriptions.key`)
+    target: str
+    format: str
+    status: str  # Delivered, Failed, GaveUp
+    attempts: int
+    statusCode: int | None  # the destination's answer (None: no answer)
+    message: str
+    at: str  # ISO time of the last attempt
+
+
 @dataclass(frozen=True)
 class NoticeRecord:
     """One notice of a job and its deliveries (one per subscription)."""
@@ -50,7 +65,7 @@ class NoticeRecord:
     event: str
     time: datetime
     summary: str
-    deliveries: tuple[dict[str, Any], ...] = ()
+    deliveries: tuple[Delivery, ...] = ()
     etag: str | None = field(default=None, compare=False)
 
     @property
@@ -59,7 +74,7 @@ class NoticeRecord:
         return f"{inverted:015d}-{self.notice_id}"
 
 
-def _entity(record: NoticeRecord) -> dict[str, Any]:
+def _entity(record: NoticeRecord) -> Entity:
     return {
         "PartitionKey": record.job_key,
         "RowKey": record.row_key,
