@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.report import SUMMED
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
@@ -67,7 +67,7 @@ def _state(store: TableStore, settings: Settings, now: datetime, sent: int) -> D
     shards' last pairs added up."""
     states = [s for s in shard_states(store) if s.shard < settings.dispatch_shards]
     cursors = [s.cursor for s in states if s.cursor is not None]
-    summary: JsonObject = {name: sum(int(s.number(name)) for s in states) for name in SUMMED}
+    summary: JSONObject = {name: sum(int(s.number(name)) for s in states) for name in SUMMED}
     summary["duration"] = max((s.number("duration") for s in states), default=0)
     summary["pairs_sent"] = sent
     summary["now"] = iso_z(now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime, timedelta
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.store import MINUTE_FORMAT, minute_key
 from scheduler_lib.timeutil import iso_z
 
@@ -40,9 +40,9 @@ class TickReport:
             + self.history_entities_read
         )
 
-    def summary(self) -> JsonObject:
+    def summary(self) -> JSONObject:
         """JSON-ready form, stored as the last tick for the health endpoint."""
-        body: JsonObject = asdict(self)
+        body: JSONObject = asdict(self)
         body["now"], body["cursor"] = iso_z(self.now), iso_z(self.cursor)
         body["entities_read"] = self.entities_read
         return body

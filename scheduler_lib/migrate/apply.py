@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.migrate.client import Address, ApiError, Scheduler
 from scheduler_lib.migrate.compare import (
@@ -116,7 +116,7 @@ class Run:
         item: ImportedCollection | ImportedJob,
         address: Address,
         version: str,
-        differ: Callable[[JsonObject], list[str]],
+        differ: Callable[[JSONObject], list[str]],
     ) -> Result:
         if self.client is None:
             return Result(item, Outcome.NOT_COMPARED)

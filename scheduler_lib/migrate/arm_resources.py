@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject
 from scheduler_lib.migrate.arm_template import MISSING, Template
 from scheduler_lib.migrate.found import SECRET_KEYS, Found, FoundCollection, FoundJob, MissingSecret
 from scheduler_lib.migrate.found import dropped as dropped_note
@@ -35,9 +35,9 @@ def read_resources(template: Template) -> Found:
     return found
 
 
-def _entries(resources: JsonValue, path: str) -> Iterator[tuple[str, str, JsonObject]]:
+def _entries(resources: JSON, path: str) -> Iterator[tuple[str, str, JSONObject]]:
     """(where, type, resource) of each resource of a `resources` array (or object)."""
-    items: Iterator[tuple[str, JsonValue]]
+    items: Iterator[tuple[str, JSON]]
     if isinstance(resources, dict):  # languageVersion 2.0: keyed by symbolic name
         items = ((f"{path}.{name}", r) for name, r in resources.items())
     elif isinstance(resources, list):
@@ -53,9 +53,7 @@ def _entries(resources: JsonValue, path: str) -> Iterator[tuple[str, str, JsonOb
         yield where, kind, resource
 
 
-def _walk(
-    template: Template, resources: JsonValue, path: str, parent: str | None, found: Found
-) -> None:
+def _walk(template: Template, resources: JSON, path: str, parent: str | None, found: Found) -> None:
     for where, declared, resource in _entries(resources, path):
         kind = declared.lower()
         if parent is not None and kind == "jobs":
@@ -80,7 +78,7 @@ def _walk(
                 )  # fmt: skip
 
 
-def _copies(template: Template, resource: JsonObject, where: str) -> Iterator[None]:
+def _copies(template: Template, resource: JSONObject, where: str) -> Iterator[None]:
     loop = resource.get("copy")
     if loop is None:
         yield
@@ -99,7 +97,7 @@ def _copies(template: Template, resource: JsonObject, where: str) -> Iterator[No
             template.loops.pop()
 
 
-def _condition(template: Template, resource: JsonObject, where: str) -> bool:
+def _condition(template: Template, resource: JSONObject, where: str) -> bool:
     if "condition" not in resource:
         return True
     value = template.value(resource["condition"], f"{where}.condition")
@@ -108,14 +106,14 @@ def _condition(template: Template, resource: JsonObject, where: str) -> bool:
     return value
 
 
-def _name(template: Template, resource: JsonObject, where: str) -> str:
+def _name(template: Template, resource: JSONObject, where: str) -> str:
     name = template.value(resource.get("name"), f"{where}.name")
     if not isinstance(name, str) or not name:
         raise SourceError(f"{where}.name", "must be a non-empty string")
     return name
 
 
-def _extra(resource: JsonObject, where: str, own: tuple[str, ...]) -> list[Note]:
+def _extra(resource: JSONObject, where: str, own: tuple[str, ...]) -> list[Note]:
     return [
         dropped_note(f"{where}.{key}", "not part of the 2016-03-01 API")
         for key in resource
@@ -123,7 +121,7 @@ def _extra(resource: JsonObject, where: str, own: tuple[str, ...]) -> list[Note]
     ]
 
 
-def _collection(template: Template, resource: JsonObject, where: str, found: Found) -> None:
+def _collection(template: Template, resource: JSONObject, where: str, found: Found) -> None:
     name = _name(template, resource, where)
     if "/" in name:
         raise SourceError(f"{where}.name", f"{name!r}: a job collection's name has no '/'")
@@ -138,7 +136,7 @@ def _collection(template: Template, resource: JsonObject, where: str, found: Fou
     _walk(template, resource.get("resources"), f"{where}.resources", name, found)
 
 
-def _job(template: Template, resource: JsonObject, where: str, parent: str | None) -> FoundJob:
+def _job(template: Template, resource: JSONObject, where: str, parent: str | None) -> FoundJob:
     name = _name(template, resource, where)
     parts = name.split("/")
     if parent is None and len(parts) != 2:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject
 from scheduler_lib.migrate.arm_eval import evaluate_template_string
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.functions import is_int, kind
@@ -46,7 +46,7 @@ def lookup(mapping: Mapping[str, V], name: str) -> tuple[str, V] | None:
     return next(((k, v) for k, v in mapping.items() if k.lower() == name.lower()), None)
 
 
-def section(document: JsonObject, name: str) -> JsonObject:
+def section(document: JSONObject, name: str) -> JSONObject:
     """A template's `parameters` or `variables` object ({} when absent)."""
     value = document.get(name) or {}
     if not isinstance(value, dict):
@@ -54,7 +54,7 @@ def section(document: JsonObject, name: str) -> JsonObject:
     return value
 
 
-def as_object(value: JsonValue, path: str, what: str = "an object") -> JsonObject:
+def require_object(value: JSON, path: str, what: str = "an object") -> JSONObject:
     """`value` where the template must hold an object (a declaration, a copy loop)."""
     if not isinstance(value, dict):
         raise SourceError(path, f"must be {what}")
@@ -66,7 +66,7 @@ class Template:
 
     def __init__(
         self,
-        document: JsonObject,
+        document: JSONObject,
         *,
         given: dict[str, Evaluated],
         overrides: Overrides,
@@ -89,7 +89,7 @@ class Template:
         if found is None:
             raise SourceError("", f"parameters({name!r}): the template declares no such parameter")
         key = found[0]
-        declaration = as_object(found[1], f"parameters.{key}", "an object (its declaration)")
+        declaration = require_object(found[1], f"parameters.{key}", "an object (its declaration)")
         return self._memo.get(f"parameters.{key}", lambda: self._resolve(key, declaration))
 
     def variable(self, name: str) -> Any:
@@ -98,7 +98,7 @@ class Template:
             copies = section(self.document, "variables").get("copy") or []
             if not isinstance(copies, list):
                 raise SourceError("variables.copy", "must be an array of copy loops")
-            loops = [as_object(c, f"variables.copy[{i}]") for i, c in enumerate(copies)]
+            loops = [require_object(c, f"variables.copy[{i}]") for i, c in enumerate(copies)]
             loop = next((c for c in loops if str(c.get("name", "")).lower() == name.lower()), None)
             if loop is None:
                 raise SourceError(
@@ -120,7 +120,7 @@ class Template:
 
     # --- parameters ----------------------------------------------------------------------------
 
-    def _resolve(self, name: str, declaration: JsonObject) -> Any:
+    def _resolve(self, name: str, declaration: JSONObject) -> Any:
         path = f"parameters.{name}"
         declared = str(declaration.get("type", "string"))
         text = self.overrides.parameter(name)
@@ -173,7 +173,7 @@ class Template:
                 if key == "copy" and isinstance(item, list) and path:
                     for i, loop in enumerate(item):
                         where = f"{path}.copy[{i}]"
-                        loop = as_object(loop, where, "an object with name, count and input")
+                        loop = require_object(loop, where, "an object with name, count and input")
                         result[str(loop.get("name"))] = self.copy_values(loop, where, on_unresolved)
                     continue
                 evaluated = self.value(item, f"{path}.{key}" if path else key, on_unresolved)
@@ -183,7 +183,7 @@ class Template:
         return value
 
     def copy_values(
-        self, loop: JsonObject, path: str, on_unresolved: OnUnresolved
+        self, loop: JSONObject, path: str, on_unresolved: OnUnresolved
     ) -> list[Evaluated]:
         """A property or variable `copy` loop: `count` copies of `input`."""
         count = self.count(loop.get("count"), f"{path}.count")

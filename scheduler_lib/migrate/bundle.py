@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_lib.domain import CollectionState, JobState
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject, as_list, as_object
 from scheduler_lib.migrate.found import (
     Found,
     FoundCollection,
@@ -116,13 +116,13 @@ class ListedSecret:
     path: str
 
     @classmethod
-    def read(cls, entry: JsonObject) -> ListedSecret:
+    def read(cls, entry: JSONObject) -> ListedSecret:
         job = entry.get("job")
         return cls(None if job is None else str(job), str(entry.get("path")))
 
 
 def read_bundle(
-    document: JsonObject, name: str, secrets: SideSecrets, location: str | None = None
+    document: JSONObject, name: str, secrets: SideSecrets, location: str | None = None
 ) -> Found:
     """The collection and jobs of a bundle (`name` is its file's, for messages); `location`
     (`--location`) moves the collection to another region's name."""
@@ -132,13 +132,13 @@ def read_bundle(
     if len(parts) != 9 or parts[3].lower() != "resourcegroups" or not parts[4]:
         raise SourceError(f"{where}.id", "is not a job collection's ARM id")
     group, collection_name = parts[4], parts[8]
-    entries = document.get("secrets") or []
-    listed = [ListedSecret.read(s) for s in _list(entries) if isinstance(s, dict)]
-    properties = collection.get("properties") or {}
+    entries = as_list(document.get("secrets"))
+    listed = [ListedSecret.read(s) for s in entries if isinstance(s, dict)]
+    properties = as_object(collection.get("properties"))
     found = Found()
     item = FoundCollection(
         collection_name, where, collection.get("location"), collection.get("tags"),
-        dict(properties) if isinstance(properties, dict) else {}, group,
+        dict(properties), group,
         api_version=LATEST_VERSION.value,
     )  # fmt: skip
     if location is not None and location != item.location:
@@ -154,13 +154,7 @@ def read_bundle(
     return found
 
 
-def _list(value: JsonValue) -> list[JsonValue]:
-    """`value` where a list is expected; nothing from anything else (a string is no list of
-    entries)."""
-    return value if isinstance(value, list) else []
-
-
-def _check(document: JsonObject, name: str) -> tuple[JsonObject, list[JsonValue]]:
+def _check(document: JSONObject, name: str) -> tuple[JSONObject, list[JSON]]:
     """The bundle's collection and jobs, once its version and completeness are checked."""
     if document.get("bundleVersion") != bundle.BUNDLE_VERSION:
         raise SourceError(
@@ -178,7 +172,7 @@ def _check(document: JsonObject, name: str) -> tuple[JsonObject, list[JsonValue]
 def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> None:
     listed = item.properties.get(SIGNING)
     entries = [dict(e) for e in listed if isinstance(e, dict)] if isinstance(listed, list) else []
-    kept: list[JsonValue] = []
+    kept: list[JSON] = []
     for index, entry in enumerate(entries):
         path = f"properties.{SIGNING}[{index}].value"
         entry.pop("createdTime", None)
@@ -199,7 +193,7 @@ def _signing(item: FoundCollection, paths: list[str], secrets: SideSecrets) -> N
 
 
 def _notification_secrets(
-    properties: JsonObject, notes: list[Note], secrets: SideSecrets, collection: str,
+    properties: JSONObject, notes: list[Note], secrets: SideSecrets, collection: str,
     job: str | None,
 ) -> None:  # fmt: skip
     """Each subscription's masked URL and signing secret (`hasSecret`) given their values
@@ -208,7 +202,7 @@ def _notification_secrets(
     entries = properties.get(notifications.PROPERTY)
     if not isinstance(entries, list):
         return
-    kept: list[JsonValue] = []
+    kept: list[JSON] = []
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):
             kept.append(entry)
@@ -231,11 +225,11 @@ def _notification_secrets(
     properties[notifications.PROPERTY] = kept
 
 
-def _leftovers(item: FoundCollection, document: JsonObject) -> None:
+def _leftovers(item: FoundCollection, document: JSONObject) -> None:
     fresh = "the scheduler's record of runs; it starts afresh"
     item.notes.append(dropped("jobs[].properties.status", fresh))
-    history = _list(document.get("history"))
-    count = sum(len(_list(h.get("entries"))) for h in history if isinstance(h, dict))
+    history = as_list(document.get("history"))
+    count = sum(len(as_list(h.get("entries"))) for h in history if isinstance(h, dict))
     if count:
         item.notes.append(dropped(
             "history", f"{count} entries stay in the bundle: only runs write history",
@@ -243,7 +237,7 @@ def _leftovers(item: FoundCollection, document: JsonObject) -> None:
 
 
 def _job(
-    job: JsonValue, where: str, collection: FoundCollection, listed: list[ListedSecret],
+    job: JSON, where: str, collection: FoundCollection, listed: list[ListedSecret],
     secrets: SideSecrets,
 ) -> FoundJob:  # fmt: skip
     given = job.get("properties") if isinstance(job, dict) else None
@@ -276,9 +270,9 @@ def _job(
     return found
 
 
-def _place(properties: JsonObject, path: str, value: str, where: str) -> None:
+def _place(properties: JSONObject, path: str, value: str, where: str) -> None:
     *parents, last = path.removeprefix("properties.").split(".")
-    node: JsonValue = properties
+    node: JSON = properties
     for part in parents:
         node = node.get(part) if isinstance(node, dict) else None
     if not isinstance(node, dict):

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import requests
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject, as_list
 from scheduler_lib.wire import arm
 
 
@@ -51,9 +51,9 @@ class Scheduler(Protocol):
     """What `apply` asks of a scheduler: this HTTP client, or the import use case's own
     (`service/imports.ServiceScheduler`, the same GET and PUT through the use cases)."""
 
-    def get(self, address: Address, version: str) -> JsonObject | None: ...
+    def get(self, address: Address, version: str) -> JSONObject | None: ...
 
-    def put(self, address: Address, body: JsonObject, version: str) -> JsonObject: ...
+    def put(self, address: Address, body: JSONObject, version: str) -> JSONObject: ...
 
 
 class SchedulerClient:
@@ -63,19 +63,19 @@ class SchedulerClient:
         self.session.headers["Authorization"] = f"Bearer {key}"
         self.timeout = timeout
 
-    def get(self, address: Address, version: str) -> JsonObject | None:
+    def get(self, address: Address, version: str) -> JSONObject | None:
         """The resource as GET returns it, or None when it does not exist."""
         response = self._send("GET", address, version)
         if response.status_code == 404:
             return None
         return _json(response)
 
-    def put(self, address: Address, body: JsonObject, version: str) -> JsonObject:
+    def put(self, address: Address, body: JSONObject, version: str) -> JSONObject:
         return _json(self._send("PUT", address, version, body))
 
     def list_collections(
         self, subscription: str, resource_group: str | None, version: str
-    ) -> list[JsonObject]:
+    ) -> list[JSONObject]:
         """The job collections of a subscription (or one of its resource groups), every page."""
         sub = quote(subscription, safe="")
         group = f"/resourceGroups/{quote(resource_group, safe='')}" if resource_group else ""
@@ -83,15 +83,11 @@ class SchedulerClient:
             arm.COLLECTION_TYPE
         )
         params: dict[str, str] | None = {"api-version": version}
-        found: list[JsonObject] = []
+        found: list[JSONObject] = []
         while url:
             page = _json(self._request("GET", url, params))
-            value, link = page.get("value"), page.get("nextLink")
-            found += (
-                [item for item in value if isinstance(item, dict)]
-                if isinstance(value, list)
-                else []
-            )
+            link = page.get("nextLink")
+            found += [item for item in as_list(page.get("value")) if isinstance(item, dict)]
             url = link if isinstance(link, str) and link else None
             params = None  # a nextLink carries its own query
         return found
@@ -137,7 +133,7 @@ class SchedulerClient:
             ) from None
 
 
-def _json(response: requests.Response) -> JsonObject:
+def _json(response: requests.Response) -> JSONObject:
     try:
         body = response.json()
     except ValueError:

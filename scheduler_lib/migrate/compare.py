@@ -22,7 +22,7 @@ from typing import Any, NotRequired, TypedDict
 
 from scheduler_lib.actions.client_certificate import describe_certificate
 from scheduler_lib.domain import JobDefinition, JobRecord
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject, as_object
 from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.wire import collections as model_collections
 from scheduler_lib.wire import dialect, extensions, notifications, secrets, signing
@@ -38,20 +38,20 @@ class Timing(TypedDict, total=False):
     """A job's startTime and recurrence, canonical: what a preview reads (absent: not set)."""
 
     startTime: str
-    recurrence: JsonObject
+    recurrence: JSONObject
 
 
 class CheckedCollection(TypedDict):
     """A job collection as the API would store it and GET shows it."""
 
-    tags: JsonObject
-    properties: JsonObject
+    tags: JSONObject
+    properties: JSONObject
     location: NotRequired[str]
 
 
 @dataclass(frozen=True)
 class CheckedJob:
-    wire: JsonObject  # the properties as GET (2016-03-01) returns them, without state/status
+    wire: JSONObject  # the properties as GET (2016-03-01) returns them, without state/status
     state: str
     timing: Timing
 
@@ -95,12 +95,12 @@ def check_collection(collection: ImportedCollection) -> CheckedCollection:
     return result
 
 
-def job_differences(job: ImportedJob, checked: CheckedJob, remote: JsonObject) -> list[str]:
+def job_differences(job: ImportedJob, checked: CheckedJob, remote: JSONObject) -> list[str]:
     """What differs between the import and the job the scheduler holds (GET, 2016-03-01).
 
     A job imported Disabled for a missing secret is compared without its state: once its
     secret is set and it is enabled, importing the source again must not disable it."""
-    stored = dict(_properties(remote))
+    stored = dict(as_object(remote.get("properties")))
     state = stored.pop("state", None)
     stored.pop("status", None)
     local = dict(checked.wire)
@@ -112,25 +112,19 @@ def job_differences(job: ImportedJob, checked: CheckedJob, remote: JsonObject) -
     return found
 
 
-def collection_differences(local: CheckedCollection, remote: JsonObject) -> list[str]:
+def collection_differences(local: CheckedCollection, remote: JSONObject) -> list[str]:
     found = []
     if "location" in local and _location(local["location"]) != _location(remote.get("location")):
         found.append(f"location: {remote.get('location')} here, {local['location']} in the source")
     found += differences(local["tags"], remote.get("tags") or {}, "tags")
-    stored = notifications.redact(signing.redact(_properties(remote)))
+    stored = notifications.redact(signing.redact(as_object(remote.get("properties"))))
     for entry in stored.get(signing.PROPERTY) or ():
         entry.pop("createdTime", None)  # the scheduler's, not the source's
     found += differences(local["properties"], stored, "properties")
     return found
 
 
-def _properties(resource: JsonObject) -> JsonObject:
-    """A resource's `properties` as GET returns it ({} when it has none)."""
-    properties = resource.get("properties")
-    return properties if isinstance(properties, dict) else {}
-
-
-def _location(value: JsonValue) -> str:
+def _location(value: JSON) -> str:
     return str(value or "").replace(" ", "").lower()
 
 
@@ -152,12 +146,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _without_certificate(properties: JsonObject) -> JsonObject:
+def _without_certificate(properties: JSONObject) -> JSONObject:
     """Properties without a certificate's derived fields (a placeholder's differ each time)."""
     return {k: _strip(v) for k, v in properties.items() if k not in CERT_DERIVED}
 
 
-def _strip(value: JsonValue) -> JsonValue:
+def _strip(value: JSON) -> JSON:
     if isinstance(value, dict):
         return _without_certificate(value)
     if isinstance(value, list):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import isodate
 
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject, as_object
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.migrate.found import Found, FoundJob, MissingSecret, changed, dropped
 from scheduler_lib.migrate.missing_secrets import NOTE_VERSION, apply_placeholders
@@ -43,7 +43,7 @@ class Target:
 class ImportedCollection:
     resource_group: str
     name: str
-    body: JsonObject
+    body: JSONObject
     where: str
     notes: list[Note] = field(default_factory=list)
     api_version: str = API_VERSION
@@ -54,17 +54,16 @@ class ImportedJob:
     resource_group: str
     collection: str
     name: str
-    body: JsonObject
+    body: JSONObject
     where: str
     api_version: str = API_VERSION
     notes: list[Note] = field(default_factory=list)
     missing: list[MissingSecret] = field(default_factory=list)
 
     @property
-    def properties(self) -> JsonObject:
+    def properties(self) -> JSONObject:
         """The job's properties (its body is `{"properties": ...}`, as `_job` builds it)."""
-        properties = self.body.get("properties")
-        return properties if isinstance(properties, dict) else {}
+        return as_object(self.body.get("properties"))
 
 
 @dataclass
@@ -86,7 +85,7 @@ def build_plan(found: Found, target: Target) -> Plan:
             notes.append(changed(f"{item.where}.name", f"{name} → {rename} (--collection)"))
             renamed[name.lower()] = rename
             name = rename
-        body: JsonObject = {}
+        body: JSONObject = {}
         if item.location is not None:
             body["location"] = item.location
         if item.tags is not None:
@@ -132,11 +131,11 @@ def _job(job: FoundJob, target: Target, renamed: dict[str, str]) -> ImportedJob:
         notes += secret_notes
         version = NOTE_VERSION
     group = _group(target, job.resource_group, job.where)
-    body: JsonObject = {"properties": properties}
+    body: JSONObject = {"properties": properties}
     return ImportedJob(group, collection, job.name, body, job.where, version, notes, job.missing)
 
 
-def _integers_in(value: JsonObject, path: str, notes: list[Note]) -> JsonObject:
+def _integers_in(value: JSONObject, path: str, notes: list[Note]) -> JSONObject:
     """Integer fields written as strings, read as Azure's deserializer read them."""
     return {
         k: v if k.lower() in _FREE_TEXT else _integers(v, f"{path}.{k}", notes, k.lower())
@@ -144,7 +143,7 @@ def _integers_in(value: JsonObject, path: str, notes: list[Note]) -> JsonObject:
     }
 
 
-def _integers(value: JsonValue, path: str, notes: list[Note], key: str = "") -> JsonValue:
+def _integers(value: JSON, path: str, notes: list[Note], key: str = "") -> JSON:
     if isinstance(value, dict):
         return _integers_in(value, path, notes)
     if isinstance(value, list):
@@ -155,7 +154,7 @@ def _integers(value: JsonValue, path: str, notes: list[Note], key: str = "") -> 
     return value
 
 
-def _retry_intervals(action: JsonValue, path: str, notes: list[Note]) -> None:
+def _retry_intervals(action: JSON, path: str, notes: list[Note]) -> None:
     if not isinstance(action, dict):
         return
     holders = [(action, path), (action.get("request"), f"{path}.request")]

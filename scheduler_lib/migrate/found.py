@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.migrate.problems import Note, NoteKind
 
 #: The keys that hold secrets in a job's properties (`wire/secrets.py` names the same).
@@ -35,7 +35,7 @@ class FoundCollection:
     where: str  # the resource in the source, for messages
     location: Any = None
     tags: Any = None
-    properties: JsonObject = field(default_factory=dict)
+    properties: JSONObject = field(default_factory=dict)
     resource_group: str | None = None
     notes: list[Note] = field(default_factory=list)
     #: The api-version its properties are written in (None: 2016-03-01, as templates are;
@@ -48,7 +48,7 @@ class FoundJob:
     collection: str | None  # None: the source does not say (--collection gives it)
     name: str
     where: str
-    properties: JsonObject = field(default_factory=dict)
+    properties: JSONObject = field(default_factory=dict)
     resource_group: str | None = None
     notes: list[Note] = field(default_factory=list)
     missing: list[MissingSecret] = field(default_factory=list)

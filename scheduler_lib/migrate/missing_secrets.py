@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import NoEncryption, pkcs12
 from cryptography.x509.oid import NameOID
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.migrate.found import FoundJob, MissingSecret
 from scheduler_lib.migrate.problems import Note, NoteKind, SourceError
 
@@ -49,7 +49,7 @@ def placeholder_pfx() -> str:
     return base64.b64encode(data).decode()
 
 
-def _node(properties: JsonObject, field: str) -> tuple[JsonObject, str]:
+def _node(properties: JSONObject, field: str) -> tuple[JSONObject, str]:
     """The object holding `field` (a `properties.` path) and its last key; objects on the way
     are created (a missing secret's object always exists, it held the reference)."""
     *parents, last = field.removeprefix("properties.").split(".")
@@ -63,7 +63,7 @@ def _node(properties: JsonObject, field: str) -> tuple[JsonObject, str]:
     return node, last
 
 
-def apply_placeholders(job: FoundJob, properties: JsonObject) -> tuple[JsonObject, list[Note]]:
+def apply_placeholders(job: FoundJob, properties: JSONObject) -> tuple[JSONObject, list[Note]]:
     """`properties` with placeholders, Disabled and a pauseNote; the notes saying so."""
     notes = []
     for missing in _with_certificate_partners(job, properties):
@@ -85,7 +85,7 @@ def apply_placeholders(job: FoundJob, properties: JsonObject) -> tuple[JsonObjec
     return properties, notes
 
 
-def _with_certificate_partners(job: FoundJob, properties: JsonObject) -> list[MissingSecret]:
+def _with_certificate_partners(job: FoundJob, properties: JSONObject) -> list[MissingSecret]:
     """A certificate whose password is missing cannot be stored (the API opens the pfx with
     it), and a placeholder pfx opens without one: either missing makes both placeholders."""
     missing = list(job.missing)

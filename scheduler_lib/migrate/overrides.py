@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject
 from scheduler_lib.migrate.problems import SourceError
 
 
@@ -22,7 +22,7 @@ class Overrides:
     """The --set values, and which of them the import used."""
 
     def __init__(self, assignments: Iterable[str] = ()) -> None:
-        self.values: JsonObject = {}
+        self.values: JSONObject = {}
         self.raw: dict[str, str] = {}
         self.used: set[str] = set()
         for assignment in assignments:
@@ -40,7 +40,7 @@ class Overrides:
                 return text
         return None
 
-    def at(self, path: str) -> tuple[bool, JsonValue]:
+    def at(self, path: str) -> tuple[bool, JSON]:
         """(True, value) when a --set names this path of the source."""
         if path in self.values:
             self.used.add(path)
@@ -66,14 +66,14 @@ def _split(assignment: str) -> tuple[str, bool, str]:
     return name, False, text
 
 
-def _json(name: str, text: str) -> JsonValue:
+def _json(name: str, text: str) -> JSON:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise SourceError("--set", f"{name}:= takes JSON ({error.msg})") from None
 
 
-def typed(name: str, declared: str, text: str) -> JsonValue:
+def typed(name: str, declared: str, text: str) -> JSON:
     """A parameter's --set text read as its declared type (string, int, bool, object,
     array; secure variants alike)."""
     kind = declared.lower().removeprefix("secure")

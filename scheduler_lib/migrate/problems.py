@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
-from scheduler_lib.domain.json_value import JsonValue
+from scheduler_lib.domain.json_values import JSON
 
 
 class SourceError(ValueError):
@@ -98,4 +98,4 @@ class Unknown:
 #: What an evaluator computes from a source: JSON (what `--set` or a parameters file gives)
 #: in which any part may be an `Unknown` (found out when something reads it). What the
 #: readers hand on (`found`) is plain JSON.
-Evaluated: TypeAlias = "JsonValue | Unknown | list[Evaluated] | dict[str, Evaluated]"
+Evaluated: TypeAlias = "JSON | Unknown | list[Evaluated] | dict[str, Evaluated]"

@@ -17,8 +17,8 @@ from typing import Any
 import hcl2
 from hcl2 import SerializationOptions
 
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
-from scheduler_lib.migrate.arm_template import OnUnresolved, as_object
+from scheduler_lib.domain.json_values import JSON, JSONObject
+from scheduler_lib.migrate.arm_template import OnUnresolved, require_object
 from scheduler_lib.migrate.deployment_functions import Deployment
 from scheduler_lib.migrate.hcl_expression import parse_value
 from scheduler_lib.migrate.memo import Memo
@@ -34,11 +34,11 @@ def unquote(key: str) -> str:
     return key[1:-1] if len(key) >= 2 and key[0] == key[-1] == '"' else key
 
 
-def load_hcl(path: Path) -> JsonObject:
+def load_hcl(path: Path) -> JSONObject:
     """A file as python-hcl2 serializes it: JSON, blocks as lists of objects."""
     try:
         with path.open(encoding="utf-8") as handle:
-            document: JsonObject = hcl2.load(handle, serialization_options=_OPTIONS)
+            document: JSONObject = hcl2.load(handle, serialization_options=_OPTIONS)
             return document
     except Exception as error:  # python-hcl2 raises lark's and its own error types
         raise SourceError(
@@ -46,12 +46,12 @@ def load_hcl(path: Path) -> JsonObject:
         ) from None
 
 
-def _blocks(document: JsonObject, kind: str, path: Path) -> list[JsonObject]:
+def _blocks(document: JSONObject, kind: str, path: Path) -> list[JSONObject]:
     """The blocks of one kind (`variable`, `locals`, `resource`) of a file."""
     blocks = document.get(kind) or []
     if not isinstance(blocks, list):
         raise SourceError(f"{path.name}: {kind}", "must be a list of blocks")
-    return [as_object(block, f"{path.name}: {kind}") for block in blocks]
+    return [require_object(block, f"{path.name}: {kind}") for block in blocks]
 
 
 def _raise(path: str, error: Unresolved) -> Any:
@@ -72,32 +72,34 @@ class Module:
         self.directory = files[0].parent
         self.overrides = overrides
         self.deployment = deployment
-        self.variables: dict[str, JsonObject] = {}
-        self.locals: JsonObject = {}
-        self.resources: dict[tuple[str, str], JsonObject] = {}
+        self.variables: dict[str, JSONObject] = {}
+        self.locals: JSONObject = {}
+        self.resources: dict[tuple[str, str], JSONObject] = {}
         self.order: list[tuple[str, str]] = []
         for path in files:
             self._add(path, load_hcl(path))
-        self.tfvars: JsonObject = {}
+        self.tfvars: JSONObject = {}
         for path in tfvars:
             self.tfvars.update(load_hcl(path))
         self.evaluator = TerraformEvaluator(self)
         self._memo: Memo[Evaluated] = Memo()
 
-    def _add(self, path: Path, document: JsonObject) -> None:
+    def _add(self, path: Path, document: JSONObject) -> None:
         for block in _blocks(document, "variable", path):
             for name, body in block.items():
-                self.variables[unquote(name)] = as_object(body, f"{path.name}: variable.{name}")
+                self.variables[unquote(name)] = require_object(
+                    body, f"{path.name}: variable.{name}"
+                )
         for block in _blocks(document, "locals", path):
             self.locals.update({k: v for k, v in block.items() if k != "__is_block__"})
         for block in _blocks(document, "resource", path):
             for kind, named in block.items():
-                for name, body in as_object(named, f"{path.name}: resource.{kind}").items():
+                for name, body in require_object(named, f"{path.name}: resource.{kind}").items():
                     key = (unquote(kind), unquote(name))
                     if key in self.resources:
                         raise SourceError(f"{path.name}", f"{key[0]}.{key[1]} is declared twice")
                     where = f"{path.name}: {key[0]}.{key[1]}"
-                    self.resources[key] = as_object(body, where)
+                    self.resources[key] = require_object(body, where)
                     self.order.append(key)
 
     # --- names ---------------------------------------------------------------------------------
@@ -159,7 +161,7 @@ class Module:
 
     # --- values --------------------------------------------------------------------------------
 
-    def value(self, raw: JsonValue, path: str, on_unresolved: OnUnresolved = _raise) -> Any:
+    def value(self, raw: JSON, path: str, on_unresolved: OnUnresolved = _raise) -> Any:
         """An attribute as python-hcl2 hands it over, evaluated; `path` is what --set takes."""
         replaced, replacement = self.overrides.at(path)
         if replaced:

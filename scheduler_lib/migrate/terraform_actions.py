@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_lib.domain.json_value import JsonObject, JsonValue
+from scheduler_lib.domain.json_values import JSON, JSONObject
 from scheduler_lib.migrate.arm_template import MISSING
 from scheduler_lib.migrate.found import FoundJob, defaulted, dropped
 from scheduler_lib.migrate.problems import SourceError
@@ -31,7 +31,7 @@ _SCHEDULE = {
 }
 
 
-def _put(target: JsonObject, key: str, value: Any) -> None:
+def _put(target: JSONObject, key: str, value: Any) -> None:
     if value is not None and value is not MISSING:
         target[key] = value
 
@@ -51,7 +51,7 @@ def _one(body: Body, names: tuple[str, str]) -> tuple[str, Body] | None:
     return present[0] if present else None
 
 
-def action(body: Body, job: FoundJob, secrets: MissingSecrets) -> JsonObject:
+def action(body: Body, job: FoundJob, secrets: MissingSecrets) -> JSONObject:
     main = _one(body, ("action_web", "action_storage_queue"))
     if main is None:
         raise SourceError(body.path, "one of action_web or action_storage_queue must be set")
@@ -62,10 +62,10 @@ def action(body: Body, job: FoundJob, secrets: MissingSecrets) -> JsonObject:
     return result
 
 
-def _action(name: str, block: Body, api: str, job: FoundJob, secrets: MissingSecrets) -> JsonObject:
+def _action(name: str, block: Body, api: str, job: FoundJob, secrets: MissingSecrets) -> JSONObject:
     if name.endswith("storage_queue"):
         _check_fields(block, _QUEUE, job)
-        message: JsonObject = {}
+        message: JSONObject = {}
         _put(message, "storageAccount", block.get("storage_account_name"))
         _put(message, "queueName", block.get("storage_queue_name"))
         _put(message, "sasToken", block.get("sas_token", secrets, f"{api}.queueMessage.sasToken"))
@@ -73,7 +73,7 @@ def _action(name: str, block: Body, api: str, job: FoundJob, secrets: MissingSec
         return {"type": "StorageQueue", "queueMessage": message}
     _check_fields(block, _WEB, job)
     url = string_field(block, "url")
-    request: JsonObject = {"uri": url}
+    request: JSONObject = {"uri": url}
     if block.has("method"):
         request["method"] = block.get("method")
     else:
@@ -89,14 +89,14 @@ def _action(name: str, block: Body, api: str, job: FoundJob, secrets: MissingSec
 
 def _authentication(
     block: Body, api: str, job: FoundJob, secrets: MissingSecrets
-) -> JsonObject | None:
+) -> JSONObject | None:
     given = [(name, found) for name in _AUTH_BLOCKS if (found := block.block(name)) is not None]
     if len(given) > 1:
         raise SourceError(block.path, "give one authentication_* block")
     if not given:
         return None
     name, auth = given[0]
-    result: JsonObject = {}
+    result: JSONObject = {}
     if name == "authentication_basic":
         _check_fields(auth, {"username", "password"}, job)
         result = {"type": "Basic", "username": auth.get("username")}
@@ -123,7 +123,7 @@ def _authentication(
     return result
 
 
-def retry_policy(body: Body, job: FoundJob) -> JsonObject:
+def retry_policy(body: Body, job: FoundJob) -> JSONObject:
     retry = body.block("retry")
     if retry is None:
         job.notes.append(defaulted(
@@ -132,7 +132,7 @@ def retry_policy(body: Body, job: FoundJob) -> JsonObject:
         ))  # fmt: skip
         return {"retryType": "None"}
     _check_fields(retry, {"interval", "count"}, job)
-    policy: JsonObject = {"retryType": "Fixed"}
+    policy: JSONObject = {"retryType": "Fixed"}
     for name, key, default in (
         ("interval", "retryInterval", "00:00:30"),
         ("count", "retryCount", 4),
@@ -147,15 +147,15 @@ def retry_policy(body: Body, job: FoundJob) -> JsonObject:
     return policy
 
 
-def recurrence(block: Body, job: FoundJob) -> JsonObject:
+def recurrence(block: Body, job: FoundJob) -> JSONObject:
     _check_fields(block, _RECURRENCE, job)
-    result: JsonObject = {"frequency": string_field(block, "frequency")}
+    result: JSONObject = {"frequency": string_field(block, "frequency")}
     for name, key in (("interval", "interval"), ("count", "count"), ("end_time", "endTime")):
         _put(result, key, block.get(name))
-    schedule: JsonObject = {}
+    schedule: JSONObject = {}
     for name, key in _SCHEDULE.items():
         _put(schedule, key, block.get(name))
-    occurrences: list[JsonValue] = []
+    occurrences: list[JSON] = []
     for occurrence in block.blocks("monthly_occurrences"):
         _check_fields(occurrence, {"day", "occurrence"}, job)
         occurrences.append(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.migrate.arm_template import MISSING
 from scheduler_lib.migrate.found import FoundJob, MissingSecret
 from scheduler_lib.migrate.problems import SourceError, Unresolved
@@ -15,7 +15,7 @@ class Body:
     """One resource or block of the module, read field by field (lazily: a field nobody
     reads needs no value)."""
 
-    def __init__(self, module: Module, raw: JsonObject, path: str, index: int | None) -> None:
+    def __init__(self, module: Module, raw: JSONObject, path: str, index: int | None) -> None:
         self.module, self.raw, self.path, self.index = module, raw, path, index
 
     def has(self, name: str) -> bool:

@@ -17,7 +17,7 @@ API reads them in any case.
 
 from __future__ import annotations
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.migrate.found import (
     Found,
     FoundCollection,
@@ -73,7 +73,7 @@ def _collection(body: Body, resource_group: str | None) -> FoundCollection:
                 f"{body.path}.location", f"{location} → {collection.location}, as azurerm sends it"
             ))  # fmt: skip
     collection.tags = body.get("tags")
-    properties: JsonObject = {"sku": {"name": string_field(body, "sku")}}
+    properties: JSONObject = {"sku": {"name": string_field(body, "sku")}}
     if body.has("state"):
         properties["state"] = body.get("state")
     quota = body.block("quota")
@@ -84,11 +84,11 @@ def _collection(body: Body, resource_group: str | None) -> FoundCollection:
     return collection
 
 
-def _quota(quota: Body, collection: FoundCollection) -> JsonObject:
-    result: JsonObject = {}
+def _quota(quota: Body, collection: FoundCollection) -> JSONObject:
+    result: JSONObject = {}
     if quota.has("max_job_count"):
         result["maxJobCount"] = quota.get("max_job_count")
-    recurrence: JsonObject = {}
+    recurrence: JSONObject = {}
     if quota.has("max_recurrence_frequency"):
         recurrence["frequency"] = quota.get("max_recurrence_frequency")
     for name in ("max_recurrence_interval", "max_retry_interval"):
@@ -140,7 +140,7 @@ def _job(body: Body, collection: str | None, resource_group: str | None) -> Foun
     secrets = MissingSecrets(job)
     main = action(body, job, secrets)
     main["retryPolicy"] = retry_policy(body, job)
-    properties: JsonObject = {"action": main}
+    properties: JSONObject = {"action": main}
     schedule = body.block("recurrence")
     if schedule is not None:
         properties["recurrence"] = recurrence(schedule, job)

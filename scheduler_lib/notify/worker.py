@@ -39,7 +39,6 @@ from scheduler_lib.store import (
     take_quiet_window,
 )
 from scheduler_lib.store.execution_queue import ExecutionQueue
-from scheduler_lib.store.notification_records import Delivery
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import deadman
 from scheduler_lib.wire.notifications import NotificationEvent as E
@@ -102,7 +101,7 @@ class NotificationWorker:
                                      notice.detail),
         )  # fmt: skip
         done = {d["key"]: d for d in record.deliveries}
-        updates: dict[str, Delivery] = {}
+        updates: dict[str, dict[str, Any]] = {}
         for subscription in wanted:
             previous = done.get(key(subscription))
             if previous is not None and previous.get("status") in (DELIVERED, GAVE_UP):
@@ -124,15 +123,15 @@ class NotificationWorker:
         subscription: Mapping[str, Any],
         notice: Notice,
         job: JobRecord,
-        previous: Delivery | None,
+        previous: Mapping[str, Any] | None,
         now: datetime,
-    ) -> Delivery:
+    ) -> dict[str, Any]:
         names = (job.subscription_id, job.resource_group, job.collection_name, job.name)
         payload = formats.body(notice, subscription["format"], names, deadman.health(job))
         sent = send(
             subscription, notice, payload, names, self.settings, now=now, adapters=self.adapters
         )
-        attempts = (int(previous.get("attempts", 0)) if previous is not None else 0) + 1
+        attempts = int((previous or {}).get("attempts", 0)) + 1
         status = DELIVERED if sent.succeeded else FAILED
         if not sent.succeeded and notice.round + 1 >= MAX_ROUNDS:
             status = GAVE_UP
@@ -151,7 +150,7 @@ class NotificationWorker:
             "at": iso_z(now),
         }
 
-    def _record(self, record: NoticeRecord, updates: dict[str, Delivery]) -> None:
+    def _record(self, record: NoticeRecord, updates: dict[str, dict[str, Any]]) -> None:
         """Merge `updates` into the record, again on a fresh read if another worker wrote
         it meanwhile (a few times; a record left behind only shows less)."""
         current: NoticeRecord | None = record

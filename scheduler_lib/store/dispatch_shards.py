@@ -26,7 +26,7 @@ from typing import Any, NotRequired, TypedDict
 from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.store.tables import TableStore, as_datetime, dumps, etag_kwargs
 
 TABLE = "SchedulerState"
@@ -58,7 +58,7 @@ class ShardState:
     handled_tick: datetime | None = None
     owner: str = ""
     lease_until: datetime | None = None
-    last_pair: JsonObject = field(default_factory=dict)  # its last pair's summary (JSON)
+    last_pair: JSONObject = field(default_factory=dict)  # its last pair's summary (JSON)
     etag: str | None = None
 
     def number(self, name: str) -> float:
@@ -157,7 +157,7 @@ def release_shard(
     *,
     cursor: datetime | None = None,
     handled_tick: datetime | None = None,
-    last_pair: JsonObject | None = None,
+    last_pair: JSONObject | None = None,
 ) -> ShardState:
     """Give the lease back, with the pair's results (None: keep what was stored). Raises
     LeaseLostError when another worker took the shard over: its results stand."""

@@ -22,7 +22,7 @@ from typing import NotRequired, TypedDict
 from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
-from scheduler_lib.domain.json_value import JsonObject
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.store.tables import TableStore, as_datetime, dumps
 
 TABLE = "SchedulerState"
@@ -52,7 +52,7 @@ class DispatcherState:
 
     cursor: datetime | None = None
     last_tick_at: datetime | None = None
-    last_tick: JsonObject = field(default_factory=dict)  # the tick's summary (JSON)
+    last_tick: JSONObject = field(default_factory=dict)  # the tick's summary (JSON)
 
 
 def get_dispatcher_state(store: TableStore) -> DispatcherState:
@@ -72,7 +72,7 @@ def get_dispatcher_state(store: TableStore) -> DispatcherState:
 REPAIR_ROW = "repair"
 
 
-def get_repair_state(store: TableStore) -> JsonObject:
+def get_repair_state(store: TableStore) -> JSONObject:
     """The last consistency check's report (empty before the first)."""
     try:
         entity = store.table(TABLE).get_entity(PARTITION, REPAIR_ROW)
@@ -81,7 +81,7 @@ def get_repair_state(store: TableStore) -> JsonObject:
     return json.loads(entity.get("Report") or "{}")
 
 
-def save_repair_state(store: TableStore, report: JsonObject) -> None:
+def save_repair_state(store: TableStore, report: JSONObject) -> None:
     """Store the consistency check's report (one upsert, last writer wins)."""
     entity: _RepairEntity = {
         "PartitionKey": PARTITION,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from azure.core.exceptions import (
     ResourceExistsError,
@@ -42,20 +42,6 @@ _QUIET = "~quiet-"
 _MAX_MS = 10**14  # beyond year 5000 in milliseconds since the epoch
 
 
-class Delivery(TypedDict):
-    """A notice's delivery to one subscription, as `notify.worker` records it (no secret,
-    no URL path: `target` is the destination's origin)."""
-
-    key: str  # the subscription's (`notify.subscriptions.key`)
-    target: str
-    format: str
-    status: str  # Delivered, Failed, GaveUp
-    attempts: int
-    statusCode: int | None  # the destination's answer (None: no answer)
-    message: str
-    at: str  # ISO time of the last attempt
-
-
 @dataclass(frozen=True)
 class NoticeRecord:
     """One notice of a job and its deliveries (one per subscription)."""
@@ -65,7 +51,7 @@ class NoticeRecord:
     event: str
     time: datetime
     summary: str
-    deliveries: tuple[Delivery, ...] = ()
+    deliveries: tuple[dict[str, Any], ...] = ()
     etag: str | None = field(default=None, compare=False)
 
     @property
