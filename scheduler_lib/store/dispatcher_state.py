@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import UpdateMode
@@ -52,7 +52,9 @@ class DispatcherState:
 
     cursor: datetime | None = None
     last_tick_at: datetime | None = None
-    last_tick: JSONObject = field(default_factory=dict)  # the tick's summary (JSON)
+    #: The tick's summary as stored (JSON). Left `Any` while `health.py` reads it as numbers
+    #: unchecked: a `JSONObject` here makes that read a type error (issue 21, after merging).
+    last_tick: dict[str, Any] = field(default_factory=dict)
 
 
 def get_dispatcher_state(store: TableStore) -> DispatcherState:
@@ -72,8 +74,9 @@ def get_dispatcher_state(store: TableStore) -> DispatcherState:
 REPAIR_ROW = "repair"
 
 
-def get_repair_state(store: TableStore) -> JSONObject:
-    """The last consistency check's report (empty before the first)."""
+def get_repair_state(store: TableStore) -> dict[str, Any]:
+    """The last consistency check's report (empty before the first). `Any` for the reason
+    `DispatcherState.last_tick` is."""
     try:
         entity = store.table(TABLE).get_entity(PARTITION, REPAIR_ROW)
     except ResourceNotFoundError:
