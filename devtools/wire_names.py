@@ -7,7 +7,8 @@ docstrings) takes the name from the entry or says the concept. The names are the
 
 A camelCase name is counted wherever it occurs as a word. A one-word lowercase name
 (`tags`, `timeout`, ...) is an English word and a Python name too, so only its quoted or
-backticked form (`"tags"`, `` `timeout` ``) counts, and a few files that quote the same word
+backticked form (`"tags"`, `` `timeout` ``) or its JSON path
+(`properties.tags`) counts, and a few files that quote the same word
 for another thing (`HOMONYMS`) are left out, each with its reason.
 
     python -m devtools.wire_names            # the table
@@ -51,7 +52,7 @@ def property_names() -> list[str]:
 
 def _pattern(name: str) -> re.Pattern[str]:
     if name.islower():
-        return re.compile(rf"([\"'`]){re.escape(name)}\1")
+        return re.compile(rf"([\"'`]){re.escape(name)}\1|properties\.{re.escape(name)}\b")
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 

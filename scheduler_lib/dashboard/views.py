@@ -17,6 +17,7 @@ from scheduler_lib.dashboard import runs, svg
 from scheduler_lib.dashboard.runs import when
 from scheduler_lib.dashboard.words import describe
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import PAUSE_AFTER, PAUSE_NOTE
 from scheduler_lib.domain.messages import BACKFILL, CATCH_UP, ExecutionMessage
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.lists import HistoryEntry, history_page
@@ -146,8 +147,8 @@ def chart(rows: list[HistoryRow]) -> Markup:
 
 @dataclass(frozen=True)
 class Pause:
-    """Why a Disabled job is paused: its `pauseNote`, and whether the scheduler paused it
-    (`pauseAfterConsecutiveFailures` reached by `status.consecutiveFailures`)."""
+    """Why a Disabled job is paused: its pause note, and whether the scheduler paused it
+    (its stop-after-failures count reached by `status.consecutiveFailures`)."""
 
     note: str
     failures: int
@@ -162,9 +163,9 @@ def pause_of(properties: dict[str, Any]) -> Pause:
     """From a job's wire `properties` (api-version 2026-12-01)."""
     status = properties.get("status") or {}
     return Pause(
-        note=properties.get("pauseNote") or "",
+        note=properties.get(PAUSE_NOTE) or "",
         failures=int(status.get("consecutiveFailures") or 0),
-        after=properties.get("pauseAfterConsecutiveFailures"),
+        after=properties.get(PAUSE_AFTER),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import PAUSE_AFTER, PAUSE_NOTE
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
@@ -38,7 +39,7 @@ def consecutive_failures(record: JobRecord) -> int:
 ENTRIES = (
     ExtensionProperty(
         Location.JOB,
-        "pauseNote",
+        PAUSE_NOTE,
         pause_note,
         {
             "type": "string",
@@ -50,7 +51,7 @@ ENTRIES = (
     ),
     ExtensionProperty(
         Location.JOB,
-        "pauseAfterConsecutiveFailures",
+        PAUSE_AFTER,
         pause_after,
         {
             "type": "integer",

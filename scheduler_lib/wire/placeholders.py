@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS
+from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS, PLACEHOLDERS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.versions import ExtensionProperty, Location
@@ -143,7 +143,7 @@ def _texts(action: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
 ENTRIES = (
     ExtensionProperty(
         Location.JOB,
-        "placeholders",
+        PLACEHOLDERS,
         validate,
         SCHEMA,
         cross_check=check,
