@@ -1,5 +1,5 @@
 """ARM's tags: name/value strings on a resource, a job collection's top-level `tags` and a
-job's `properties.tags` (2026-12-01, `job_tags`), read with ARM's limits by one reader."""
+job's own tags (2026-12-01, `job_tags`), read with ARM's limits by one reader."""
 
 from __future__ import annotations
 
