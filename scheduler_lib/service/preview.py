@@ -37,8 +37,8 @@ def preview_schedule(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     scheduled times when the job's `id` says whose offsets they are; else `jitter` says so.
 
     The body is the bare timing (`_TIMING`, the jitter optional) with `id`, or a whole job
-    as the CLI reads it (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a
-    schedule and are not read), with `count` and `now` beside them."""
+    as the CLI reads it (`{"properties": {...}}`, e.g. a GET response: its other keys do not
+    affect a schedule and are not read), with `count` and `now` beside them."""
     whole = isinstance(body, dict) and "properties" in body
     allowed = (
         ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now", "id")
