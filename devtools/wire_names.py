@@ -8,7 +8,7 @@ docstrings) takes the name from the entry or says the concept. The names are the
 A camelCase name is counted wherever it occurs as a word. A one-word lowercase name
 (`tags`, `timeout`, ...) is an English word and a Python name too, so only its quoted or
 backticked form (`"tags"`, `` `timeout` ``) or its JSON path
-(`properties.tags`) counts, and a few files that quote the same word
+(`properties.tags`, `status.health`) counts, and a few files that quote the same word
 for another thing (`HOMONYMS`) are left out, each with its reason.
 
     python -m devtools.wire_names            # the table
@@ -37,6 +37,11 @@ HOMONYMS: dict[str, dict[str, str]] = {
         "api/schemas.json": "the 2016-03-01 job collection's ARM tags",
         "dashboard/templates/collection.html": "a CSS class of the collection page's table",
     },
+    "health": {
+        "notify/formats.py": "the `health` key of a notification's own JSON body",
+        "metrics/scrape.py": "the module `scheduler_lib/health.py`",
+        "service/__init__.py": "the module `scheduler_lib/health.py`",
+    },
     "timeout": {
         "actions/__init__.py": "the `timeout` keyword argument of every action executor",
         "actions/pinned.py": "urllib3's `timeout` argument",
@@ -46,13 +51,15 @@ HOMONYMS: dict[str, dict[str, str]] = {
 
 
 def property_names() -> list[str]:
-    """Every extension property's wire name, once each, in the catalog's order."""
-    return list(dict.fromkeys(prop.name for prop in CATALOG.properties))
+    """Every extension property's wire name (the read-only ones under a job's `status`
+    too), once each, in the catalog's order."""
+    names = [prop.name for prop in CATALOG.properties] + [s.name for s in CATALOG.statuses]
+    return list(dict.fromkeys(names))
 
 
 def _pattern(name: str) -> re.Pattern[str]:
     if name.islower():
-        return re.compile(rf"([\"'`]){re.escape(name)}\1|properties\.{re.escape(name)}\b")
+        return re.compile(rf"([\"'`]){re.escape(name)}\1|(properties|status)\.{re.escape(name)}\b")
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 

@@ -15,7 +15,7 @@ from markupsafe import Markup
 
 from scheduler_lib.dashboard import runs, svg
 from scheduler_lib.dashboard.runs import when
-from scheduler_lib.dashboard.words import describe
+from scheduler_lib.dashboard.words import FIELD, describe
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.definition import PAUSE_AFTER, PAUSE_NOTE
 from scheduler_lib.domain.messages import BACKFILL, CATCH_UP, ExecutionMessage
@@ -148,7 +148,7 @@ def chart(rows: list[HistoryRow]) -> Markup:
 @dataclass(frozen=True)
 class Pause:
     """Why a Disabled job is paused: its pause note, and whether the scheduler paused it
-    (its stop-after-failures count reached by `status.consecutiveFailures`)."""
+    (its stop-after-failures count reached by its streak, `JobRecord.consecutive_failures`)."""
 
     note: str
     failures: int
@@ -164,7 +164,7 @@ def pause_of(properties: dict[str, Any]) -> Pause:
     status = properties.get("status") or {}
     return Pause(
         note=properties.get(PAUSE_NOTE) or "",
-        failures=int(status.get("consecutiveFailures") or 0),
+        failures=int(status.get(FIELD.consecutive_failures) or 0),
         after=properties.get(PAUSE_AFTER),
     )
 

@@ -20,14 +20,14 @@ from scheduler_lib.domain import definition as fields
 from scheduler_lib.domain.actions import DEFAULT_TIMEOUT, Action, RetryType
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import MAX_JITTER, resolve_zone
-from scheduler_lib.wire import attempt_timeout
+from scheduler_lib.wire import attempt_timeout, deadman, pause
 from scheduler_lib.wire.missed import MAX_RUNS
 
 
 @dataclass(frozen=True)
 class Fields:
     """The wire names the dashboard shows, keyed by the field they name (a `JobDefinition`
-    property, an action's): each is the field's own declaration (`domain/definition.py`,
+    property, an action's, a status's): each is the field's own declaration (`domain/definition.py`,
     `schedule.MAX_JITTER`, the catalog entry), so the pages' words and templates (`FIELD`)
     never spell a property's name themselves (docs/extensions.md)."""
 
@@ -37,6 +37,9 @@ class Fields:
     alert_if_no_success_within: str = fields.ALERT_IF_NO_SUCCESS_WITHIN
     notifications: str = fields.NOTIFICATIONS
     timeout: str = attempt_timeout.PROPERTY
+    #: Read-only, under the job's `status` (`JobRecord.consecutive_failures`, its health).
+    consecutive_failures: str = pause.STATUS.name
+    health: str = deadman.STATUS.name
 
 
 FIELD = Fields()

@@ -13,7 +13,7 @@ Sources, each the cheapest honest one:
   capped at `activity.WEEK_LIMIT` rows; the 24-hour figures above are its newest day;
 - needing attention, first: jobs the dead-man switch found Overdue (its own small list,
   `store.overdue_jobs`, docs/notifications.md); then jobs paused by
-  stop-after-failures (`pause_after`) and jobs in a failing streak (`consecutiveFailures` above
+  stop-after-failures (`pause_after`) and jobs in a failing streak (`consecutive_failures` above
   0: one server-filtered read of the jobs table, at most `TROUBLE_LIMIT`); then `Faulted`
   jobs (a state-filtered read per collection), jobs failing now (their newest entry of the
   last 24 hours failed), and jobs with a failed or postponed entry in that time (from the

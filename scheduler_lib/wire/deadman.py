@@ -16,7 +16,7 @@ from scheduler_lib.domain.definition import (
 )
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
-from scheduler_lib.wire.versions import ExtensionProperty, Location
+from scheduler_lib.wire.versions import ExtensionProperty, ExtensionStatus, Location
 
 PROPERTY = ALERT_IF_NO_SUCCESS_WITHIN
 #: The upkeep judges once a minute: a shorter window could not be kept.
@@ -58,6 +58,8 @@ HEALTH_SCHEMA = {
     "description": f"Overdue: no success within {PROPERTY}; Failing: the last "
     "occurrence faulted; Healthy otherwise.",
 }
+#: Its entry in the catalog (`extension_catalog`): read-only, under the job's `status`.
+STATUS = ExtensionStatus("health", health, HEALTH_SCHEMA)
 
 
 #: A collection's window is the default of its jobs; a job's own replaces it.
