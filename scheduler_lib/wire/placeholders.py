@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from scheduler_lib.domain.actions import ENVELOPE
 from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS, PLACEHOLDERS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
@@ -149,5 +150,5 @@ ENTRIES = (
         cross_check=check,
         default=DEFAULT_PLACEHOLDERS,
     ),
-    ExtensionProperty(Location.QUEUE_MESSAGE, "envelope", validate, ENVELOPE_SCHEMA),
+    ExtensionProperty(Location.QUEUE_MESSAGE, ENVELOPE, validate, ENVELOPE_SCHEMA),
 )
