@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     now = args.now or datetime.now(UTC)
     try:
         document = _load(args.job)
-        # A job as GET returns it names itself: with maxJitter, its starts are shown too.
+        # A job as GET returns it names itself: with jitter, its starts are shown too.
         identity = job_key_of_id(document.get("id") if isinstance(document, dict) else None)
         table = preview_table(
             job_properties(document), now=now, count=args.count, identity=identity

@@ -1,7 +1,7 @@
 """Standard Webhooks signatures on HTTP actions (extension 6, api-version 2026-12-01).
 
-A collection with `signingSecrets` signs each HTTP attempt of its jobs so a target can tell
-the request came from this scheduler and was not changed or replayed
+A collection with signing secrets (`wire/signing.py`) signs each HTTP attempt of its jobs
+so a target can tell the request came from this scheduler and was not changed or replayed
 (https://www.standardwebhooks.com): `webhook-id` (the same for every attempt of one action
 of one occurrence, so a receiver de-duplicates retries), `webhook-timestamp` (Unix seconds,
 when the attempt was sent, so it can refuse old replays) and `webhook-signature`, one

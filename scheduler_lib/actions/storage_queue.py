@@ -32,6 +32,7 @@ from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.actions.identity import app_credential
 from scheduler_lib.actions.pinned import pinned_session
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.actions import ENVELOPE
 
 PATH = "action.queueMessage"
 
@@ -50,7 +51,7 @@ def execute(
     sas_token = queue_message.get("sasToken") or None
     check_action(action, settings)
     text = queue_message.get("message") or ""
-    if queue_message.get("envelope"):  # api-version 2026-12-01
+    if queue_message.get(ENVELOPE):  # api-version 2026-12-01
         text = envelope(text, context)
     where = f"queue '{queue_name}' in storage account '{account}'"
     statuses: list[int] = []

@@ -59,7 +59,7 @@ def versioned_document(base: dict[str, Any], version: ApiVersion) -> dict[str, A
             for name in _schemas_of(choice.location, with_error_action=True):
                 field = schemas[name]["properties"][choice.field]
                 field["enum"] = [*field["enum"], choice.value]
-    # History entries of a job's concurrencyPolicy (both versions answer them).
+    # History entries of a job's overlap policy (`wire/overlap.py`; both versions answer them).
     statuses = schemas["JobExecutionStatus"]["enum"]
     schemas["JobExecutionStatus"]["enum"] = [*statuses, "Skipped"]
     _describe_version_parameter(document, version)

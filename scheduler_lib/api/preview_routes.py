@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from scheduler_lib.api.docs import responses
 from scheduler_lib.api.errors import arm_error
 from scheduler_lib.api.requests import json_response, read_json
+from scheduler_lib.schedule import MAX_JITTER
 from scheduler_lib.service.preview import MAX_COUNT, preview_schedule
 
 router = APIRouter(tags=["Preview"])
@@ -22,8 +23,8 @@ _REQUEST_SCHEMA = {
         "recurrence": {"$ref": "#/components/schemas/JobRecurrence"},
         "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT, "default": 10},
         "now": {"type": "string", "format": "date-time", "description": "default: the clock"},
-        "maxJitter": {"type": "string", "format": "duration"},
-        "id": {"type": "string", "description": "the job's id: with maxJitter, its offsets"},
+        MAX_JITTER: {"type": "string", "format": "duration"},
+        "id": {"type": "string", "description": f"the job's id: with {MAX_JITTER}, its offsets"},
         "properties": {
             "type": "object",
             "description": "a whole job instead of startTime and recurrence (as the CLI reads)",

@@ -31,7 +31,7 @@ from scheduler_lib.dashboard.web import (
     render,
     require_session,
 )
-from scheduler_lib.dashboard.words import describe
+from scheduler_lib.dashboard.words import FIELD, describe
 from scheduler_lib.domain import JobDefinition
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import max_jitter
@@ -160,14 +160,14 @@ async def save(request: Request) -> Response:
 @endpoint
 async def preview(request: Request) -> Response:
     """The next 10 runs of what the editor holds for a new job, its errors, and its
-    schedule in words (with maxJitter: by how much each run may move)."""
+    schedule in words (with jitter: by how much each run may move)."""
     return await _preview(request, None)
 
 
 @router.post(JOB + "/preview")
 @endpoint
 async def preview_job(request: Request) -> Response:
-    """The same for an existing job: its identity is known, so with maxJitter the preview
+    """The same for an existing job: its identity is known, so with jitter the preview
     shows when each run really starts (the offsets the dispatcher will use)."""
     return await _preview(request, job_name(request))
 
@@ -216,7 +216,7 @@ def _worded(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _jitter_labels(result: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:
-    """With maxJitter, each run as the job page shows it ("09:00:17 UTC (09:00 +17 s
+    """With jitter, each run as the job page shows it ("09:00:17 UTC (09:00 +17 s
     jitter)"), or for a job not saved yet, by how much each may move."""
     if "occurrences" in result:
         pairs = zip(result["occurrences"], result["executions"], strict=True)
@@ -227,6 +227,6 @@ def _jitter_labels(result: dict[str, Any], properties: dict[str, Any]) -> dict[s
         }
     if "jitter" in result:
         seconds = int(max_jitter(properties).total_seconds())
-        return {"jitterNote": f"Each run starts up to +{seconds} s later (maxJitter); the "
+        return {"jitterNote": f"Each run starts up to +{seconds} s later ({FIELD.max_jitter}); the "
                 "exact offsets are known once the job is saved."}  # fmt: skip
     return {}

@@ -136,7 +136,7 @@ def to_properties(form: Mapping[str, str], base: dict[str, Any] | None = None) -
     if retry:
         action["retryPolicy"] = {"retryType": retry}
         if retry == stored.get("retryType"):  # keep what the form does not show (2026-12-01's
-            shown = ("retryType", "retryInterval", "retryCount")  # maxRetryInterval, retryOn…)
+            shown = ("retryType", "retryInterval", "retryCount")  # backoff bounds, retry filter)
             action["retryPolicy"].update({k: v for k, v in stored.items() if k not in shown})
         if retry.lower() != "none":
             for key in ("retryInterval", "retryCount"):

@@ -29,6 +29,7 @@ from scheduler_lib.service.lists import (
     notices_page,
 )
 from scheduler_lib.service.overview import read_overview
+from scheduler_lib.wire import signing
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
 
@@ -126,7 +127,7 @@ async def show_collection(
     wire = collection_to_wire(record, ctx.version)  # the API's own redaction: names, no values
     values = {
         "collection": record,
-        "signing_secrets": wire["properties"].get("signingSecrets") or [],
+        "signing_secrets": wire["properties"].get(signing.PROPERTY) or [],
         "rows": rows,
         "more": more,
         "state": state or "",
@@ -224,6 +225,6 @@ async def show_job(
         "statuses": HISTORY_STATUSES,
         "backfill": backfill or {},
         "notices": notices,  # the notifications sent for it (docs/notifications.md)
-        "deadman": deadman,  # its alertIfNoSuccessWithin, its own or the collection's
+        "deadman": deadman,  # its dead-man window, its own or the collection's
     }
     return render(request, "job.html", values, session=session, status=status)

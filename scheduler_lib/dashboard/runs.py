@@ -1,12 +1,12 @@
 """Upcoming runs as the dispatcher will start them: each occurrence of the recurrence
-engine, moved by the job's `maxJitter` offset (`schedule.jittered_start`, the very function
+engine, moved by the job's jitter offset (`schedule.jittered_start`, the very function
 the dispatcher, the executor and the API's `nextExecutionTime` use, with the same identity:
 the job's key). The first is `model.jitter.upcoming_occurrence`, GET's own (inside its jitter
 window an occurrence is still the next run); it names the scheduled occurrence, never its
 jittered start, so the offset is applied here exactly once per occurrence.
 
 The timeline counts runs by their jittered start, per second in the 24-hour window, so a
-herd spread by `maxJitter` inside one minute shows as spread when that minute is zoomed.
+herd spread by jitter inside one minute shows as spread when that minute is zoomed.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ from markupsafe import Markup
 
 from scheduler_lib.dashboard import runs, svg
 from scheduler_lib.dashboard.runs import when
-from scheduler_lib.dashboard.words import describe
+from scheduler_lib.dashboard.words import FIELD, describe
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import PAUSE_AFTER, PAUSE_NOTE
 from scheduler_lib.domain.messages import BACKFILL, CATCH_UP, ExecutionMessage
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.lists import HistoryEntry, history_page
@@ -146,8 +147,8 @@ def chart(rows: list[HistoryRow]) -> Markup:
 
 @dataclass(frozen=True)
 class Pause:
-    """Why a Disabled job is paused: its `pauseNote`, and whether the scheduler paused it
-    (`pauseAfterConsecutiveFailures` reached by `status.consecutiveFailures`)."""
+    """Why a Disabled job is paused: its pause note, and whether the scheduler paused it
+    (its stop-after-failures count reached by its streak, `JobRecord.consecutive_failures`)."""
 
     note: str
     failures: int
@@ -162,9 +163,9 @@ def pause_of(properties: dict[str, Any]) -> Pause:
     """From a job's wire `properties` (api-version 2026-12-01)."""
     status = properties.get("status") or {}
     return Pause(
-        note=properties.get("pauseNote") or "",
-        failures=int(status.get("consecutiveFailures") or 0),
-        after=properties.get("pauseAfterConsecutiveFailures"),
+        note=properties.get(PAUSE_NOTE) or "",
+        failures=int(status.get(FIELD.consecutive_failures) or 0),
+        after=properties.get(PAUSE_AFTER),
     )
 
 

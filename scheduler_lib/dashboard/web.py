@@ -27,6 +27,7 @@ from scheduler_lib.dashboard.session import (
     easy_auth_session,
     read_cookie,
 )
+from scheduler_lib.dashboard.words import FIELD
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.sessions import session_is_open
 from scheduler_lib.wire.versions import LATEST_VERSION
@@ -101,6 +102,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["UI"] = UI
+    env.globals["FIELD"] = FIELD  # wire names by their field (`words.Fields`)
     env.filters["q"] = lambda value: quote(str(value), safe="")
     return env
 

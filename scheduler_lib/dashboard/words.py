@@ -10,15 +10,39 @@ zone lookup). The policies are read from the definition's typed fields.
 from __future__ import annotations
 
 from contextlib import suppress
+from dataclasses import dataclass
 from typing import Any
 
 import isodate
 
 from scheduler_lib.domain import ConcurrencyPolicy, JobDefinition, MissedRunPolicy
+from scheduler_lib.domain import definition as fields
 from scheduler_lib.domain.actions import DEFAULT_TIMEOUT, Action, RetryType
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.schedule import resolve_zone
+from scheduler_lib.schedule import MAX_JITTER, resolve_zone
+from scheduler_lib.wire import attempt_timeout, deadman, pause
 from scheduler_lib.wire.missed import MAX_RUNS
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The wire names the dashboard shows, keyed by the field they name (a `JobDefinition`
+    property, an action's, a status's): each is the field's own declaration (`domain/definition.py`,
+    `schedule.MAX_JITTER`, the catalog entry), so the pages' words and templates (`FIELD`)
+    never spell a property's name themselves (docs/extensions.md)."""
+
+    max_jitter: str = MAX_JITTER
+    concurrency_policy: str = fields.CONCURRENCY_POLICY
+    missed_run_policy: str = fields.MISSED_RUN_POLICY
+    alert_if_no_success_within: str = fields.ALERT_IF_NO_SUCCESS_WITHIN
+    notifications: str = fields.NOTIFICATIONS
+    timeout: str = attempt_timeout.PROPERTY
+    #: Read-only, under the job's `status` (`JobRecord.consecutive_failures`, its health).
+    consecutive_failures: str = pause.STATUS.name
+    health: str = deadman.STATUS.name
+
+
+FIELD = Fields()
 
 _UNITS = {
     "Minute": "minute",
@@ -123,29 +147,31 @@ def policies(definition: JobDefinition) -> list[str]:
     said = []
     if definition.max_jitter:
         seconds = int(definition.max_jitter.total_seconds())
-        said.append(f"Each run starts up to {seconds} s after its time (maxJitter, the same "
-                    "offset for the same occurrence).")  # fmt: skip
+        said.append(f"Each run starts up to {seconds} s after its time ({FIELD.max_jitter}, "
+                    "the same offset for the same occurrence).")  # fmt: skip
     policy = definition.concurrency_policy
     if policy == ConcurrencyPolicy.FORBID:
-        said.append("A run due while the previous one still runs is skipped (concurrencyPolicy "
-                    "Forbid): history says Skipped, not a failure.")  # fmt: skip
+        said.append("A run due while the previous one still runs is skipped "
+                    f"({FIELD.concurrency_policy} Forbid): history says Skipped, "
+                    "not a failure.")  # fmt: skip
     elif policy == ConcurrencyPolicy.BUFFER_ONE:
-        said.append("A run due while the previous one still runs waits for it (concurrencyPolicy "
-                    "BufferOne); at most one waits, more are skipped.")  # fmt: skip
+        said.append("A run due while the previous one still runs waits for it "
+                    f"({FIELD.concurrency_policy} BufferOne); at most one waits, "
+                    "more are skipped.")  # fmt: skip
     missed = definition.missed_run_policy
     window = isodate.duration_isoformat(definition.catch_up_window)
     if missed == MissedRunPolicy.RUN_LATEST:
         said.append(f"After downtime, the latest missed run runs late, if missed at most "
-                    f"{window} ago (missedRunPolicy RunLatest).")  # fmt: skip
+                    f"{window} ago ({FIELD.missed_run_policy} RunLatest).")  # fmt: skip
     elif missed == MissedRunPolicy.RUN_ALL:
         said.append(f"After downtime, the runs missed in the last {window} run late, at most "
-                    f"{MAX_RUNS} (missedRunPolicy RunAll).")  # fmt: skip
+                    f"{MAX_RUNS} ({FIELD.missed_run_policy} RunAll).")  # fmt: skip
     action = _action(definition)
     if action is not None and action.timeout:
         pair = (action.timeout, DEFAULT_TIMEOUT)
         timeout, default = (isodate.duration_isoformat(d) for d in pair)
         said.append(f"Each attempt is cut off after {timeout} in all, the answer's body "
-                    f"included (timeout; {default} without it).")  # fmt: skip
+                    f"included ({FIELD.timeout}; {default} without it).")  # fmt: skip
     retry = action.retry_policy if action is not None else None
     if retry is not None and retry.retry_type is RetryType.EXPONENTIAL:
         first, cap = (isodate.duration_isoformat(d) for d in (retry.interval, retry.max_interval))

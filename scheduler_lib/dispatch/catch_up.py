@@ -1,4 +1,4 @@
-"""Extension 3 (2026-12-01): occurrences run late on purpose. A job's `missedRunPolicy`
+"""Extension 3 (2026-12-01): occurrences run late on purpose. A job's missed-run policy
 decides what the dispatcher's postponement (`postpone`) also runs (`wire/missed.missed_runs`,
 which the executor asks too about an occurrence whose message arrived late); `POST
 .../backfill` runs the occurrences of a past range (`backfill`).
@@ -18,6 +18,7 @@ from datetime import datetime
 from itertools import islice, takewhile
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import MISSED_RUN_POLICY
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import BACKFILL, CATCH_UP, ExecutionMessage, ExecutionQueue
 from scheduler_lib.schedule import Schedule
@@ -35,7 +36,7 @@ def note(runs: list[datetime]) -> str:
     """What the Postponed entry adds when some missed occurrences run late."""
     if not runs:
         return ""
-    return f" Running {len(runs)} of them late (missedRunPolicy), each marked [CatchUp]."
+    return f" Running {len(runs)} of them late ({MISSED_RUN_POLICY}), each marked [CatchUp]."
 
 
 def send(

@@ -57,7 +57,7 @@ def decide_row(
         if runnable and job.next_execution_time is not None:
             return Stale(repair=job.next_execution_time)
         return Stale()
-    start = jittered_start(job.key, job.definition.max_jitter, due)  # due without maxJitter
+    start = jittered_start(job.key, job.definition.max_jitter, due)  # due without jitter
     if start < grace_cutoff:
         return Postpone()
     return Send(job.bookkeeping.occurrences + 1, start)

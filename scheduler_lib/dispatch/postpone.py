@@ -56,7 +56,7 @@ def postpone(
     """Skip every occurrence from `row.due` through now; continue at the next one after now."""
     schedule = job.schedule
     nxt = schedule.next_after(ctx.now)
-    late = missed_runs(job, schedule, row.due, now=ctx.now)  # its missedRunPolicy
+    late = missed_runs(job, schedule, row.due, now=ctx.now)  # its missed-run policy
     marker = Postponement(row.due, _message(ctx, schedule, row.due, nxt) + catch_up.note(late))
 
     def advance(current: JobRecord) -> JobRecord:
@@ -129,7 +129,7 @@ def _message(ctx: TickContext, schedule: Schedule, first: datetime, nxt: datetim
         span = f"1 occurrence missed, due at {iso_z(first)}"
     else:
         span = f"{skipped} occurrences missed, due from {iso_z(first)} to {iso_z(last)}"
-    # Worded as the entry's status says (Postponed, not Skipped: that is concurrencyPolicy's).
+    # Worded as the entry's status says (Postponed, not Skipped: that is the overlap policy's).
     what = (
         f"Postponed: {span}, by more than the grace period ({grace}) "
         "while the scheduler was not running."

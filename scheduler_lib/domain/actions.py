@@ -44,11 +44,19 @@ DEFAULT_RETRY_COUNT = 4
 MAX_RETRY_COUNT = 20
 MIN_RETRY_INTERVAL = timedelta(seconds=15)
 MAX_RETRY_INTERVAL = timedelta(days=548)  # 18 months
-#: Used when an Exponential policy gives no `maxRetryInterval` (or its first delay is longer).
+#: Used when an Exponential policy gives no `MAX_INTERVAL` (or its first delay is longer).
 DEFAULT_MAX_RETRY_INTERVAL = timedelta(hours=1)
 #: An HTTP attempt's deadline without a `timeout` (the 60 seconds every action had).
 DEFAULT_TIMEOUT = timedelta(seconds=60)
 RETRY_PATH = "action.retryPolicy"
+#: The wire names of the actions' 2026-12-01 fields (docs/extensions.md), each declared once,
+#: here, named after the field that reads it: their catalog entries (`wire/backoff.py`,
+#: `wire/attempt_timeout.py`, `wire/placeholders.py`) take them from here.
+MAX_INTERVAL = "maxRetryInterval"
+MAX_DURATION = "maxRetryDuration"
+RETRY_ON = "retryOn"
+ATTEMPT_TIMEOUT = "timeout"
+ENVELOPE = "envelope"
 
 
 @dataclass(frozen=True)
@@ -80,17 +88,17 @@ class RetryPolicy:
         if kind.lower() not in ("fixed", "exponential"):
             raise ValidationError(f"{path}.retryType", f"unknown retry type {kind!r}")
         interval = _interval(raw.get("retryInterval"), f"{path}.retryInterval")
-        retry_on = raw.get("retryOn")
+        retry_on = raw.get(RETRY_ON)
         if retry_on is not None and not isinstance(retry_on, list):
-            raise ValidationError(f"{path}.retryOn", "must be a list")
+            raise ValidationError(f"{path}.{RETRY_ON}", "must be a list")
         return cls(
             RetryType(kind.capitalize()),
             interval,
             _count(raw.get("retryCount"), f"{path}.retryCount"),
             max_interval=max(
-                span(interval), _limit(raw, "maxRetryInterval", path) or DEFAULT_MAX_RETRY_INTERVAL
+                span(interval), _limit(raw, MAX_INTERVAL, path) or DEFAULT_MAX_RETRY_INTERVAL
             ),
-            max_duration=_limit(raw, "maxRetryDuration", path),
+            max_duration=_limit(raw, MAX_DURATION, path),
             retry_on=None if retry_on is None else frozenset(str(w).lower() for w in retry_on),
         )
 
@@ -157,7 +165,7 @@ def action_of(document: Mapping[str, Any], path: str) -> Action:
         raise ValidationError(f"{path}.type", unknown) from None
     if kind in (ActionType.HTTP, ActionType.HTTPS):
         request = document.get("request") or {}
-        timeout = document.get("timeout")
+        timeout = document.get(ATTEMPT_TIMEOUT)
         return HttpAction(
             kind,
             document,
@@ -166,7 +174,9 @@ def action_of(document: Mapping[str, Any], path: str) -> Action:
             uri=str(request.get("uri", "")),
             method=str(request.get("method", "")),
             authentication=(request.get("authentication") or {}).get("type"),
-            attempt_timeout=None if timeout is None else _timedelta(timeout, f"{path}.timeout"),
+            attempt_timeout=(
+                None if timeout is None else _timedelta(timeout, f"{path}.{ATTEMPT_TIMEOUT}")
+            ),
         )
     if kind is ActionType.STORAGE_QUEUE:
         message = document.get("queueMessage") or {}
@@ -177,7 +187,7 @@ def action_of(document: Mapping[str, Any], path: str) -> Action:
             own,
             storage_account=str(message.get("storageAccount", "")),
             queue_name=str(message.get("queueName", "")),
-            envelope=message.get("envelope") is True,
+            envelope=message.get(ENVELOPE) is True,
         )
     topic = kind is ActionType.SERVICE_BUS_TOPIC
     message = document.get("serviceBusTopicMessage" if topic else "serviceBusQueueMessage") or {}
@@ -215,7 +225,7 @@ def _interval(value: Any, field: str) -> timedelta | isodate.Duration:
 
 
 def _limit(raw: Mapping[str, Any], name: str, path: str) -> timedelta | None:
-    """An extension duration of the stored policy (`maxRetryInterval`, `maxRetryDuration`)."""
+    """An extension duration of the stored policy (`MAX_INTERVAL`, `MAX_DURATION`)."""
     value = raw.get(name)
     return None if value is None else _timedelta(value, f"{path}.{name}")
 

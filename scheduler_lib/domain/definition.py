@@ -26,7 +26,13 @@ from typing import Any
 
 from scheduler_lib.domain.actions import Action, action_of
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.schedule import JobTiming, Schedule, parse_job_timing, parse_schedule
+from scheduler_lib.schedule import (
+    MAX_JITTER,
+    JobTiming,
+    Schedule,
+    parse_job_timing,
+    parse_schedule,
+)
 from scheduler_lib.timeutil import read_iso_duration
 
 
@@ -43,13 +49,26 @@ class MissedRunPolicy(StrEnum):
 
     SKIP = "Skip"  # one Postponed entry, continue at the next occurrence (the default)
     RUN_LATEST = "RunLatest"  # and run the latest missed occurrence once, late
-    RUN_ALL = "RunAll"  # and run the missed occurrences inside catchUpWindow (at most MAX_RUNS)
+    RUN_ALL = "RunAll"  # and run the missed ones inside the catch-up window (at most MAX_RUNS)
 
+
+#: The wire names of the job's 2026-12-01 properties (docs/extensions.md), each declared once,
+#: here beside its field: its catalog entry (`wire/`), report strings and the dashboard's
+#: words take the name from here (the jitter's is `schedule.MAX_JITTER`).
+CONCURRENCY_POLICY = "concurrencyPolicy"
+MISSED_RUN_POLICY = "missedRunPolicy"
+CATCH_UP_WINDOW = "catchUpWindow"
+PAUSE_NOTE = "pauseNote"
+PAUSE_AFTER = "pauseAfterConsecutiveFailures"
+PLACEHOLDERS = "placeholders"
+TAGS = "tags"
+NOTIFICATIONS = "notifications"
+ALERT_IF_NO_SUCCESS_WITHIN = "alertIfNoSuccessWithin"
 
 DEFAULT_CONCURRENCY_POLICY = ConcurrencyPolicy.ALLOW
 DEFAULT_MISSED_RUN_POLICY = MissedRunPolicy.SKIP
 DEFAULT_CATCH_UP_WINDOW = timedelta(days=1)
-#: What a 2026-12-01 request that leaves `placeholders` out gets (the validator writes it).
+#: What a 2026-12-01 request that leaves `PLACEHOLDERS` out gets (the validator writes it).
 #: A job stored without the key (written by 2016-03-01, or before the extension) has none.
 DEFAULT_PLACEHOLDERS = True
 
@@ -137,43 +156,43 @@ class JobDefinition:
     @cached_property
     def concurrency_policy(self) -> ConcurrencyPolicy:
         return ConcurrencyPolicy(
-            self.document.get("concurrencyPolicy") or DEFAULT_CONCURRENCY_POLICY
+            self.document.get(CONCURRENCY_POLICY) or DEFAULT_CONCURRENCY_POLICY
         )
 
     @cached_property
     def missed_run_policy(self) -> MissedRunPolicy:
-        return MissedRunPolicy(self.document.get("missedRunPolicy") or DEFAULT_MISSED_RUN_POLICY)
+        return MissedRunPolicy(self.document.get(MISSED_RUN_POLICY) or DEFAULT_MISSED_RUN_POLICY)
 
     @cached_property
     def catch_up_window(self) -> timedelta:
-        return _duration(self.document.get("catchUpWindow"), "catchUpWindow") or (
+        return _duration(self.document.get(CATCH_UP_WINDOW), CATCH_UP_WINDOW) or (
             DEFAULT_CATCH_UP_WINDOW
         )
 
     @cached_property
     def max_jitter(self) -> timedelta:
-        """`maxJitter` (zero without one)."""
-        return _duration(self.document.get("maxJitter"), "maxJitter") or timedelta(0)
+        """The jitter bound (zero without one)."""
+        return _duration(self.document.get(MAX_JITTER), MAX_JITTER) or timedelta(0)
 
     @property
     def pause_after(self) -> int | None:
-        """`pauseAfterConsecutiveFailures`: faulted occurrences in a row that disable it."""
-        value = self.document.get("pauseAfterConsecutiveFailures")
+        """Faulted occurrences in a row that disable it (`PAUSE_AFTER`)."""
+        value = self.document.get(PAUSE_AFTER)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def pause_note(self) -> str | None:
-        return self.document.get("pauseNote") or None
+        return self.document.get(PAUSE_NOTE) or None
 
     @property
     def placeholders(self) -> bool:
         """Whether `@{...}` placeholders are filled in (see `DEFAULT_PLACEHOLDERS`)."""
-        return self.document.get("placeholders") is True
+        return self.document.get(PLACEHOLDERS) is True
 
     @property
     def tags(self) -> Mapping[str, str]:
-        """`tags` (2026-12-01): the job's own labels, for filters and bulk selections."""
-        tags = self.document.get("tags")
+        """The job's own labels (2026-12-01), for filters and bulk selections."""
+        tags = self.document.get(TAGS)
         return tags if isinstance(tags, Mapping) else {}
 
     def has_tag(self, name: str, value: str | None = None) -> bool:
@@ -186,24 +205,24 @@ class JobDefinition:
 
     @property
     def notifications(self) -> tuple[Mapping[str, Any], ...] | None:
-        """Its own `notifications` subscriptions; None when it has none of its own (its
+        """Its own notification subscriptions; None when it has none of its own (its
         collection's apply), `()` when it silences them."""
-        if "notifications" not in self.document:
+        if NOTIFICATIONS not in self.document:
             return None
-        return tuple(self.document.get("notifications") or ())
+        return tuple(self.document.get(NOTIFICATIONS) or ())
 
     @cached_property
     def alert_if_no_success_within(self) -> timedelta | None:
-        """`alertIfNoSuccessWithin` (the dead-man switch), None when it has none of its own."""
-        text = self.document.get("alertIfNoSuccessWithin")
+        """The dead-man switch's window, None when it has none of its own."""
+        text = self.document.get(ALERT_IF_NO_SUCCESS_WITHIN)
         return alert_window(text) if isinstance(text, str) else None
 
     def with_pause_note(self, note: str) -> JobDefinition:
-        """The same definition with `pauseNote` set unless it has one (the executor pausing
+        """The same definition with its pause note set unless it has one (the executor pausing
         the job says why; a note the user wrote is theirs)."""
-        if "pauseNote" in self.document:
+        if PAUSE_NOTE in self.document:
             return self
-        return JobDefinition({**self.document, "pauseNote": note})
+        return JobDefinition({**self.document, PAUSE_NOTE: note})
 
 
 def _duration(value: Any, field: str) -> timedelta | None:
@@ -216,11 +235,11 @@ def _duration(value: Any, field: str) -> timedelta | None:
     return parsed
 
 
-#: The longest `alertIfNoSuccessWithin`; a duration in months or years counts as this.
+#: The longest dead-man window; a duration in months or years counts as this.
 MAX_ALERT_WINDOW = timedelta(days=366)
 
 
 def alert_window(text: str) -> timedelta:
     """A dead-man window from its canonical text (a job's or its collection's)."""
-    parsed = read_iso_duration(text, "alertIfNoSuccessWithin")
+    parsed = read_iso_duration(text, ALERT_IF_NO_SUCCESS_WITHIN)
     return parsed if isinstance(parsed, timedelta) else MAX_ALERT_WINDOW

@@ -134,7 +134,7 @@ class ExecutorState:
     #: 60 days later.
     ended_at: datetime | None = None
     #: The execution message of an occurrence waiting for the running one to end (a job's
-    #: `concurrencyPolicy` BufferOne; `execution/overlap.py`), at most one.
+    #: overlap policy BufferOne; `execution/overlap.py`), at most one.
     buffered: str | None = None
     #: Stored keys this version does not know: kept so a write never loses them.
     other: Mapping[str, Any] = field(default_factory=dict)

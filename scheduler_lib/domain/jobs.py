@@ -33,8 +33,8 @@ class JobRecord:
     execution_count: int = 0
     failure_count: int = 0
     faulted_count: int = 0
-    #: Faulted occurrences in a row, ended by a success (extension 8: a job with
-    #: `pauseAfterConsecutiveFailures` is disabled when it reaches that; 0 when enabled again).
+    #: Faulted occurrences in a row, ended by a success (extension 8: a job is disabled when
+    #: it reaches its `JobDefinition.pause_after`; 0 when enabled again).
     consecutive_failures: int = 0
     last_execution_time: datetime | None = None
     next_execution_time: datetime | None = None
@@ -53,8 +53,8 @@ class JobRecord:
     #: defaults it left out). Empty for a job stored before this existed: its answers show
     #: the canonical form.
     original_form: dict[str, Any] = field(default_factory=dict)
-    #: When the dead-man switch (`alertIfNoSuccessWithin`) found the job overdue; None
-    #: while it is not (`notify/deadman.py` sets and clears it).
+    #: When the dead-man switch (`JobDefinition.alert_if_no_success_within`) found the job
+    #: overdue; None while it is not (`notify/deadman.py` sets and clears it).
     overdue_since: datetime | None = None
 
     @property

@@ -40,13 +40,13 @@ class ExecutionMessage:
     #: senders): a job deleted and created again under the same name does not run, or record
     #: history for, what was queued for its predecessor.
     incarnation: str = ""
-    #: Whole seconds the occurrence starts after `occurrence` (its job's `maxJitter`; see
+    #: Whole seconds the occurrence starts after `occurrence` (its job's jitter; see
     #: `schedule.jitter`); the tag and the history keep naming `occurrence`.
     jitter_seconds: int = 0
-    #: Sent when the occurrence it waited for ended (`concurrencyPolicy` BufferOne): it starts
+    #: Sent when the occurrence it waited for ended (the overlap policy BufferOne): it starts
     #: as soon as delivered and is never judged late.
     buffered: bool = False
-    #: A late run on purpose (`CATCH_UP` after downtime, a job's missedRunPolicy; `BACKFILL`,
+    #: A late run on purpose (`CATCH_UP` after downtime, a job's missed-run policy; `BACKFILL`,
     #: `POST .../backfill`): sent as a manual run with the occurrence's own tag, and marked
     #: so in its history entries.
     catch_up: str = ""

@@ -53,7 +53,7 @@ class JobTurn:
     streak_after: int
     state_before: str
     state_after: str
-    paused: bool = False  # pauseAfterConsecutiveFailures disabled it now
+    paused: bool = False  # stop-after-failures (`pause_after`) disabled it now
 
 
 @dataclass(frozen=True)

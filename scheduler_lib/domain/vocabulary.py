@@ -28,7 +28,7 @@ class HistoryStatus(StrEnum):
     COMPLETED = "Completed"
     FAILED = "Failed"
     POSTPONED = "Postponed"  # written by the dispatcher when a quota postpones an occurrence
-    #: 2026-12-01's concurrencyPolicy: an occurrence not run because the previous one still
+    #: 2026-12-01's overlap policy: an occurrence not run because the previous one still
     #: ran (2016-03-01 answers show it too: the SDK keeps an unknown status as its string).
     SKIPPED = "Skipped"
 
@@ -41,7 +41,7 @@ class Outcome(StrEnum):
 
     COMPLETED = HistoryStatus.COMPLETED.value  # its main action succeeded (a retry included)
     FAULTED = JobState.FAULTED.value  # the main action failed on its last allowed attempt
-    SKIPPED = HistoryStatus.SKIPPED.value  # concurrencyPolicy: the previous one still ran
+    SKIPPED = HistoryStatus.SKIPPED.value  # the overlap policy: the previous one still ran
     POSTPONED = HistoryStatus.POSTPONED.value  # the executor: it would start past the grace period
     MISSED = "Missed"  # the dispatcher: missed by downtime (one Postponed entry, maybe several)
     POISONED = "Poisoned"  # its message failed as often as the host allows

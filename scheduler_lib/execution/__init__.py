@@ -5,7 +5,7 @@ skip as a duplicate, postpone, wait for the second, start, retry at T, run the e
 the occurrence over) and `lifecycle` the pure changes of the job's bookkeeping (claims,
 counters, state); `execute` drives a delivered message through them, reading and writing
 through `claims` (the job entity's ETag loops), `heartbeat`/`watchdog`/`lease` (a claim's
-lease), `late` (postponed occurrences), `overlap` (concurrencyPolicy), `finish` (follow-up
+lease), `late` (postponed occurrences), `overlap` (the overlap policy), `finish` (follow-up
 and result) and `history` (the entries). `retry`/`backoff` are the retry policy, `pause`
 extension 8, `poisoned` records messages the queue gave up on, `outcomes` turns the reports
 into events (metrics). The message is `domain/messages.py`, its queue

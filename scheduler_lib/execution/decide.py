@@ -9,8 +9,8 @@ machine can be read, and tested, in one place. The I/O modules ask, then apply:
   is not Enabled), skip it as a duplicate, or run it (`Verdict` Run or Rerun, `judge`).
 - `before_run` (asked by `claims` with the claim, on the same read): postpone it (`Postpone`:
   its first attempt would start later than the grace period; `missed_runs_late` says whether
-  the job's missedRunPolicy runs it late, `late`), wait for its exact second (`Wait`), or
-  `start` it: the action to run with its context, whether its job's concurrencyPolicy has
+  the job's missed-run policy runs it late, `late`), wait for its exact second (`Wait`), or
+  `start` it: the action to run with its context, whether its job's overlap policy has
   a say (`overlap`), or `NoAction` (the errorAction was removed meanwhile).
 - `follow_up` (asked by `finish` once the attempt's history entry is written): retry at T,
   run the errorAction, or the occurrence is over; and whether it faulted just now.
@@ -74,7 +74,7 @@ class Wait:
 
 @dataclass(frozen=True)
 class Start:
-    """Run `action` now; `hold`: the job's concurrencyPolicy decides first (`overlap`)."""
+    """Run `action` now; `hold`: the job's overlap policy decides first (`overlap`)."""
 
     action: Mapping[str, Any]
     hold: bool
@@ -159,7 +159,7 @@ def judge(
 
 def postponed_here(record: JobRecord, message: ExecutionMessage, message_id: str) -> bool:
     """Whether `message`, delivered again under `message_id`, is the one whose attempt was
-    made final without running (postponed, or skipped by its concurrencyPolicy)."""
+    made final without running (postponed, or skipped by its overlap policy)."""
     claim = step_claim(record, message)
     if claim is None or not (claim.final and claim.postponed):
         return False
@@ -192,7 +192,7 @@ def too_late(message: ExecutionMessage, *, now: datetime, grace: timedelta) -> b
 
 
 def runs_late(record: JobRecord, message: ExecutionMessage, *, claimed_at: datetime) -> bool:
-    """Whether the job's missedRunPolicy runs this late occurrence late (see `late`)."""
+    """Whether the job's missed-run policy runs this late occurrence late (see `late`)."""
     return message.occurrence in missed_runs(
         record, record.schedule, message.occurrence, now=claimed_at
     )

@@ -63,6 +63,7 @@ from typing import Any
 
 from scheduler_lib.actions import ExecutionContext, run_action
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.definition import CONCURRENCY_POLICY
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims, decide, heartbeat, late, overlap, watchdog
 from scheduler_lib.execution.finish import Finish
@@ -196,7 +197,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         if following.hold:
             held = overlap.hold(store, record, message, now=clock())
             if held is not overlap.Overlap.RUN:
-                why = f"concurrencyPolicy {decide.policy_of(record).value}"
+                why = f"{CONCURRENCY_POLICY} {decide.policy_of(record).value}"
                 return _Done(message, held.value, why, kind)
 
         policy = RetryPolicy.for_attempt(record.definition, message.action)

@@ -8,9 +8,9 @@ its scheduled time, it is recorded as `Postponed` (like the dispatcher's postpon
 history entry, nothing counted) and not run; the job goes on with its next occurrence.
 Retries, the errorAction and manual runs are never postponed: their occurrence started in time.
 
-The job's `missedRunPolicy` decides as it does for the dispatcher's postponement, with the same
+The job's missed-run policy decides as it does for the dispatcher's postponement, with the same
 function (`wire/missed.missed_runs`, asked about the range that starts with this occurrence,
-at the instant the attempt was claimed): RunAll inside `catchUpWindow`, or RunLatest when no
+at the instant the attempt was claimed): RunAll inside its catch-up window, or RunLatest when no
 later occurrence was missed, also sends the occurrence's late run (`ExecutionMessage.late_run`,
 marked `[CatchUp]`, the occurrence's own tag), which the executor then runs as it runs the
 dispatcher's.
@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 import isodate
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import MISSED_RUN_POLICY
 from scheduler_lib.domain.executor_state import executor_state
 from scheduler_lib.domain.messages import CATCH_UP, ExecutionMessage
 from scheduler_lib.execution import claims, lifecycle
@@ -66,7 +67,7 @@ def postpone_late(
         )
         if late_run:
             policy = record.definition.missed_run_policy
-            text += f" Running it late (missedRunPolicy {policy}), marked [CatchUp]."
+            text += f" Running it late ({MISSED_RUN_POLICY} {policy}), marked [CatchUp]."
         else:
             text += " The job continues at its next occurrence."
         add_history(store, not_run_entry(record, message, POSTPONED_STATUS, text, now=now))
@@ -90,7 +91,7 @@ def resend_late_run(
     claim = executor_state(record).claims[message.execution_tag]
     claimed_at = claim.started
     if not too_late(message, now=claimed_at, grace=grace):
-        return False  # skipped by its concurrencyPolicy, not postponed for lateness
+        return False  # skipped by its overlap policy, not postponed for lateness
     if not runs_late(record, message, claimed_at=claimed_at):
         return False
     queue.send(message.late_run(CATCH_UP), visible_at=now, now=now)
@@ -101,7 +102,7 @@ def close_not_run(
     store: TableStore, record: JobRecord, message: ExecutionMessage, *, now: datetime
 ) -> JobRecord | None:
     """Close the claim of an occurrence that did not run (postponed, or skipped by its job's
-    concurrencyPolicy): final, nothing counted; the job as written."""
+    overlap policy): final, nothing counted; the job as written."""
     saved = claims.apply(
         store, record, message, lambda current: lifecycle.with_postponed(current, message, now=now)
     )

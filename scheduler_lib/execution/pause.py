@@ -16,19 +16,17 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from scheduler_lib.domain import HistoryStatus, JobRecord, JobState
+from scheduler_lib.domain.definition import PAUSE_AFTER
 from scheduler_lib.domain.messages import ERROR_ACTION, MAIN_ACTION, ExecutionMessage
 from scheduler_lib.store import HistoryEntry
 from scheduler_lib.timeutil import iso_z
-
-PAUSE_AFTER = "pauseAfterConsecutiveFailures"
-PAUSE_NOTE = "pauseNote"
 
 
 def with_outcome(
     record: JobRecord, message: ExecutionMessage, *, succeeded: bool, faulted_now: bool
 ) -> JobRecord:
     """`record` after an attempt: its streak of faulted occurrences, and Disabled when the
-    streak reaches the job's `pauseAfterConsecutiveFailures`."""
+    streak reaches the job's `pause_after`."""
     if message.manual:
         return record
     if succeeded and message.action != ERROR_ACTION:
@@ -54,7 +52,7 @@ def failure_streak(existing: JobRecord | None, requested_state: str) -> int:
 
 
 def pauses(record: JobRecord) -> bool:
-    """Whether the job's streak has reached its `pauseAfterConsecutiveFailures`."""
+    """Whether the job's streak has reached its `pause_after`."""
     limit = record.definition.pause_after
     return limit is not None and record.consecutive_failures >= limit
 
@@ -92,6 +90,6 @@ def pause_entry(
 def _reason(record: JobRecord, message: ExecutionMessage) -> str:
     return (
         f"Job disabled: {record.consecutive_failures} occurrences in a row faulted (the last "
-        f"due at {iso_z(message.occurrence)}; pauseAfterConsecutiveFailures is "
+        f"due at {iso_z(message.occurrence)}; {PAUSE_AFTER} is "
         f"{record.definition.pause_after}). Enable it to resume."
     )

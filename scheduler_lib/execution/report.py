@@ -21,7 +21,7 @@ class ExecutionReport:
     """What became of one message; the entry point logs it (never holds a secret)."""
 
     #: "Ran" | "Rerun" | "Recorded" | "Duplicate" | "Dropped" | "Deferred" | "Postponed" |
-    #: "Skipped" | "Buffered" (a job's concurrencyPolicy, `overlap`) | "Watched" |
+    #: "Skipped" | "Buffered" (a job's overlap policy, `overlap`) | "Watched" |
     #: "Watching" (a watchdog that found nothing to take over, `watchdog`)
     disposition: str
     reason: str

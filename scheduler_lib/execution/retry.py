@@ -4,8 +4,8 @@
 Azure Scheduler's policy is `None` (one attempt) or `Fixed`: `retryCount` more attempts (default
 4, at most 20) spaced `retryInterval` apart (default PT30S, 15 seconds to 18 months). A missing
 policy means the default Fixed one. api-version 2026-12-01 adds `Exponential` (full-jitter
-delays capped by `maxRetryInterval`, a target's `Retry-After` honoured within bounds) and, for
-either type, `maxRetryDuration` and `retryOn` (`backoff`; docs/extensions.md). The
+delays capped by its largest interval, a target's `Retry-After` honoured within bounds) and,
+for either type, `maxRetryDuration` and which failures retry (`backoff`; docs/extensions.md). The
 errorAction runs under the main action's policy (the issue's rule), unless it carries a
 `retryPolicy` of its own: the 2016-03-01 API allows one on `JobErrorAction`, and a field the
 user sent is never silently ignored.
@@ -59,7 +59,7 @@ class RetryPolicy(policies.RetryPolicy):
     ) -> datetime:
         """When the retry of attempt `attempt`, which ended at `failed_at`, becomes due: a
         fixed interval, or an Exponential one (`backoff`: full jitter, or the target's
-        `Retry-After` within [retryInterval, maxRetryInterval])."""
+        `Retry-After` within [interval, max_interval])."""
         if self.retry_type is not RetryType.EXPONENTIAL:
             return failed_at + self.interval
         first = span(self.interval)
@@ -78,7 +78,7 @@ class RetryPolicy(policies.RetryPolicy):
         draw: Draw = random.random,
     ) -> datetime | None:
         """When the failed attempt `attempt` is retried, or None: no retry left, a failure
-        `retryOn` does not list, or a retry later than `maxRetryDuration` after `occurrence`."""
+        `retry_on` does not list, or a retry later than `maxRetryDuration` after `occurrence`."""
         if not self.allows_retry(attempt) or not failure.matches(self.retry_on):
             return None
         due = self.retry_at(failed_at, attempt=attempt, failure=failure, draw=draw)

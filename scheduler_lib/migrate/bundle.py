@@ -7,14 +7,13 @@ back in that version (the extensions kept). What a bundle cannot carry:
 
 - Secrets. Each is named in `secrets` (by collection, job and JSON path); `--secrets FILE`
   gives their values (the same list with a `value` each). A job's secret not given makes it
-  a `MissingSecret`, so the job comes in Disabled with a pauseNote naming it, as an import
+  a `MissingSecret`, so the job comes in Disabled with a pause note naming it, as an import
   does (`missing_secrets`). A collection's signing secret not given is left out and the
   collection comes in Disabled, so none of its jobs sends unsigned what its receivers expect
   signed. A value in the side file that matches no secret of the bundles is refused: a typo
-  must not silently leave a job Disabled. A notification subscription's URL
-  (`properties.notifications[i].url`: a Slack or Teams webhook's path is its credential) is
-  in the bundle masked, and its signing secret (`properties.notifications[i].secret`) is
-  only `hasSecret`; their values from the side file restore them, and without either the
+  must not silently leave a job Disabled. A notification subscription's `url` (a Slack or
+  Teams webhook's path is its credential) is in the bundle masked, and its signing `secret`
+  is only `hasSecret`; their values from the side file restore them, and without either the
   subscription is left out with a note (never kept unsigned: a receiver that verifies
   signatures would reject every post). The collection or job keeps its state: what it runs
   is unchanged, only who is told of failures.

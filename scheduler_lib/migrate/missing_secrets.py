@@ -4,7 +4,7 @@ The API requires a Basic password, a pfx or an OAuth secret, and a Storage queue
 Service Bus message without its SAS token or key would go out with the app's identity
 instead: none of that is what the source means. So the missing secret is stood in for by a
 placeholder that cannot work (the text `MISSING-SECRET`; for a certificate, a self-signed
-one that expired in 2000), the job is `Disabled`, and its `pauseNote` (api-version
+one that expired in 2000), the job is `Disabled`, and its pause note (api-version
 2026-12-01) names each missing secret and where the source refers to it. Nothing runs
 half-configured; PATCH the secret, then enable the job.
 """
@@ -20,13 +20,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import NoEncryption, pkcs12
 from cryptography.x509.oid import NameOID
 
+from scheduler_lib.domain.definition import PAUSE_NOTE
 from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.migrate.found import FoundJob, MissingSecret
 from scheduler_lib.migrate.problems import Note, NoteKind, SourceError
 
 PLACEHOLDER = "MISSING-SECRET"
 PLACEHOLDER_SUBJECT = "placeholder: the imported job's certificate is missing"
-#: The api-version whose `pauseNote` says why the job is Disabled.
+#: The api-version whose pause note says why the job is Disabled.
 NOTE_VERSION = "2026-12-01"
 _MAX_NOTE = 1024
 
@@ -64,7 +65,7 @@ def _node(properties: JSONObject, field: str) -> tuple[JSONObject, str]:
 
 
 def apply_placeholders(job: FoundJob, properties: JSONObject) -> tuple[JSONObject, list[Note]]:
-    """`properties` with placeholders, Disabled and a pauseNote; the notes saying so."""
+    """`properties` with placeholders, Disabled and a pause note; the notes saying so."""
     notes = []
     for missing in _with_certificate_partners(job, properties):
         node, key = _node(properties, missing.field)
@@ -81,7 +82,7 @@ def apply_placeholders(job: FoundJob, properties: JSONObject) -> tuple[JSONObjec
     if str(state or "Enabled").lower() != "disabled":
         notes.append(Note(NoteKind.CHANGED, "properties.state", f"{state or 'Enabled'} → Disabled"))
     properties["state"] = "Disabled"
-    properties["pauseNote"] = pause_note(job.missing)
+    properties[PAUSE_NOTE] = pause_note(job.missing)
     return properties, notes
 
 

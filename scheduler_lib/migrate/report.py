@@ -16,7 +16,7 @@ from scheduler_lib.migrate.convert import ImportedCollection, ImportedJob
 from scheduler_lib.migrate.found import SECRET_KEYS
 from scheduler_lib.migrate.missing_secrets import PLACEHOLDER
 from scheduler_lib.schedule import preview_table
-from scheduler_lib.wire import notifications
+from scheduler_lib.wire import notifications, signing
 
 PREVIEW_COUNT = 5
 
@@ -62,7 +62,7 @@ def _runs(item: ImportedJob, timing: Timing, now: datetime) -> list[str]:
 
 def masked(value: Any, key: str = "") -> Any:
     """A body as it may be shown: secrets replaced by a word saying what is there."""
-    if isinstance(value, dict) and key == "signingSecrets" and "value" in value:
+    if isinstance(value, dict) and key == signing.PROPERTY and "value" in value:
         return {**value, "value": "(secret, not shown)"}
     if (
         isinstance(value, dict)

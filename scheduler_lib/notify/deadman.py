@@ -1,6 +1,6 @@
-"""The dead-man switch: a job with `alertIfNoSuccessWithin` (its own, else its
+"""The dead-man switch: a job with a dead-man window (its own, else its
 collection's) that goes that long without a succeeded execution while it is Enabled and due
-to have run becomes Overdue (`JobRecord.overdue_since`, `status.health`) and one `Missed`
+to have run becomes Overdue (`JobRecord.overdue_since`, the status's health) and one `Missed`
 notice goes out; its next success clears it and sends `Recovered`.
 
 Judged in the dispatcher's upkeep (`judge`, each tick) from the deadline index

@@ -61,6 +61,6 @@ class Notifier:
 
 
 def watched_default_changed(before: CollectionRecord, after: CollectionRecord) -> bool:
-    """Whether a collection's `alertIfNoSuccessWithin` changed (its jobs are re-armed)."""
+    """Whether a collection's default dead-man window changed (its jobs are re-armed)."""
     name = deadman_wire.PROPERTY
     return before.properties.get(name) != after.properties.get(name)

@@ -5,8 +5,8 @@
   per failing streak (the first) unless a subscription asks for `everyFailure`.
 - `Recovered`: the first success after a faulted streak. Its id is made of the success's
   end, as the dead-man switch's own recovery of the same success is, so both are one notice.
-- `Paused`: `pauseAfterConsecutiveFailures` disabled the job. `Faulted`: the job became
-  Faulted.
+- `Paused`: stop-after-failures (`JobDefinition.pause_after`) disabled the job. `Faulted`:
+  the job became Faulted.
 - `Postponed`: occurrences missed by downtime (the dispatcher) or that would have started
   past the grace period (the executor). After a downtime every job may say so many times:
   the worker sends one per job per `POSTPONED_QUIET` (`store.take_quiet_window`).

@@ -1,5 +1,5 @@
 """Which subscriptions and which dead-man window apply to a job: its own, else its
-collection's (a job's `notifications`, even `[]`, replaces the collection's list)."""
+collection's (a job's own subscriptions, even `[]`, replace the collection's list)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def target(subscription: Mapping[str, Any]) -> str:
 
 
 def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | None:
-    """The job's `alertIfNoSuccessWithin`, else its collection's (None: not watched)."""
+    """The job's dead-man window, else its collection's (None: not watched)."""
     own = job.definition.alert_if_no_success_within
     if own is not None or collection is None:
         return own
@@ -57,7 +57,7 @@ def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | N
 
 
 def check_destinations(properties: Mapping[str, Any], settings: Settings) -> None:
-    """A 400 naming `properties.notifications[i].url` when its host is a literal address or
+    """A 400 naming the subscription's `url` (its JSON path) when its host is a literal address or
     a metadata name the egress policy refuses (as an action's URI is checked when stored);
     host names are checked on their resolved addresses at each delivery."""
     policy = policy_for(settings)

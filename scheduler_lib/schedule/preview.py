@@ -60,11 +60,11 @@ def upcoming_schedule(
 ) -> Schedule:
     """The job's schedule as of `now`, whose executions are its upcoming runs.
 
-    With `maxJitter` and the job's identity (so its offsets are known), an occurrence whose
+    With jitter and the job's identity (so its offsets are known), an occurrence whose
     scheduled time has passed but whose jittered start has not is still upcoming: it is
     what GET's `nextExecutionTime` and the dashboard name inside the jitter window. The
-    schedule is then read as of `now - maxJitter`, when that finds such an occurrence first
-    (`maxJitter` is less than the gap between runs, so only the first can be one). A one-off
+    schedule is then read as of `now - jitter`, when that finds such an occurrence first
+    (the jitter is less than the gap between runs, so only the first can be one). A one-off
     counts only its own startTime, and a job without startTime is anchored at its creation,
     which a preview does not know: both are read as of `now`, as without jitter."""
     schedule = parse_schedule(job, now=now)
@@ -73,7 +73,7 @@ def upcoming_schedule(
         return schedule
     try:
         earlier = parse_schedule(job, now=now - jitter)
-    except (OverflowError, ValidationError):  # `now` within maxJitter of year 1
+    except (OverflowError, ValidationError):  # `now` within the jitter of year 1
         return schedule
     first = earlier.first()
     if first is None or first >= now or not (earlier.recurs or first == earlier.reference):
@@ -84,7 +84,7 @@ def upcoming_schedule(
 def starts(
     job: Mapping[str, Any], executions: list[datetime], identity: str | None
 ) -> list[datetime]:
-    """When each of a job's `executions` starts: later by its `maxJitter` offset, which
+    """When each of a job's `executions` starts: later by its jitter offset, which
     depends on the job's identity (`identity`: its key; None: not known, not shifted)."""
     jitter = max_jitter(job)
     if identity is None or not jitter:
@@ -96,7 +96,7 @@ def preview_table(
     job: Mapping[str, Any], *, now: datetime, count: int = 10, identity: str | None = None
 ) -> str:
     """The next `count` executions as an aligned text table (UTC and the job's zone); with
-    `maxJitter`, when each starts (`identity`: the job's key) in a last column."""
+    jitter, when each starts (`identity`: the job's key) in a last column."""
     schedule = upcoming_schedule(job, now=now, identity=identity)
     executions = _next(schedule, count)
     zone = ZoneInfo(schedule.time_zone)

@@ -1,4 +1,4 @@
-"""Which dead-man window watches a job, for the job page: its own `alertIfNoSuccessWithin`,
+"""Which dead-man window watches a job, for the job page: its own (`wire.deadman.PROPERTY`),
 else its collection's default, else none (the rule `notify.subscriptions.window` judges by;
 here as the text the client stored, with where it comes from)."""
 

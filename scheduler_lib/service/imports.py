@@ -4,7 +4,7 @@ job collections and jobs, exactly as `python -m scheduler_lib import` makes them
 
 Nothing of the import is re-implemented here: `migrate.sources` reads the files,
 `migrate.convert` builds the bodies (a job whose secret is only referenced is Disabled with
-a `pauseNote`, `migrate.missing_secrets`), and `migrate.apply` compares and decides
+a pause note, `migrate.missing_secrets`), and `migrate.apply` compares and decides
 (create / unchanged / conflict left alone unless `replace` / refused). What differs from the
 CLI is only how it reaches the scheduler: `ServiceScheduler` answers `apply`'s GET and PUT
 with the same use cases the API's routes call (`service.collections`, `service.jobs`), so an

@@ -13,11 +13,11 @@ Sources, each the cheapest honest one:
   capped at `activity.WEEK_LIMIT` rows; the 24-hour figures above are its newest day;
 - needing attention, first: jobs the dead-man switch found Overdue (its own small list,
   `store.overdue_jobs`, docs/notifications.md); then jobs paused by
-  `pauseAfterConsecutiveFailures` and jobs in a failing streak (`consecutiveFailures` above
+  stop-after-failures (`pause_after`) and jobs in a failing streak (`consecutive_failures` above
   0: one server-filtered read of the jobs table, at most `TROUBLE_LIMIT`); then `Faulted`
   jobs (a state-filtered read per collection), jobs failing now (their newest entry of the
   last 24 hours failed), and jobs with a failed or postponed entry in that time (from the
-  read above). `Skipped` entries (concurrencyPolicy) are not failures: they are counted
+  read above). `Skipped` entries (the overlap policy) are not failures: they are counted
   apart and do not put a job on that list.
 """
 
@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobRecord, JobState
+from scheduler_lib.domain.definition import PAUSE_AFTER
 from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.health import check_health
 from scheduler_lib.service import activity
@@ -137,7 +138,7 @@ def _streak(job: JobRecord) -> str:
     count = job.consecutive_failures
     after = job.definition.pause_after
     if job.state == JobState.DISABLED and after is not None and count >= after:
-        return f"paused after {count} consecutive failures (pauseAfterConsecutiveFailures)"
+        return f"paused after {count} consecutive failures ({PAUSE_AFTER})"
     return f"failing streak: {count} consecutive failure{'' if count == 1 else 's'}"
 
 

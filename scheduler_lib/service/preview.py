@@ -26,19 +26,19 @@ MAX_COUNT = 1000
 _TIMING = ("startTime", "recurrence", MAX_JITTER)
 _ENVELOPE = ("id", "name", "type")  # of a job as GET returns it; `id` names its jitter
 #: A whole job as GET returns it in any api-version: its extension properties are let through
-#: (only `maxJitter` affects when it runs).
+#: (only the jitter, `MAX_JITTER`, affects when it runs).
 _WHOLE_JOB = JOB_PROPERTIES + extensions.names(Location.JOB, LATEST_VERSION)
 
 
 def preview_schedule(body: Any, *, clock_now: datetime) -> dict[str, Any]:
     """{"executions": [...ISO UTC], "errors": [SchedulerError]}, plus
-    "endReason" when fewer than `count` executions are left (the CLI's last line). With a
-    `maxJitter` (2026-12-01), `executions` are the jittered starts and `occurrences` the
+    "endReason" when fewer than `count` executions are left (the CLI's last line). With jitter
+    (2026-12-01), `executions` are the jittered starts and `occurrences` the
     scheduled times when the job's `id` says whose offsets they are; else `jitter` says so.
 
-    The body is the bare `{startTime, recurrence, maxJitter?, id?}` or a whole job as the CLI
-    reads it (`{"properties": {...}}`, e.g. a GET response: its other keys do not affect a
-    schedule and are not read), with `count` and `now` beside them."""
+    The body is the bare timing (`_TIMING`, the jitter optional) with `id`, or a whole job
+    as the CLI reads it (`{"properties": {...}}`, e.g. a GET response: its other keys do not
+    affect a schedule and are not read), with `count` and `now` beside them."""
     whole = isinstance(body, dict) and "properties" in body
     allowed = (
         ("properties", "count", "now", *_ENVELOPE) if whole else (*_TIMING, "count", "now", "id")

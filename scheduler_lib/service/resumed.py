@@ -4,9 +4,9 @@ it missed meanwhile.
 While a collection is Disabled or Suspended, the dispatcher drops its jobs' due rows and
 runs nothing; enabled again, each job continues at its next occurrence after now
 (`resume_jobs`). The occurrences in between were missed on purpose, but for the job they are
-missed all the same, so its `missedRunPolicy` decides, exactly as after downtime
+missed all the same, so its missed-run policy decides, exactly as after downtime
 (`wire/missed.missed_runs`, the one decision): Skip (the default) runs none of them,
-RunLatest the latest one, once, RunAll those inside `catchUpWindow`, at most 50. Never the
+RunLatest the latest one, once, RunAll those inside its catch-up window, at most 50. Never the
 burst of every missed occurrence; each late run is marked [CatchUp] in history, carries its
 occurrence's execution tag and does not count towards `recurrence.count`.
 """
@@ -47,7 +47,7 @@ def resume_jobs(ctx: ApiContext, collection: CollectionRecord, *, now: datetime)
 
     While it was disabled, ticks dropped its jobs' due-index rows (a row of a disabled
     collection is stale), so each job gets its next execution from `now` (missed ones run
-    late only as its missedRunPolicy says, `service.resumed`), a new row, and an immediate
+    late only as its missed-run policy says, `service.resumed`), a new row, and an immediate
     dispatch when that is due before the next tick. Returns how many jobs it rescheduled."""
     resumed, token = 0, None
     while True:
@@ -86,7 +86,7 @@ def _resume_job(
             current = fresh
             raise LostRace from exc
         reindex(ctx, current, saved)
-        run_missed(ctx.queue, current, schedule, now=now)  # its missedRunPolicy decides
+        run_missed(ctx.queue, current, schedule, now=now)  # its missed-run policy decides
         dispatch_soon(ctx, saved, collection, now=now)
         return 1
 

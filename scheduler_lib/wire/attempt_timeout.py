@@ -24,13 +24,13 @@ from typing import Any
 
 import isodate
 
-from scheduler_lib.domain.actions import DEFAULT_TIMEOUT
+from scheduler_lib.domain.actions import ATTEMPT_TIMEOUT, DEFAULT_TIMEOUT
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
-PROPERTY = "timeout"
+PROPERTY = ATTEMPT_TIMEOUT
 MIN_TIMEOUT = timedelta(seconds=15)
 #: host.json's `functionTimeout`; one invocation runs one attempt.
 FUNCTION_TIMEOUT = timedelta(minutes=10)

@@ -16,6 +16,7 @@ from typing import Any
 
 import isodate
 
+from scheduler_lib.domain import actions as fields
 from scheduler_lib.domain.actions import DEFAULT_MAX_RETRY_INTERVAL as DEFAULT_MAX_INTERVAL
 from scheduler_lib.domain.actions import DEFAULT_RETRY_INTERVAL
 from scheduler_lib.errors import ValidationError
@@ -139,19 +140,23 @@ RETRY_ON_SCHEMA = {
 ENTRIES = (
     ExtensionProperty(
         Location.RETRY_POLICY,
-        "maxRetryInterval",
+        fields.MAX_INTERVAL,
         duration,
         MAX_INTERVAL_SCHEMA,
         cross_check=check_max_interval,
     ),
     ExtensionProperty(
         Location.RETRY_POLICY,
-        "maxRetryDuration",
+        fields.MAX_DURATION,
         duration,
         MAX_DURATION_SCHEMA,
         cross_check=check_max_duration,
     ),
     ExtensionProperty(
-        Location.RETRY_POLICY, "retryOn", retry_on, RETRY_ON_SCHEMA, cross_check=check_retry_on
+        Location.RETRY_POLICY,
+        fields.RETRY_ON,
+        retry_on,
+        RETRY_ON_SCHEMA,
+        cross_check=check_retry_on,
     ),
 )

@@ -8,16 +8,16 @@ values) and, when asked, their recent history.
  "collection": {... GET .../jobCollections/{c} ...},
  "jobs": [{... GET .../jobs/{j} ...}, ...],
  "secrets": [{"collection": c, "job": name | null,
-              "path": "properties.action.request.authentication.password"},
-             {"collection": c, "job": name | null, "path": "properties.notifications[0].url"},
-             {"collection": c, "job": name | null, "path": "properties.notifications[0].secret"}],
+              "path": "properties.action.request.authentication.password"}, ...],
  "history": [{"job": name, "entries": [{...properties...}], "truncated": bool}],
  "jobCount": n, "complete": true}
 ```
 
-Written here and read by the restore (`migrate/bundle.py`), so both sides share one
-vocabulary. `complete` is the last key written: a bundle cut short by a dropped connection
-is not valid JSON, and one that was somehow closed early lacks it; the restore refuses both.
+`secrets` names each notification subscription's `url` and `secret` too
+(`notification_secret_paths`). Written here and read by the restore (`migrate/bundle.py`),
+so both sides share one vocabulary. `complete` is the last key written: a bundle cut short
+by a dropped connection is not valid JSON, and one that was somehow closed early lacks it;
+the restore refuses both.
 """
 
 from __future__ import annotations
@@ -99,17 +99,17 @@ def job_secret_paths(definition: Mapping[str, Any]) -> list[str]:
 
 
 def collection_secret_paths(properties: dict[str, Any]) -> list[str]:
-    """The paths of a collection's signing secrets' values: `properties.signingSecrets[i].value`."""
+    """The paths of a collection's signing secrets' values (`value` of each entry)."""
     entries = properties.get(signing.PROPERTY) or ()
     paths = [f"properties.{signing.PROPERTY}[{i}].value" for i, _ in enumerate(entries)]
     return paths + notification_secret_paths(properties)
 
 
 def notification_secret_paths(properties: Mapping[str, Any]) -> list[str]:
-    """`properties.notifications[i].url` for each subscription (its path and query are a
-    credential, a Slack or Teams webhook's, so the bundle holds it masked, as GET shows it)
-    and `properties.notifications[i].secret` for each one that signs: without it listed a
-    restored subscription would post unsigned to a receiver that verifies signatures."""
+    """The `url` of each notification subscription (its path and query are a credential, a
+    Slack or Teams webhook's, so the bundle holds it masked, as GET shows it) and its `secret`
+    for each one that signs: without it listed a restored subscription would post unsigned to
+    a receiver that verifies signatures."""
     found = []
     for index, entry in enumerate(properties.get(notifications.PROPERTY) or ()):
         found.append(f"properties.{notifications.PROPERTY}[{index}].url")

@@ -9,12 +9,16 @@ from enum import StrEnum
 from typing import Any
 
 from scheduler_lib.domain import JobRecord
-from scheduler_lib.domain.definition import MAX_ALERT_WINDOW, alert_window
+from scheduler_lib.domain.definition import (
+    ALERT_IF_NO_SUCCESS_WITHIN,
+    MAX_ALERT_WINDOW,
+    alert_window,
+)
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
-from scheduler_lib.wire.versions import ExtensionProperty, Location
+from scheduler_lib.wire.versions import ExtensionProperty, ExtensionStatus, Location
 
-PROPERTY = "alertIfNoSuccessWithin"
+PROPERTY = ALERT_IF_NO_SUCCESS_WITHIN
 #: The upkeep judges once a minute: a shorter window could not be kept.
 MIN_WINDOW = timedelta(minutes=1)
 MAX_WINDOW = MAX_ALERT_WINDOW
@@ -51,9 +55,11 @@ def health(record: JobRecord) -> str:
 HEALTH_SCHEMA = {
     "type": "string",
     "enum": [h.value for h in Health],
-    "description": "Overdue: no success within alertIfNoSuccessWithin; Failing: the last "
+    "description": f"Overdue: no success within {PROPERTY}; Failing: the last "
     "occurrence faulted; Healthy otherwise.",
 }
+#: Its entry in the catalog (`extension_catalog`): read-only, under the job's `status`.
+STATUS = ExtensionStatus("health", health, HEALTH_SCHEMA)
 
 
 #: A collection's window is the default of its jobs; a job's own replaces it.

@@ -27,7 +27,6 @@ from scheduler_lib.wire import (
 from scheduler_lib.wire.versions import (
     Catalog,
     ExtensionChoice,
-    ExtensionStatus,
     Location,
 )
 
@@ -58,11 +57,7 @@ CATALOG = Catalog(
         ExtensionChoice(Location.RETRY_POLICY, "retryType", backoff.EXPONENTIAL, "Fixed"),
     ),
     statuses=(
-        ExtensionStatus(
-            "consecutiveFailures",
-            pause.consecutive_failures,
-            {"type": "integer", "description": "Faulted occurrences in a row (0 after a success)."},
-        ),
-        ExtensionStatus("health", deadman.health, deadman.HEALTH_SCHEMA),
+        pause.STATUS,
+        deadman.STATUS,
     ),
 )

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_lib.domain.definition import TAGS
 from scheduler_lib.wire.tags import MAX_TAGS, resource_tags
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
-PROPERTY = "tags"
+PROPERTY = TAGS
 
 
 def validate(value: Any, path: str) -> dict[str, str]:

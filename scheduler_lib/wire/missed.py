@@ -19,7 +19,11 @@ from typing import Any
 import isodate
 
 from scheduler_lib.domain import JobRecord, MissedRunPolicy
-from scheduler_lib.domain.definition import DEFAULT_CATCH_UP_WINDOW
+from scheduler_lib.domain.definition import (
+    CATCH_UP_WINDOW,
+    DEFAULT_CATCH_UP_WINDOW,
+    MISSED_RUN_POLICY,
+)
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.wire import readers
@@ -48,7 +52,7 @@ def catch_up_window(value: Any, path: str) -> str:
 
 def check_window(definition: dict[str, Any], value: Any, path: str) -> None:
     """A window bounds late runs: with Skip nothing runs late, so it would be ignored."""
-    if definition.get("missedRunPolicy") in (None, MissedRunPolicy.SKIP):
+    if definition.get(MISSED_RUN_POLICY) in (None, MissedRunPolicy.SKIP):
         raise ValidationError(path, "applies to missedRunPolicy RunLatest or RunAll only")
 
 
@@ -101,7 +105,7 @@ WINDOW_SCHEMA = {
 }
 
 #: Their entries in the catalog (`extension_catalog`).
-POLICY_ENTRY = ExtensionProperty(Location.JOB, "missedRunPolicy", missed_run_policy, POLICY_SCHEMA)
+POLICY_ENTRY = ExtensionProperty(Location.JOB, MISSED_RUN_POLICY, missed_run_policy, POLICY_SCHEMA)
 WINDOW_ENTRY = ExtensionProperty(
-    Location.JOB, "catchUpWindow", catch_up_window, WINDOW_SCHEMA, cross_check=check_window
+    Location.JOB, CATCH_UP_WINDOW, catch_up_window, WINDOW_SCHEMA, cross_check=check_window
 )

@@ -4,7 +4,8 @@ validated and kept here; sent by `scheduler_lib/notify` (docs/notifications.md).
 `notifications` is a list of at most `MAX_SUBSCRIPTIONS` objects `{url, events, format,
 secret, everyFailure}`, on a job collection (for every job in it) or on a job (which then
 replaces its collection's list; `[]` silences the job). `secret` is a Standard Webhooks
-signing secret (`whsec_<base64>`, as `signingSecrets`): write-only like every secret here.
+signing secret (`whsec_<base64>`, as a collection's signing secrets): write-only like every
+secret here.
 Answers show `hasSecret: true` instead, and a subscription sent back without `secret`
 (the GET-modify-PUT of every SDK) keeps the stored secret of the subscription with the same
 `url`, never another's: a secret never follows a subscription to a new destination.
@@ -26,11 +27,12 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
+from scheduler_lib.domain.definition import NOTIFICATIONS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers, signing
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
-PROPERTY = "notifications"
+PROPERTY = NOTIFICATIONS
 #: Subscriptions per collection or job: each event is sent to each one, by the executor's
 #: side (asynchronously); more than a few destinations is a fan-out service's job.
 MAX_SUBSCRIPTIONS = 5
@@ -46,8 +48,8 @@ class NotificationEvent(StrEnum):
     FAILED = "Failed"  # an occurrence's main action failed after its retries
     FAULTED = "Faulted"  # the job itself became Faulted (the executor gave up on it)
     RECOVERED = "Recovered"  # the first success after a failure (or after Overdue)
-    PAUSED = "Paused"  # pauseAfterConsecutiveFailures disabled the job
-    MISSED = "Missed"  # the dead-man switch: no success within alertIfNoSuccessWithin
+    PAUSED = "Paused"  # stop-after-failures disabled the job
+    MISSED = "Missed"  # the dead-man switch: no success within its window
     POSTPONED = "Postponed"  # occurrences missed by downtime or past the grace period
 
 

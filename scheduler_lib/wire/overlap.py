@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_lib.domain import ConcurrencyPolicy
+from scheduler_lib.domain.definition import CONCURRENCY_POLICY
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
@@ -26,4 +27,4 @@ CONCURRENCY_SCHEMA = {
 }
 
 #: Its entry in the catalog (`extension_catalog`).
-ENTRY = ExtensionProperty(Location.JOB, "concurrencyPolicy", concurrency_policy, CONCURRENCY_SCHEMA)
+ENTRY = ExtensionProperty(Location.JOB, CONCURRENCY_POLICY, concurrency_policy, CONCURRENCY_SCHEMA)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_lib.domain import JobRecord
+from scheduler_lib.domain.definition import PAUSE_AFTER, PAUSE_NOTE
 from scheduler_lib.wire import readers
-from scheduler_lib.wire.versions import ExtensionProperty, Location
+from scheduler_lib.wire.versions import ExtensionProperty, ExtensionStatus, Location
 
 #: A note is for people reading the job: a sentence or a ticket link, not a document.
 MAX_PAUSE_NOTE = 1024
@@ -34,11 +35,18 @@ def consecutive_failures(record: JobRecord) -> int:
     return record.consecutive_failures
 
 
+#: Its entry in the catalog (`extension_catalog`): read-only, under the job's `status`.
+STATUS = ExtensionStatus(
+    "consecutiveFailures",
+    consecutive_failures,
+    {"type": "integer", "description": "Faulted occurrences in a row (0 after a success)."},
+)
+
 #: Their entries in the catalog (`extension_catalog`).
 ENTRIES = (
     ExtensionProperty(
         Location.JOB,
-        "pauseNote",
+        PAUSE_NOTE,
         pause_note,
         {
             "type": "string",
@@ -50,7 +58,7 @@ ENTRIES = (
     ),
     ExtensionProperty(
         Location.JOB,
-        "pauseAfterConsecutiveFailures",
+        PAUSE_AFTER,
         pause_after,
         {
             "type": "integer",

@@ -18,7 +18,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS
+from scheduler_lib.domain.actions import ENVELOPE
+from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS, PLACEHOLDERS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.versions import ExtensionProperty, Location
@@ -143,11 +144,11 @@ def _texts(action: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
 ENTRIES = (
     ExtensionProperty(
         Location.JOB,
-        "placeholders",
+        PLACEHOLDERS,
         validate,
         SCHEMA,
         cross_check=check,
         default=DEFAULT_PLACEHOLDERS,
     ),
-    ExtensionProperty(Location.QUEUE_MESSAGE, "envelope", validate, ENVELOPE_SCHEMA),
+    ExtensionProperty(Location.QUEUE_MESSAGE, ENVELOPE, validate, ENVELOPE_SCHEMA),
 )

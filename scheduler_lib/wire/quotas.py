@@ -109,7 +109,7 @@ def check_job_recurrence(
     limits: Limits, definition: JobDefinition, executions: Sequence[datetime]
 ) -> None:
     """The job's upcoming `executions` (first `SAMPLE`) recur no more often than allowed,
-    and its `maxJitter` (2026-12-01) is less than their smallest gap (a 400)."""
+    and its jitter (2026-12-01) is less than their smallest gap (a 400)."""
     gaps = [later - earlier for earlier, later in itertools.pairwise(executions)]
     if gaps and min(gaps) < limits.min_gap:
         raise QuotaExceededError(

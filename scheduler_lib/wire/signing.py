@@ -150,7 +150,7 @@ def values(properties: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def read_secret(value: Any, path: str) -> str:
-    """A `whsec_` secret (or `generate`), checked; shared with `notifications`."""
+    """A `whsec_` secret (or `generate`), checked; shared with notification subscriptions."""
     text = readers.string(value, path, max_length=200)
     if text == GENERATE:
         return text

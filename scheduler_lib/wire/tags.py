@@ -1,5 +1,5 @@
-"""ARM's tags: name/value strings on a resource, a job collection's top-level `tags` and a
-job's `properties.tags` (2026-12-01, `job_tags`), read with ARM's limits by one reader."""
+"""ARM's tags: name/value strings on a resource (a job collection, at its top level) and a
+job's own (2026-12-01, `job_tags`), read with ARM's limits by one reader."""
 
 from __future__ import annotations
 

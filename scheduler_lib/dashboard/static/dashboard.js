@@ -80,7 +80,7 @@
     const errors = document.getElementById("preview-errors");
     runs.replaceChildren(...(answer.executions || []).map((at, index) => {
       const item = document.createElement("li");
-      // with maxJitter, the server's label says the jittered start and its offset
+      // with jitter, the server's label says the jittered start and its offset
       item.textContent = answer.labels ? answer.labels[index] : at.replace("T", " ").replace("Z", " UTC");
       return item;
     }));
