@@ -29,6 +29,7 @@ from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm, bundle
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
+from scheduler_lib.wire.shapes import JobAnswer
 from scheduler_lib.wire.versions import LATEST_VERSION
 
 
@@ -104,7 +105,7 @@ def _jobs(store: TableStore, request: ExportRequest) -> Iterator[JobRecord]:
             return
 
 
-def _job(record: JobRecord, now: datetime) -> dict[str, Any]:
+def _job(record: JobRecord, now: datetime) -> JobAnswer:
     """The job as GET returns it; a recurring job without `startTime` gets the instant its
     schedule counts from (its creation, or its last change of schedule) as `startTime`, so
     that the restored job keeps its phase: an hourly job created at 09:00 runs at :00 after

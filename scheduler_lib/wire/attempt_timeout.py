@@ -28,6 +28,7 @@ from scheduler_lib.domain.actions import DEFAULT_TIMEOUT
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "timeout"
@@ -41,7 +42,7 @@ CLOUD_SCHEDULER_MAX = timedelta(minutes=30)
 MAX_TIMEOUT = min(CLOUD_SCHEDULER_MAX, FUNCTION_TIMEOUT - INVOCATION_MARGIN)
 HTTP_TYPES = ("Http", "Https")
 
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "string",
     "format": "duration",
     "description": "Http and Https actions: how long each attempt may take in all (the "

@@ -21,6 +21,7 @@ from scheduler_lib.domain.actions import DEFAULT_RETRY_INTERVAL
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 EXPONENTIAL = "Exponential"
@@ -112,8 +113,8 @@ def _retrying(definition: dict[str, Any], path: str) -> dict[str, Any]:
     return policy
 
 
-DURATION_SCHEMA = {"type": "string", "format": "duration"}
-MAX_INTERVAL_SCHEMA = {
+DURATION_SCHEMA: JSONObject = {"type": "string", "format": "duration"}
+MAX_INTERVAL_SCHEMA: JSONObject = {
     **DURATION_SCHEMA,
     "description": "retryType Exponential: the longest delay between attempts (default "
     f"{isodate.duration_isoformat(DEFAULT_MAX_INTERVAL)}). "
@@ -121,12 +122,12 @@ MAX_INTERVAL_SCHEMA = {
     "before retry n+1; a Retry-After answer is honoured within [retryInterval, "
     "maxRetryInterval].",
 }
-MAX_DURATION_SCHEMA = {
+MAX_DURATION_SCHEMA: JSONObject = {
     **DURATION_SCHEMA,
     "description": "Give up retrying once the occurrence is this old (no retry would start "
     "later than its scheduled time plus this duration).",
 }
-RETRY_ON_SCHEMA = {
+RETRY_ON_SCHEMA: JSONObject = {
     "type": "array",
     "items": {"type": "string"},
     "maxItems": MAX_RETRY_ON,

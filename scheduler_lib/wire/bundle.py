@@ -27,6 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.wire import notifications, secrets, signing
+from scheduler_lib.wire.shapes import JSONObject
 
 KIND = "SchedulerExportBundle"
 BUNDLE_VERSION = 1
@@ -41,7 +42,7 @@ JOB_PAGE = 100
 
 _REF = "#/components/schemas/"
 #: The bundle's schema in the 2026-12-01 OpenAPI document (the route's 200 answer).
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "kind": {"type": "string", "enum": [KIND]},

@@ -12,13 +12,14 @@ from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.definition import MAX_ALERT_WINDOW, alert_window
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "alertIfNoSuccessWithin"
 #: The upkeep judges once a minute: a shorter window could not be kept.
 MIN_WINDOW = timedelta(minutes=1)
 MAX_WINDOW = MAX_ALERT_WINDOW
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "string",
     "description": "ISO 8601 duration (PT1M to P366D): when this long passes without a "
     "succeeded execution while the job is Enabled and due to have run, its status.health "
@@ -48,7 +49,7 @@ def health(record: JobRecord) -> str:
     return Health.FAILING.value if record.consecutive_failures else Health.HEALTHY.value
 
 
-HEALTH_SCHEMA = {
+HEALTH_SCHEMA: JSONObject = {
     "type": "string",
     "enum": [h.value for h in Health],
     "description": "Overdue: no success within alertIfNoSuccessWithin; Failing: the last "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.tags import MAX_TAGS, resource_tags
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
@@ -38,7 +39,7 @@ def has_tag(definition: dict[str, Any], name: str, value: str | None = None) -> 
     )
 
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "additionalProperties": {"type": "string", "maxLength": 256},
     "maxProperties": MAX_TAGS,

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers, signing
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "notifications"
@@ -61,7 +62,7 @@ EVENTS = tuple(event.value for event in NotificationEvent)
 FORMATS = tuple(kind.value for kind in NotificationFormat)
 _KEYS = ("url", "events", "format", SECRET, "everyFailure", HAS_SECRET)
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "array",
     "maxItems": MAX_SUBSCRIPTIONS,
     "description": "Webhooks told about this job's (or every job's of the collection) "

@@ -21,6 +21,7 @@ from typing import Any
 from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 NAMES = ("scheduledTime", "executionTag", "attempt", "jobId", "occurrence")
@@ -33,7 +34,7 @@ _MESSAGES = (
     ("serviceBusTopicMessage", "message"),
 )
 
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "boolean",
     "default": True,
     "description": "Replace @{scheduledTime}, @{executionTag}, @{attempt}, @{jobId} and "
@@ -44,7 +45,7 @@ SCHEMA = {
 
 #: `queueMessage.envelope` (same extension): the message goes inside Azure Scheduler's XML
 #: `StorageQueueMessage` envelope with the occurrence's identifiers (`actions.storage_queue`).
-ENVELOPE_SCHEMA = {
+ENVELOPE_SCHEMA: JSONObject = {
     "type": "boolean",
     "description": "Send the message inside Azure Scheduler's StorageQueueMessage XML "
     "envelope (ExecutionTag, ClientRequestId, ExpectedExecutionTime, SchedulerJobId, "

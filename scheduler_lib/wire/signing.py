@@ -25,6 +25,7 @@ from typing import Any
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "signingSecrets"
@@ -34,7 +35,7 @@ PREFIX = "whsec_"
 MIN_KEY_BYTES, MAX_KEY_BYTES = 24, 64
 GENERATE = "generate"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "array",
     "maxItems": MAX_SECRETS,
     "description": "Secrets that sign the collection's HTTP requests (Standard Webhooks "

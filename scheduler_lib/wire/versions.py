@@ -17,6 +17,7 @@ from typing import Any
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.wire.shapes import JSONObject
 
 
 class ApiVersion(StrEnum):
@@ -123,7 +124,7 @@ class ExtensionStatus:
 
     name: str
     read: Callable[[JobRecord], Any]
-    schema: dict[str, Any]
+    schema: JSONObject
     since: ApiVersion = LATEST_VERSION
 
 
