@@ -31,6 +31,7 @@ from scheduler_lib.service.lists import (
 from scheduler_lib.service.overview import read_overview
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
+from scheduler_lib.wire.shapes import as_object
 
 router = APIRouter(include_in_schema=False)
 PAGE = 100
@@ -126,7 +127,7 @@ async def show_collection(
     wire = collection_to_wire(record, ctx.version)  # the API's own redaction: names, no values
     values = {
         "collection": record,
-        "signing_secrets": wire["properties"].get("signingSecrets") or [],
+        "signing_secrets": as_object(wire["properties"]).get("signingSecrets") or [],
         "rows": rows,
         "more": more,
         "state": state or "",

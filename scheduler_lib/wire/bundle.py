@@ -27,7 +27,7 @@ from datetime import timedelta
 from typing import Any
 
 from scheduler_lib.wire import notifications, secrets, signing
-from scheduler_lib.wire.shapes import JSONObject
+from scheduler_lib.wire.shapes import JSONObject, as_list
 
 KIND = "SchedulerExportBundle"
 BUNDLE_VERSION = 1
@@ -99,9 +99,9 @@ def job_secret_paths(definition: Mapping[str, Any]) -> list[str]:
     return found + notification_secret_paths(definition)
 
 
-def collection_secret_paths(properties: dict[str, Any]) -> list[str]:
+def collection_secret_paths(properties: JSONObject) -> list[str]:
     """The paths of a collection's signing secrets' values: `properties.signingSecrets[i].value`."""
-    entries = properties.get(signing.PROPERTY) or ()
+    entries = as_list(properties.get(signing.PROPERTY))
     paths = [f"properties.{signing.PROPERTY}[{i}].value" for i, _ in enumerate(entries)]
     return paths + notification_secret_paths(properties)
 

@@ -94,8 +94,9 @@ def job_properties(
     recurrence = properties.get("recurrence")
     if isinstance(recurrence, dict):
         properties["recurrence"] = _recurrence(recurrence, style)
-    if isinstance(properties.get("action"), dict):
-        properties["action"] = _action(properties["action"], style)
+    action = properties.get("action")
+    if isinstance(action, dict):
+        properties["action"] = _action(action, style)
     properties["state"] = _enum(record.state, style)
     return properties
 

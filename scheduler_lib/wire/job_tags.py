@@ -25,12 +25,14 @@ def validate(value: Any, path: str) -> dict[str, str]:
     return resource_tags(value, path)
 
 
-def tags_of(definition: dict[str, Any]) -> dict[str, str]:
+def tags_of(definition: JSONObject) -> dict[str, str]:
     tags = definition.get(PROPERTY)
-    return tags if isinstance(tags, dict) else {}
+    if not isinstance(tags, dict):
+        return {}
+    return {name: value for name, value in tags.items() if isinstance(value, str)}
 
 
-def has_tag(definition: dict[str, Any], name: str, value: str | None = None) -> bool:
+def has_tag(definition: JSONObject, name: str, value: str | None = None) -> bool:
     """Whether the job has the tag `name` (any case) and, when `value` is given, that value."""
     wanted = name.lower()
     return any(

@@ -47,7 +47,7 @@ def catch_up_window(value: Any, path: str) -> str:
     return text
 
 
-def check_window(definition: dict[str, Any], value: Any, path: str) -> None:
+def check_window(definition: JSONObject, value: Any, path: str) -> None:
     """A window bounds late runs: with Skip nothing runs late, so it would be ignored."""
     if definition.get("missedRunPolicy") in (None, MissedRunPolicy.SKIP):
         raise ValidationError(path, "applies to missedRunPolicy RunLatest or RunAll only")

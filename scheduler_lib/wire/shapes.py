@@ -20,6 +20,22 @@ JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | Non
 JSONObject: TypeAlias = "dict[str, JSON]"
 
 
+def as_object(value: JSON) -> JSONObject:
+    """`value` if it is a JSON object, else `{}` (a part that is absent or null)."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: JSON) -> list[JSON]:
+    """`value` if it is a JSON array, else `[]` (a part that is absent or null)."""
+    return value if isinstance(value, list) else []
+
+
+def json_object(values: Mapping[str, JSON]) -> JSONObject:
+    """A JSON object of the entries: a copy, as mypy rightly will not take a `dict[str, str]`
+    for a `dict[str, JSON]` (dicts are invariant: one could put a list into it)."""
+    return dict(values)
+
+
 def to_json(shape: Mapping[str, object]) -> JSONObject:
     """A TypedDict of this module as a JSON object, to put into a JSON tree. mypy cannot see
     that a TypedDict is a `dict[str, JSON]` (it only knows it as a `Mapping[str, object]`);
