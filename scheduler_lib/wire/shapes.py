@@ -7,33 +7,19 @@ mypy error where the JSON is built, and `json.dumps` still takes them as they ar
 field is optional (`total=False`) unless the spec or our canonical form always writes it:
 a client may leave anything out, and the normalizers only add what was given.
 
-`JSON` is for what is genuinely arbitrary (a JSON Schema fragment, a value inside a JSON
-tree walked by path): a recursive union that mypy checks, not an alias of Any.
+`JSON` (`domain.json_values`, re-exported here) is for what is genuinely a tree of JSON (a
+JSON Schema fragment, a document walked by path or rewritten by the extension catalog): a
+recursive union that mypy checks, not an alias of Any.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, TypeAlias, TypedDict, cast
+from typing import Literal, TypedDict, cast
 
-JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
-JSONObject: TypeAlias = "dict[str, JSON]"
+from scheduler_lib.domain.json_values import JSON, JSONObject, as_list, as_object, json_object
 
-
-def as_object(value: JSON) -> JSONObject:
-    """`value` if it is a JSON object, else `{}` (a part that is absent or null)."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: JSON) -> list[JSON]:
-    """`value` if it is a JSON array, else `[]` (a part that is absent or null)."""
-    return value if isinstance(value, list) else []
-
-
-def json_object(values: Mapping[str, JSON]) -> JSONObject:
-    """A JSON object of the entries: a copy, as mypy rightly will not take a `dict[str, str]`
-    for a `dict[str, JSON]` (dicts are invariant: one could put a list into it)."""
-    return dict(values)
+__all__ = ["JSON", "JSONObject", "as_list", "as_object", "json_object", "to_json"]
 
 
 def to_json(shape: Mapping[str, object]) -> JSONObject:
