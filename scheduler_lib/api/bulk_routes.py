@@ -25,6 +25,7 @@ from scheduler_lib.service.bulk import (
     summary,
 )
 from scheduler_lib.service.bulk_jobs import bulk
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import LATEST_VERSION, require
 
 router = APIRouter(tags=["Jobs"])
@@ -53,7 +54,7 @@ def result_to_wire(result: JobResult) -> JobResultWire:
     return wire
 
 
-_RESULT = {
+_RESULT: JSONObject = {
     "type": "object",
     "properties": {
         "name": {"type": "string"},
@@ -63,7 +64,7 @@ _RESULT = {
         "error": {"$ref": "#/components/schemas/ErrorResponse/properties/error"},
     },
 }
-_BODY = {
+_BODY: JSONObject = {
     "type": "object",
     "required": ["operation"],
     "description": "`operation` and exactly one selection: `names`, `tag` or `filter`.",
@@ -93,7 +94,7 @@ _DOC["responses"][200]["content"] = {"application/json": {"schema": {
         "summary": {"type": "object", "additionalProperties": {"type": "integer"}},
     },
 }}}  # fmt: skip
-_EXTRA = {
+_EXTRA: JSONObject = {
     **since(LATEST_VERSION),
     "requestBody": {"required": True, "content": {"application/json": {"schema": _BODY}}},
 }

@@ -32,6 +32,7 @@ from typing import Any
 
 from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.wire import original_form
+from scheduler_lib.wire.shapes import Item, ListPage
 from scheduler_lib.wire.versions import ApiVersion
 
 _SERVICE_BUS = ("serviceBusQueueMessage", "serviceBusTopicMessage")
@@ -127,9 +128,9 @@ def collection_body(body: dict[str, Any], version: ApiVersion) -> dict[str, Any]
     return result
 
 
-def list_body(items: list[Any], next_link: str | None, version: ApiVersion) -> dict[str, Any]:
+def list_body(items: list[Item], next_link: str | None, version: ApiVersion) -> ListPage[Item]:
     """A page of a list: its items and, when more follow, the nextLink."""
-    body: dict[str, Any] = {"value": items}
+    body: ListPage[Item] = {"value": items}
     if next_link or of(version).null_next_link:
         body["nextLink"] = next_link
     return body

@@ -15,7 +15,7 @@ recursive union that mypy checks, not an alias of Any.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, TypedDict, cast
+from typing import Generic, Literal, NotRequired, TypedDict, TypeVar, cast
 
 from scheduler_lib.domain.json_values import JSON, JSONObject, as_list, as_object, json_object
 
@@ -28,6 +28,17 @@ def to_json(shape: Mapping[str, object]) -> JSONObject:
     every shape here has JSON-typed fields only, so the cast is exact. Use it for these
     shapes, never for a mapping of unknown values."""
     return cast(JSONObject, shape)
+
+
+Item = TypeVar("Item")
+
+
+class ListPage(TypedDict, Generic[Item]):
+    """A page of a list (JobListResult, JobCollectionListResult, JobHistoryListResult):
+    `nextLink` when more follow (2016-03-01 writes a null one on the last page)."""
+
+    value: list[Item]
+    nextLink: NotRequired[str | None]
 
 
 # --- Recurrence ---------------------------------------------------------------------------
@@ -235,6 +246,16 @@ class JobHistoryDefinition(TypedDict):
     type: str
     name: str
     properties: JobHistoryDefinitionProperties
+
+
+class JobHistoryAnswer(TypedDict):
+    """A JobHistoryDefinition as an answer writes it: its `properties` as the history
+    record keeps them (`store.history`), with the 2026-12-01 additions, a JSON object."""
+
+    id: str
+    type: str
+    name: str
+    properties: JSONObject
 
 
 # --- Job collections ----------------------------------------------------------------------
