@@ -83,7 +83,7 @@ class Location(StrEnum):
 Validator = Callable[[Any, str], Any]
 #: the complete canonical definition, the property's stored value, its JSON path -> None;
 #: for rules that involve other properties (e.g. a bound from the recurrence).
-CrossCheck = Callable[[dict[str, Any], Any, str], None]
+CrossCheck = Callable[[JSONObject, Any, str], None]
 
 
 @dataclass(frozen=True)
