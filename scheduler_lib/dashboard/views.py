@@ -22,6 +22,7 @@ from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.lists import HistoryEntry, history_page
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm
+from scheduler_lib.wire.shapes import JSONObject, as_object
 
 #: Outcomes a sparkline shows; a history page shows 100 entries at a time.
 SPARK = 20
@@ -158,13 +159,15 @@ class Pause:
         return self.after is not None and self.failures >= self.after
 
 
-def pause_of(properties: dict[str, Any]) -> Pause:
+def pause_of(properties: JSONObject) -> Pause:
     """From a job's wire `properties` (api-version 2026-12-01)."""
-    status = properties.get("status") or {}
+    note = properties.get("pauseNote")
+    failures = as_object(properties.get("status")).get("consecutiveFailures")
+    after = properties.get("pauseAfterConsecutiveFailures")
     return Pause(
-        note=properties.get("pauseNote") or "",
-        failures=int(status.get("consecutiveFailures") or 0),
-        after=properties.get("pauseAfterConsecutiveFailures"),
+        note=note if isinstance(note, str) else "",
+        failures=failures if isinstance(failures, int) else 0,
+        after=after if isinstance(after, int) else None,
     )
 
 
