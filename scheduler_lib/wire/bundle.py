@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from scheduler_lib.wire import notifications, secrets, signing
 from scheduler_lib.wire.shapes import JSONObject, as_list
@@ -38,6 +38,22 @@ HISTORY_WINDOW = timedelta(days=60)
 HISTORY_PER_JOB = 100
 #: Jobs read from storage at a time while a bundle is written (the memory an export holds).
 JOB_PAGE = 100
+
+
+class LeftOutSecret(TypedDict):
+    """A secret the bundle leaves out: whose (`job` None: the collection's) and where."""
+
+    collection: str
+    job: str | None
+    path: str
+
+
+class JobHistory(TypedDict):
+    """A job's history entries in the bundle, newest first."""
+
+    job: str
+    entries: list[dict[str, Any]]  # `store.history.HistoryEntry.to_properties`
+    truncated: bool
 
 
 _REF = "#/components/schemas/"
