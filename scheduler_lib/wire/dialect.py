@@ -81,9 +81,7 @@ def of(version: ApiVersion) -> Dialect:
     return DIALECTS[version]
 
 
-def job_properties(
-    definition: JSONObject, record: JobRecord, version: ApiVersion
-) -> JSONObject:
+def job_properties(definition: JSONObject, record: JobRecord, version: ApiVersion) -> JSONObject:
     """A job's wire `properties` (without `status`) from its redacted definition in the
     form `version` knows (`extensions.older_form`), and its state."""
     style = of(version)
