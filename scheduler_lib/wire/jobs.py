@@ -59,7 +59,7 @@ def parse_job(
     version: ApiVersion = DEFAULT_VERSION,
     *,
     path: str = "properties",
-    complete: Callable[[dict[str, Any]], None] | None = None,
+    complete: Callable[[JSONObject], None] | None = None,
 ) -> tuple[JobDefinition, JobState]:
     """(definition, requested state) from the job `properties` of a request of `version`: every
     validator runs once (`normalize_properties`: the fields', the timing's, the extensions'
