@@ -122,7 +122,7 @@ def _history(store: TableStore, record: JobRecord, now: datetime) -> bundle.JobH
     """The job's entries since `now - HISTORY_WINDOW`, newest first, at most
     `HISTORY_PER_JOB` (one more is read to know whether the window held more)."""
     since = now - bundle.HISTORY_WINDOW
-    entries: list[dict[str, Any]] = []
+    entries: list[JSONObject] = []
     truncated = False
     token: str | None = None
     while True:
@@ -140,7 +140,7 @@ def _history(store: TableStore, record: JobRecord, now: datetime) -> bundle.JobH
 
 
 def _entries(
-    record: JobRecord, entries: list[dict[str, Any]], truncated: bool
+    record: JobRecord, entries: list[JSONObject], truncated: bool
 ) -> bundle.JobHistory:
     return {"job": record.name, "entries": entries, "truncated": truncated}
 

@@ -52,7 +52,7 @@ class JobHistory(TypedDict):
     """A job's history entries in the bundle, newest first."""
 
     job: str
-    entries: list[dict[str, Any]]  # `store.history.HistoryEntry.to_properties`
+    entries: list[JSONObject]  # `store.history.HistoryEntry.to_properties`
     truncated: bool
 
 
