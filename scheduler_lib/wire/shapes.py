@@ -41,9 +41,6 @@ class ListPage(TypedDict, Generic[Item]):
     nextLink: NotRequired[str | None]
 
 
-# --- Recurrence ---------------------------------------------------------------------------
-
-
 class JobRecurrenceScheduleMonthlyOccurrence(TypedDict, total=False):
     day: str
     # The spec spells it `Occurrence`; our canonical (stored) form is `occurrence`, and a
@@ -66,9 +63,6 @@ class JobRecurrence(TypedDict, total=False):
     count: int
     endTime: str
     schedule: JobRecurrenceSchedule
-
-
-# --- Actions ------------------------------------------------------------------------------
 
 
 class HttpAuthentication(TypedDict, total=False):
@@ -167,9 +161,6 @@ class JobAction(JobErrorAction, total=False):
     errorAction: JobErrorAction
 
 
-# --- Jobs ---------------------------------------------------------------------------------
-
-
 class NotificationSubscription(TypedDict, total=False):
     """One entry of the 2026-12-01 `notifications` list (collection or job)."""
 
@@ -256,9 +247,6 @@ class JobHistoryAnswer(TypedDict):
     type: str
     name: str
     properties: JSONObject
-
-
-# --- Job collections ----------------------------------------------------------------------
 
 
 class Sku(TypedDict):
