@@ -12,7 +12,7 @@ row to run it (it repaired them; something lost their rows).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from azure.core.exceptions import AzureError
 
@@ -27,8 +27,42 @@ from scheduler_lib.timeutil import iso_z
 #: The timer fires every minute; three missed ticks in a row is worth a look.
 STALE_AFTER = timedelta(minutes=3)
 
+Status = Literal["Healthy", "Degraded", "Unhealthy"]
 
-def check_health(store: TableStore, *, now: datetime) -> tuple[int, dict[str, Any]]:
+
+class StorageHealth(TypedDict, total=False):
+    reachable: bool
+    error: str  # the exception's type name when unreachable (never its text: no secrets)
+
+
+class DispatcherHealth(TypedDict, total=False):
+    lastTick: str | None
+    secondsSinceLastTick: float | None
+    cursor: str | None
+    lastTickSummary: dict[str, int | float | None]
+
+
+class JobsHealth(TypedDict):
+    overdue: int
+    checkedAt: str | None
+
+
+class ConfigurationHealth(TypedDict):
+    unresolved: list[str]
+    message: str | None
+
+
+class HealthBody(TypedDict, total=False):
+    """The body of `GET /api/health` (what a monitor reads: its keys are the contract)."""
+
+    status: Status
+    storage: StorageHealth
+    dispatcher: DispatcherHealth
+    jobs: JobsHealth
+    configuration: ConfigurationHealth
+
+
+def check_health(store: TableStore, *, now: datetime) -> tuple[int, HealthBody]:
     """The HTTP status and the body of the health endpoint. App settings whose Key Vault
     reference did not resolve (names only) make it Unhealthy: the API is closed until they
     resolve, though the dispatcher and executor keep running."""
@@ -60,14 +94,14 @@ def overdue_jobs(repair: dict[str, Any]) -> int:
     return int(repair.get("overdue", 0))
 
 
-def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, Any]]:
+def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, HealthBody]:
     try:
         state = get_dispatcher_state(store.ready())
     except AzureError as exc:
         reason = type(exc).__name__
         return 503, {"status": "Unhealthy", "storage": {"reachable": False, "error": reason}}
-    dispatcher: dict[str, Any] = {"lastTick": None, "secondsSinceLastTick": None}
-    status = "Degraded"
+    dispatcher: DispatcherHealth = {"lastTick": None, "secondsSinceLastTick": None}
+    status: Status = "Degraded"
     age = seconds_since_last_tick(state, now=now)
     if state.last_tick_at is not None and age is not None:
         dispatcher["lastTick"] = iso_z(state.last_tick_at)
@@ -82,8 +116,12 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, dict[str, 
         if age <= STALE_AFTER.total_seconds():
             status = "Healthy"
     repair = get_repair_state(store)
-    jobs = {"overdue": overdue_jobs(repair), "checkedAt": repair.get("checked_at")}
+    jobs: JobsHealth = {"overdue": overdue_jobs(repair), "checkedAt": repair.get("checked_at")}
     if jobs["overdue"]:
         status = "Degraded"  # jobs had lost their due-index rows (repaired; worth a look)
-    body = {"status": status, "storage": {"reachable": True}, "dispatcher": dispatcher}
-    return 200, {**body, "jobs": jobs}
+    return 200, {
+        "status": status,
+        "storage": {"reachable": True},
+        "dispatcher": dispatcher,
+        "jobs": jobs,
+    }

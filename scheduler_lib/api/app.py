@@ -45,6 +45,7 @@ from scheduler_lib.service.context import ApiContext
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store import TableStore, storage_unavailable
 from scheduler_lib.timeutil import Clock, utc_now
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion
 
 log = logging.getLogger(__name__)
@@ -164,7 +165,7 @@ def _add_versioned_documents(app: FastAPI) -> None:
 
 
 def _document_route(app: FastAPI, version: ApiVersion) -> Any:
-    built: list[dict[str, Any]] = []  # built once, like FastAPI's own document
+    built: list[JSONObject] = []  # built once, like FastAPI's own document
 
     async def document() -> JSONResponse:
         if not built:
@@ -176,7 +177,7 @@ def _document_route(app: FastAPI, version: ApiVersion) -> Any:
     return document
 
 
-def _openapi(app: FastAPI) -> dict[str, Any]:
+def _openapi(app: FastAPI) -> JSONObject:
     if app.openapi_schema is None:
         document = get_openapi(
             title=app.title, version=app.version, description=app.description, routes=app.routes

@@ -6,7 +6,7 @@ bulk buttons call too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import CollectionPath, Ctx
 from scheduler_lib.api.docs import operation
-from scheduler_lib.api.errors import arm_error
+from scheduler_lib.api.errors import ArmError, arm_error
 from scheduler_lib.api.openapi_versions import since
 from scheduler_lib.api.requests import json_response, read_json
 from scheduler_lib.service.bulk import (
@@ -25,15 +25,26 @@ from scheduler_lib.service.bulk import (
     summary,
 )
 from scheduler_lib.service.bulk_jobs import bulk
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import LATEST_VERSION, require
 
 router = APIRouter(tags=["Jobs"])
 
 
-def result_to_wire(result: JobResult) -> dict[str, Any]:
+class JobResultWire(TypedDict):
+    """A job's result as the answer lists it (`_RESULT` is its schema)."""
+
+    name: str
+    outcome: str
+    state: NotRequired[str]
+    message: NotRequired[str]
+    error: NotRequired[ArmError]
+
+
+def result_to_wire(result: JobResult) -> JobResultWire:
     """A job's result: never more of the job than its name and state (no definition, so
     no secret can be in it)."""
-    wire: dict[str, Any] = {"name": result.name, "outcome": result.outcome.value}
+    wire: JobResultWire = {"name": result.name, "outcome": result.outcome.value}
     if result.state is not None:
         wire["state"] = str(result.state)
     if result.message is not None:
@@ -43,7 +54,7 @@ def result_to_wire(result: JobResult) -> dict[str, Any]:
     return wire
 
 
-_RESULT = {
+_RESULT: JSONObject = {
     "type": "object",
     "properties": {
         "name": {"type": "string"},
@@ -53,7 +64,7 @@ _RESULT = {
         "error": {"$ref": "#/components/schemas/ErrorResponse/properties/error"},
     },
 }
-_BODY = {
+_BODY: JSONObject = {
     "type": "object",
     "required": ["operation"],
     "description": "`operation` and exactly one selection: `names`, `tag` or `filter`.",
@@ -83,7 +94,7 @@ _DOC["responses"][200]["content"] = {"application/json": {"schema": {
         "summary": {"type": "object", "additionalProperties": {"type": "integer"}},
     },
 }}}  # fmt: skip
-_EXTRA = {
+_EXTRA: JSONObject = {
     **since(LATEST_VERSION),
     "requestBody": {"required": True, "content": {"application/json": {"schema": _BODY}}},
 }

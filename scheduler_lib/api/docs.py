@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 from fastapi import Query
 
+from scheduler_lib.wire.shapes import JSONObject, as_object
+
 API_VERSION_QUERY = Annotated[
     str | None,
     Query(alias="api-version", description="2016-03-01 (optional; the SDK always sends it)"),
@@ -31,11 +33,11 @@ _DESCRIPTIONS = {
 }
 
 
-def responses(*codes: int, schema: str | None = None) -> dict[int | str, dict[str, Any]]:
+def responses(*codes: int, schema: str | None = None) -> dict[int | str, JSONObject]:
     """Response documentation: the given codes, plus 401 and the ARM error body."""
-    result: dict[int | str, dict[str, Any]] = {}
+    result: dict[int | str, JSONObject] = {}
     for code in sorted({*codes, 401, 400}):
-        entry: dict[str, Any] = {"description": _DESCRIPTIONS[code]}
+        entry: JSONObject = {"description": _DESCRIPTIONS[code]}
         if code >= 400:
             entry["content"] = {"application/json": {"schema": _ref("ErrorResponse")}}
         elif schema:
@@ -69,7 +71,7 @@ def operation(
     return documented
 
 
-def body_doc(schema: str) -> dict[str, Any]:
+def body_doc(schema: str) -> JSONObject:
     """`openapi_extra` documenting a JSON request body of the named definition."""
     return {
         "requestBody": {
@@ -79,12 +81,12 @@ def body_doc(schema: str) -> dict[str, Any]:
     }
 
 
-def _ref(name: str) -> dict[str, str]:
+def _ref(name: str) -> JSONObject:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
 @cache
-def schemas() -> dict[str, Any]:
+def schemas() -> JSONObject:
     """The official definitions, as OpenAPI 3 component schemas."""
     return json.loads((Path(__file__).with_name("schemas.json")).read_text())
 
@@ -95,12 +97,12 @@ def schemas() -> dict[str, Any]:
 _FRAMEWORK_SCHEMAS = ("HTTPValidationError", "ValidationError")
 
 
-def without_framework_errors(document: dict[str, Any]) -> dict[str, Any]:
+def without_framework_errors(document: JSONObject) -> JSONObject:
     """`document` without FastAPI's 422 responses and their schemas."""
-    for path in document.get("paths", {}).values():
-        for operation in path.values():
-            operation.get("responses", {}).pop("422", None)
-    component_schemas = document.get("components", {}).get("schemas", {})
+    for path in as_object(document.get("paths")).values():
+        for operation in as_object(path).values():
+            as_object(as_object(operation).get("responses")).pop("422", None)
+    component_schemas = as_object(as_object(document.get("components")).get("schemas"))
     for name in _FRAMEWORK_SCHEMAS:
         component_schemas.pop(name, None)
     return document

@@ -8,7 +8,7 @@ included) know how to read.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from scheduler_lib.errors import (
     AuthenticationError,
@@ -47,15 +47,28 @@ def http_status(error: SchedulerError) -> int:
     return _mapping(error)[0]
 
 
-def arm_error(error: SchedulerError) -> dict[str, Any]:
+class ArmError(TypedDict):
+    """The `error` object of an ARM error body: what every client (the SDKs, the portal,
+    our dashboard) reads to say what went wrong."""
+
+    code: str
+    message: str
+    target: NotRequired[str]  # the JSON path of the field at fault
+
+
+class ArmErrorBody(TypedDict):
+    error: ArmError
+
+
+def arm_error(error: SchedulerError) -> ArmError:
     """The `error` object of the ARM error body (`target` only when the error names one)."""
-    body: dict[str, Any] = {"code": _mapping(error)[1], "message": error.message}
+    body: ArmError = {"code": _mapping(error)[1], "message": error.message}
     if error.target:
         body["target"] = error.target
     return body
 
 
-def arm_body(error: SchedulerError) -> dict[str, Any]:
+def arm_body(error: SchedulerError) -> ArmErrorBody:
     """The whole ARM error body."""
     return {"error": arm_error(error)}
 

@@ -6,7 +6,7 @@ field by field (400 naming the field), the per-item results answered 200.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -35,9 +35,25 @@ BODY_LIMIT = 2 * MAX_TOTAL_BYTES + 64 * 1024
 _FIELDS = {"files", "dryRun", "replace", "resourceGroup", "collection", "location", "set"}
 
 
-def result_to_wire(result: ItemResult) -> dict[str, Any]:
+class ItemResultWire(TypedDict):
+    """An item's result as the answer lists it."""
+
+    type: str
+    resourceGroup: str
+    jobCollection: str
+    outcome: str
+    succeeded: bool
+    source: str
+    details: list[str]
+    notes: list[str]
+    name: NotRequired[str]
+    state: NotRequired[str]
+    nextRuns: NotRequired[list[str]]
+
+
+def result_to_wire(result: ItemResult) -> ItemResultWire:
     """An item's result: names, outcome, notes and next runs; never its body (no secret)."""
-    wire: dict[str, Any] = {
+    wire: ItemResultWire = {
         "type": result.kind,
         "resourceGroup": result.resource_group,
         "jobCollection": result.collection,

@@ -21,6 +21,7 @@ from scheduler_lib.service.lists import HistoryEntry, history_page, jobs_page
 from scheduler_lib.wire import arm
 from scheduler_lib.wire.job_filter import parse_job_filter
 from scheduler_lib.wire.jobs import job_to_wire
+from scheduler_lib.wire.shapes import JobHistoryAnswer
 
 T = TypeVar("T")
 router = APIRouter(tags=["Jobs"])
@@ -128,7 +129,7 @@ async def list_job_history(request: Request, query: Paged, ctx: Ctx, name: JobPa
     return query.answer(request, [_history_to_wire(job, e) for e in entries], position)
 
 
-def _history_to_wire(job: JobRecord, entry: HistoryEntry) -> dict[str, Any]:
+def _history_to_wire(job: JobRecord, entry: HistoryEntry) -> JobHistoryAnswer:
     job_id = arm.job_id(job.subscription_id, job.resource_group, job.collection_name, job.name)
     return {
         "id": f"{job_id}/history/{entry.history_id}",

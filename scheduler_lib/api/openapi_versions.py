@@ -10,10 +10,10 @@ documents; the newer one adds each catalog entry to the schema of the object the
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.wire import extensions
+from scheduler_lib.wire.shapes import JSONObject, as_list, as_object
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
 #: Where each version's document is served (the default one keeps FastAPI's URL).
@@ -36,32 +36,34 @@ _SCHEMAS: dict[Location, tuple[str, ...]] = {
 }
 
 
-def versioned_document(base: dict[str, Any], version: ApiVersion) -> dict[str, Any]:
+def versioned_document(base: JSONObject, version: ApiVersion) -> JSONObject:
     """The OpenAPI document of `version`, from the 2016-03-01 document `base`."""
     if version == DEFAULT_VERSION:
         return _without_newer_routes(base, version)
     document = _without_newer_routes(copy.deepcopy(base), version)
-    info = document["info"]
+    info = as_object(document["info"])
     info["version"] = version.value
     info["description"] = (
         f"The Azure Scheduler 2016-03-01 REST API with this scheduler's extensions, as "
         f"api-version={version.value} (see docs/extensions.md). {info.get('description', '')}"
     )
-    schemas = document["components"]["schemas"]
+    schemas = _object_at(document, "components", "schemas")
     for location in Location:
         for prop in extensions.properties_at(location, version):
             for name in _schemas_of(location, with_error_action=prop.error_action):
-                schemas[name].setdefault("properties", {})[prop.name] = prop.schema
+                properties = as_object(schemas[name]).setdefault("properties", {})
+                as_object(properties)[prop.name] = prop.schema
     for status in extensions.statuses(version):
-        schemas["JobStatus"]["properties"][status.name] = {**status.schema, "readOnly": True}
+        status_properties = _object_at(schemas, "JobStatus", "properties")
+        status_properties[status.name] = {**status.schema, "readOnly": True}
     for choice in extensions.all_choices():
         if version.has(choice.since):
             for name in _schemas_of(choice.location, with_error_action=True):
-                field = schemas[name]["properties"][choice.field]
-                field["enum"] = [*field["enum"], choice.value]
+                field = _object_at(schemas, name, "properties", choice.field)
+                field["enum"] = [*as_list(field["enum"]), choice.value]
     # History entries of a job's overlap policy (`wire/overlap.py`; both versions answer them).
-    statuses = schemas["JobExecutionStatus"]["enum"]
-    schemas["JobExecutionStatus"]["enum"] = [*statuses, "Skipped"]
+    execution_status = _object_at(schemas, "JobExecutionStatus")
+    execution_status["enum"] = [*as_list(execution_status["enum"]), "Skipped"]
     _describe_version_parameter(document, version)
     return document
 
@@ -71,21 +73,21 @@ def versioned_document(base: dict[str, Any], version: ApiVersion) -> dict[str, A
 SINCE = "x-scheduler-since"
 
 
-def since(version: ApiVersion) -> dict[str, Any]:
+def since(version: ApiVersion) -> JSONObject:
     """`openapi_extra` of a route that only `version` (and later) has."""
     return {SINCE: version.value}
 
 
-def _without_newer_routes(document: dict[str, Any], version: ApiVersion) -> dict[str, Any]:
+def _without_newer_routes(document: JSONObject, version: ApiVersion) -> JSONObject:
     """`document` without the operations `version` lacks (a shallow copy when some go)."""
-    paths = document.get("paths", {})
-    kept: dict[str, Any] = {}
+    paths = as_object(document.get("paths"))
+    kept: JSONObject = {}
     for path, operations in paths.items():
-        mine = {
+        mine: JSONObject = {
             method: operation
-            for method, operation in operations.items()
+            for method, operation in as_object(operations).items()
             if not isinstance(operation, dict)
-            or version.has(ApiVersion(operation.get(SINCE, DEFAULT_VERSION.value)))
+            or version.has(ApiVersion(str(operation.get(SINCE, DEFAULT_VERSION.value))))
         }
         if mine:
             kept[path] = mine
@@ -101,12 +103,23 @@ def _schemas_of(location: Location, *, with_error_action: bool) -> tuple[str, ..
     return names
 
 
-def _describe_version_parameter(document: dict[str, Any], version: ApiVersion) -> None:
+def _object_at(node: JSONObject, *keys: str) -> JSONObject:
+    """The object at `keys` under `node` (an OpenAPI document's part that FastAPI and
+    schemas.json always have: a KeyError if not, as before)."""
+    for key in keys:
+        found = node[key]
+        if not isinstance(found, dict):
+            raise KeyError(key)
+        node = found
+    return node
+
+
+def _describe_version_parameter(document: JSONObject, version: ApiVersion) -> None:
     """Each operation's `api-version` parameter names the version this document is of."""
-    for path in document.get("paths", {}).values():
-        for operation in path.values():
-            for parameter in operation.get("parameters", []):
-                if parameter.get("name") == "api-version":
+    for path in as_object(document.get("paths")).values():
+        for operation in as_object(path).values():
+            for parameter in as_list(as_object(operation).get("parameters")):
+                if isinstance(parameter, dict) and parameter.get("name") == "api-version":
                     parameter["description"] = (
                         f"{version.value} for the extensions; 2016-03-01 (or none) for the "
                         "Azure Scheduler API alone"

@@ -22,6 +22,7 @@ from fastapi import Request
 from scheduler_lib.api.requests import api_version
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire.dialect import list_body
+from scheduler_lib.wire.shapes import Item, ListPage
 
 T = TypeVar("T")
 #: fetch(page_size, store_token) -> (rows, next store token or None)
@@ -84,6 +85,6 @@ def next_link(request: Request, position: str | None, **params: Any) -> str | No
     return str(request.url.replace(query=urlencode(query)))
 
 
-def page_body(request: Request, items: list[Any], link: str | None) -> dict[str, Any]:
+def page_body(request: Request, items: list[Item], link: str | None) -> ListPage[Item]:
     """A page as the request's api-version writes it (`model.dialect.list_body`)."""
     return list_body(items, link, api_version(request))

@@ -12,7 +12,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scheduler_lib.dashboard.handlers import mutating, page
-from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name, show_job
+from scheduler_lib.dashboard.pages import (
+    COLLECTION,
+    JOB,
+    BackfillSaid,
+    collection_name,
+    job_name,
+    show_job,
+)
 from scheduler_lib.dashboard.web import UI, collection_url, context, job_url, redirect
 from scheduler_lib.errors import ConflictError, NotFoundError, ValidationError
 from scheduler_lib.service import collections as collection_service
@@ -127,11 +134,11 @@ async def backfill(request: Request) -> Response:
     same queueing); the page shows what was queued, or the error at the field it names."""
     session, form = await mutating(request)
     ctx = context(request)
-    sent = {k: form.get(k, "").strip() for k in ("from", "to")}
+    sent: BackfillSaid = {"from": form.get("from", "").strip(), "to": form.get("to", "").strip()}
     body = {k: v for k, v in sent.items() if v}
     try:
         queued = await run_in_threadpool(backfill_job, ctx, job_name(request), body, ctx.clock())
     except ValidationError as exc:
-        errors = {exc.field: str(exc)}
-        return await show_job(request, session, {**sent, "errors": errors}, status=400)
+        said: BackfillSaid = {**sent, "errors": {exc.field: str(exc)}}
+        return await show_job(request, session, said, status=400)
     return await show_job(request, session, {**sent, "queued": queued})

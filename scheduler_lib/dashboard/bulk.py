@@ -7,7 +7,6 @@ collection page again with one line per job saying what happened. Delete asks fo
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter
@@ -16,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from scheduler_lib.dashboard.handlers import mutating, page
-from scheduler_lib.dashboard.pages import COLLECTION, collection_name, show_collection
+from scheduler_lib.dashboard.pages import COLLECTION, BulkSaid, collection_name, show_collection
 from scheduler_lib.dashboard.web import context
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.service.bulk import summary
@@ -43,7 +42,7 @@ async def bulk_buttons(request: Request) -> Response:
         body = {"operation": operation, "names": ticked}
         results = await run_in_threadpool(bulk, ctx, collection_name(request), body, ctx.clock())
     except ValidationError as exc:
-        said: dict[str, Any] = {"error": f"{exc.field}: {exc.message}", "ticked": ticked}
+        said: BulkSaid = {"error": f"{exc.field}: {exc.message}", "ticked": ticked}
         return await show_collection(request, session, said, status=400)
-    done = {"operation": operation, "results": results, "summary": summary(results)}
+    done: BulkSaid = {"operation": operation, "results": results, "summary": summary(results)}
     return await show_collection(request, session, done)

@@ -10,14 +10,14 @@ user types, through the API's preview (`service/preview.preview_schedule`).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from scheduler_lib.api.errors import arm_error, http_status
+from scheduler_lib.api.errors import ArmError, arm_error, http_status
 from scheduler_lib.dashboard import csrf, forms
 from scheduler_lib.dashboard.handlers import endpoint, mutating, page, read_form
 from scheduler_lib.dashboard.pages import COLLECTION, JOB, collection_name, job_name
@@ -32,7 +32,7 @@ from scheduler_lib.dashboard.web import (
     require_session,
 )
 from scheduler_lib.dashboard.words import FIELD, describe
-from scheduler_lib.domain import JobDefinition
+from scheduler_lib.domain import CollectionRecord, JobDefinition, JobRecord
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import max_jitter
 from scheduler_lib.service import jobs as job_service
@@ -41,6 +41,7 @@ from scheduler_lib.service.jobs import JobName
 from scheduler_lib.service.preview import preview_schedule
 from scheduler_lib.wire import arm, request_json
 from scheduler_lib.wire.jobs import job_to_wire, parse_job
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.timing import normalize_recurrence
 
 router = APIRouter(include_in_schema=False)
@@ -72,10 +73,46 @@ async def edit_job(request: Request) -> Response:
     return render(request, "editor.html", values, session=session)
 
 
-def _editor_values(collection: Any, fields: dict[str, str], job: Any, text: str,
-                   errors: list[dict[str, Any]] | None = None, mode: str = "form",
-                   ) -> dict[str, Any]:  # fmt: skip
-    shown = [{**e, "text": forms.error_text(e)} for e in errors or []]
+class ShownError(ArmError):
+    text: str  # the line the page shows (`forms.error_text`: its path once)
+
+
+class PreviewAnswer(TypedDict, total=False):
+    """The editor's preview: `SchedulePreview` with its errors shown, the schedule in words,
+    the JSON editor's text, and with jitter the runs' labels or a note."""
+
+    executions: list[str]
+    errors: list[ShownError]
+    occurrences: list[str]
+    jitter: str
+    endReason: str
+    words: str
+    json: str
+    labels: list[str]
+    jitterNote: str
+
+
+class EditorValues(TypedDict):
+    """What editor.html is rendered with."""
+
+    collection: CollectionRecord
+    fields: dict[str, str]
+    job: JobRecord | None
+    json: str
+    mode: str
+    errors: list[ShownError]
+    etag: str | None
+    field_errors: dict[str, str]
+
+
+def _shown(errors: list[ArmError]) -> list[ShownError]:
+    return [{**e, "text": forms.error_text(e)} for e in errors]
+
+
+def _editor_values(collection: CollectionRecord, fields: dict[str, str], job: JobRecord | None,
+                   text: str, errors: list[ArmError] | None = None, mode: str = "form",
+                   ) -> EditorValues:  # fmt: skip
+    shown = _shown(errors or [])
     if not text:
         text = forms.json_text(_safe_properties(fields))
     return {
@@ -90,14 +127,14 @@ def _validator(ctx: Any) -> Any:
     return lambda properties: parse_job(properties, ctx.version)
 
 
-def _safe_properties(fields: dict[str, str]) -> dict[str, Any]:
+def _safe_properties(fields: dict[str, str]) -> JSONObject:
     try:
         return forms.to_properties(fields)
     except ValidationError:
         return {}
 
 
-def _properties(form: dict[str, str], base: dict[str, Any] | None) -> dict[str, Any]:
+def _properties(form: dict[str, str], base: JSONObject | None) -> JSONObject:
     """The job properties the user submitted, from whichever editor was in use."""
     if form.get("mode") == "json":
         document = request_json.parse(form.get("json", ""), "json")  # as the API reads bodies
@@ -122,7 +159,7 @@ async def save(request: Request) -> Response:
     )
     now = ctx.clock()
 
-    base: dict[str, Any] | None = None
+    base: JSONObject | None = None
 
     def work() -> Any:
         nonlocal base
@@ -179,9 +216,9 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
     ctx = context(request)
     now = ctx.clock()
 
-    def work() -> dict[str, Any]:
+    def work() -> PreviewAnswer:
         base = None
-        body: dict[str, Any] = {"count": 10}
+        body: JSONObject = {"count": 10}
         if editing is not None:
             record = job_service.get_job(ctx, editing)
             where = (editing.subscription_id, editing.resource_group, editing.collection)
@@ -191,13 +228,16 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
         try:
             properties = _properties(form, base)
         except ValidationError as exc:
-            return _worded({"executions": [], "errors": [arm_error(exc)], "words": "", "json": ""})
+            return {"executions": [], "errors": _shown([arm_error(exc)]), "words": "", "json": ""}
         found = preview_schedule({**body, "properties": properties}, clock_now=now)
-        result = _worded({**found, "errors": [arm_error(e) for e in found["errors"]]})
-        result["words"] = ""
-        result["json"] = forms.json_text(properties)
+        result: PreviewAnswer = {
+            **found,
+            "errors": _shown([arm_error(e) for e in found["errors"]]),
+            "words": "",
+            "json": forms.json_text(properties),
+        }
         if not result["errors"]:
-            timing_only: dict[str, Any] = {
+            timing_only: JSONObject = {
                 k: properties[k] for k in ("startTime", "recurrence") if k in properties
             }
             if "recurrence" in timing_only:
@@ -209,13 +249,7 @@ async def _preview(request: Request, editing: JobName | None) -> Response:
     return json_answer(await run_in_threadpool(work))
 
 
-def _worded(result: dict[str, Any]) -> dict[str, Any]:
-    """Each error with the line the page shows (`forms.error_text`: its path once)."""
-    result["errors"] = [{**e, "text": forms.error_text(e)} for e in result.get("errors") or []]
-    return result
-
-
-def _jitter_labels(result: dict[str, Any], properties: dict[str, Any]) -> dict[str, Any]:
+def _jitter_labels(result: PreviewAnswer, properties: JSONObject) -> PreviewAnswer:
     """With jitter, each run as the job page shows it ("09:00:17 UTC (09:00 +17 s
     jitter)"), or for a job not saved yet, by how much each may move."""
     if "occurrences" in result:

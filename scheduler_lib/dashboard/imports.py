@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any
+from typing import TypedDict
 
 from cryptography.fernet import Fernet, InvalidToken
 from fastapi import APIRouter
@@ -33,6 +33,7 @@ from scheduler_lib.service.imports import (
     MAX_FILES,
     MAX_TOTAL_BYTES,
     ImportRequest,
+    ItemResult,
     SourceFile,
     import_sources,
 )
@@ -113,10 +114,21 @@ async def import_page(request: Request) -> Response:
     return render(request, "import.html", {"options": _options(None)}, session=session)
 
 
+class ImportValues(TypedDict, total=False):
+    """What import.html is rendered with after a preview or an import."""
+
+    options: dict[str, str]
+    error: str
+    results: list[ItemResult]
+    dry_run: bool
+    files: list[str]
+    sealed: str  # the previewed files, sealed for the Import button (`_unseal`)
+
+
 async def _run(request: Request, *, dry_run: bool) -> Response:
     session, form = await _form(request)
     ctx = context(request)
-    values: dict[str, Any] = {"options": _options(form)}
+    values: ImportValues = {"options": _options(form)}
     try:
         if dry_run:
             files, sets = await _uploads(form), _sets(form)
@@ -128,7 +140,7 @@ async def _run(request: Request, *, dry_run: bool) -> Response:
     except ValidationError as exc:
         values["error"] = f"{exc.field}: {exc.message}"
         return render(request, "import.html", values, session=session, status=400)
-    values.update(results=results, dry_run=dry_run, files=[f.name for f in files])
+    values.update({"results": results, "dry_run": dry_run, "files": [f.name for f in files]})
     if dry_run:
         sealed = json.dumps({"files": [[f.name, f.content] for f in files], "sets": sets}).encode()
         values["sealed"] = _fernet(session).encrypt_at_time(sealed, int(now.timestamp())).decode()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TypedDict
 
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
@@ -17,6 +17,7 @@ from scheduler_lib.dashboard.svg import histogram, outcomes_chart
 from scheduler_lib.dashboard.web import UI, context, redirect, render, require_session
 from scheduler_lib.dashboard.words import describe, policies
 from scheduler_lib.domain import HISTORY_STATUSES, JOB_STATES, CollectionRecord, JobRecord
+from scheduler_lib.service.bulk import JobResult
 from scheduler_lib.service.collections import CollectionName, all_jobs, get_collection
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.deadman import DeadmanSetting, deadman_setting
@@ -32,6 +33,7 @@ from scheduler_lib.service.overview import read_overview
 from scheduler_lib.wire import signing
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
+from scheduler_lib.wire.shapes import as_object
 
 router = APIRouter(include_in_schema=False)
 PAGE = 100
@@ -100,6 +102,26 @@ def _matching(
     return found[offset : offset + PAGE], more
 
 
+class BulkSaid(TypedDict, total=False):
+    """What the collection page's bulk buttons did (`dashboard/bulk`): an error with the
+    names that were ticked, or the operation's results and their summary."""
+
+    error: str
+    ticked: list[str]
+    operation: str
+    results: list[JobResult]
+    summary: dict[str, int]
+
+
+#: What the job page's Backfill form was sent (`from`, `to`) and what came of it: `errors`
+#: by field, or the occurrences `queued` (`dashboard/actions.backfill`).
+BackfillSaid = TypedDict(
+    "BackfillSaid",
+    {"from": str, "to": str, "errors": dict[str, str], "queued": list[dict[str, str]]},
+    total=False,
+)
+
+
 @router.get(COLLECTION)
 @page
 async def collection(request: Request) -> Response:
@@ -107,7 +129,7 @@ async def collection(request: Request) -> Response:
 
 
 async def show_collection(
-    request: Request, session: Session, bulk: dict[str, Any] | None = None, status: int = 200
+    request: Request, session: Session, bulk: BulkSaid | None = None, status: int = 200
 ) -> Response:
     """The collection page; `bulk`: what the bulk buttons did (`dashboard/bulk`)."""
     ctx = context(request)
@@ -127,7 +149,7 @@ async def show_collection(
     wire = collection_to_wire(record, ctx.version)  # the API's own redaction: names, no values
     values = {
         "collection": record,
-        "signing_secrets": wire["properties"].get(signing.PROPERTY) or [],
+        "signing_secrets": as_object(wire["properties"]).get(signing.PROPERTY) or [],
         "rows": rows,
         "more": more,
         "state": state or "",
@@ -187,7 +209,7 @@ async def job(request: Request) -> Response:
 
 
 async def show_job(
-    request: Request, session: Session, backfill: dict[str, Any] | None = None, status: int = 200
+    request: Request, session: Session, backfill: BackfillSaid | None = None, status: int = 200
 ) -> Response:
     """The job page; `backfill`: what the Backfill form was sent and what came of it."""
     ctx = context(request)

@@ -23,6 +23,7 @@ from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.lists import HistoryEntry, history_page
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm
+from scheduler_lib.wire.shapes import JSONObject, as_object
 
 #: Outcomes a sparkline shows; a history page shows 100 entries at a time.
 SPARK = 20
@@ -159,13 +160,15 @@ class Pause:
         return self.after is not None and self.failures >= self.after
 
 
-def pause_of(properties: dict[str, Any]) -> Pause:
+def pause_of(properties: JSONObject) -> Pause:
     """From a job's wire `properties` (api-version 2026-12-01)."""
-    status = properties.get("status") or {}
+    note = properties.get(PAUSE_NOTE)
+    failures = as_object(properties.get("status")).get(FIELD.consecutive_failures)
+    after = properties.get(PAUSE_AFTER)
     return Pause(
-        note=properties.get(PAUSE_NOTE) or "",
-        failures=int(status.get(FIELD.consecutive_failures) or 0),
-        after=properties.get(PAUSE_AFTER),
+        note=note if isinstance(note, str) else "",
+        failures=failures if isinstance(failures, int) else 0,
+        after=after if isinstance(after, int) else None,
     )
 
 

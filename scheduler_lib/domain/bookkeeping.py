@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler_lib.domain.executor_state import ExecutorState
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.timeutil import iso_z
 
 #: Stored key: how many occurrences the dispatcher has sent (numbered 1, 2, ...).
@@ -105,10 +106,10 @@ class Bookkeeping:
             other={k: v for k, v in stored.items() if k not in _KNOWN},
         )
 
-    def to_stored(self) -> dict[str, Any]:
+    def to_stored(self) -> JSONObject:
         """The stored JSON object; a value at its default is left out, as it always was
         (`occurrences` excepted: every job the API creates has it, zero or not)."""
-        stored: dict[str, Any] = {**self.other, OCCURRENCES: self.occurrences}
+        stored: JSONObject = {**self.other, OCCURRENCES: self.occurrences}
         if self.not_run:
             stored[NOT_RUN] = self.not_run
         if self.sent:

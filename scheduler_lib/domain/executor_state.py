@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.domain.messages import ERROR_ACTION
 
 if TYPE_CHECKING:  # only annotations: jobs.py imports this module (through bookkeeping.py)
@@ -87,8 +88,8 @@ class Claim:
             other={k: v for k, v in stored.items() if k not in _CLAIM_KEYS},
         )
 
-    def to_stored(self) -> dict[str, Any]:
-        stored: dict[str, Any] = {
+    def to_stored(self) -> JSONObject:
+        stored: JSONObject = {
             **self.other,
             "action": self.action,
             "attempt": self.attempt,
@@ -161,8 +162,8 @@ class ExecutorState:
             other={k: v for k, v in stored.items() if k not in _STATE_KEYS},
         )
 
-    def to_stored(self) -> dict[str, Any]:
-        stored: dict[str, Any] = {
+    def to_stored(self) -> JSONObject:
+        stored: JSONObject = {
             **self.other,
             "claims": {tag: claim.to_stored() for tag, claim in self.claims.items()},
         }

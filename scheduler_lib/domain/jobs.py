@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping
 from scheduler_lib.domain.definition import JobDefinition
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.domain.keys import SEPARATOR, collection_key, job_key
 from scheduler_lib.domain.vocabulary import JobState
 from scheduler_lib.schedule import Schedule
@@ -52,7 +52,7 @@ class JobRecord:
     #: answer shows it as written (`wire/original_form.py`: TimeSpan durations by path, the
     #: defaults it left out). Empty for a job stored before this existed: its answers show
     #: the canonical form.
-    original_form: dict[str, Any] = field(default_factory=dict)
+    original_form: JSONObject = field(default_factory=dict)
     #: When the dead-man switch (`JobDefinition.alert_if_no_success_within`) found the job
     #: overdue; None while it is not (`notify/deadman.py` sets and clears it).
     overdue_since: datetime | None = None

@@ -12,8 +12,8 @@ import json
 import uuid
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.errors import ValidationError
 
 MAIN_ACTION = "MainAction"
@@ -127,7 +127,7 @@ class ExecutionMessage:
         return replace(self, action=ERROR_ACTION, attempt=0)
 
     def to_json(self) -> str:
-        body: dict[str, Any] = asdict(self)
+        body: JSONObject = asdict(self)
         body["occurrence"] = self.occurrence.isoformat()
         if not self.jitter_seconds:
             del body["jitter_seconds"]  # the form every message had before jitter

@@ -18,13 +18,14 @@ service documents for its incoming webhooks.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TypedDict
 
 from scheduler_lib.domain.keys import split_job_key
 from scheduler_lib.notify.notice import Notice
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm
 from scheduler_lib.wire.notifications import NotificationFormat
+from scheduler_lib.wire.shapes import JSONObject
 
 SLACK_HEADER_MAX, SLACK_SECTION_MAX = 150, 3000
 ADAPTIVE_CARD = "application/vnd.microsoft.card.adaptive"
@@ -34,12 +35,37 @@ ADAPTIVE_CARD = "application/vnd.microsoft.card.adaptive"
 Names = tuple[str, str, str, str]
 
 
+class EventJob(TypedDict):
+    id: str
+    name: str
+    jobCollection: str
+    resourceGroup: str
+    subscriptionId: str
+
+
+class EventData(TypedDict, total=False):
+    id: str
+    event: str
+    time: str
+    detail: str
+    job: EventJob
+    health: str  # the dead-man switch's verdict, when the job has one
+
+
+class Event(TypedDict):
+    """The `Json` format's body: Standard Webhooks' envelope (our contract with receivers)."""
+
+    type: str
+    timestamp: str
+    data: EventData
+
+
 def body(notice: Notice, kind: str, names: Names | None = None, health: str | None = None) -> bytes:
     """The bytes sent for `notice` in format `kind` (a `NotificationFormat`); `names` as
     the job record spells them (else the lower-cased key's)."""
     named = names or split_job_key(notice.job_key)
     if kind == NotificationFormat.SLACK:
-        payload = slack(notice, named)
+        payload: Event | JSONObject = slack(notice, named)
     elif kind == NotificationFormat.TEAMS:
         payload = teams(notice, named)
     else:
@@ -51,9 +77,9 @@ def title(notice: Notice, names: Names) -> str:
     return f"{notice.event}: job {names[2]}/{names[3]}"
 
 
-def plain(notice: Notice, names: Names, health: str | None = None) -> dict[str, Any]:
+def plain(notice: Notice, names: Names, health: str | None = None) -> Event:
     subscription, group, collection, job = names
-    data: dict[str, Any] = {
+    data: EventData = {
         "id": notice.notice_id,
         "event": notice.event,
         "time": iso_z(notice.time),
@@ -79,7 +105,7 @@ def _slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def slack(notice: Notice, names: Names) -> dict[str, Any]:
+def slack(notice: Notice, names: Names) -> JSONObject:
     _, group, collection, job = names
     heading = title(notice, names)
     section = (
@@ -105,9 +131,9 @@ def slack(notice: Notice, names: Names) -> dict[str, Any]:
     }
 
 
-def teams(notice: Notice, names: Names) -> dict[str, Any]:
+def teams(notice: Notice, names: Names) -> JSONObject:
     _, group, collection, job = names
-    card = {
+    card: JSONObject = {
         "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
         "type": "AdaptiveCard",
         "version": "1.4",

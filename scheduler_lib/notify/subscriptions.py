@@ -18,9 +18,10 @@ from scheduler_lib.wire import deadman
 from scheduler_lib.wire.notifications import PROPERTY
 from scheduler_lib.wire.notifications import NotificationEvent as E
 from scheduler_lib.wire.secrets import origin
+from scheduler_lib.wire.shapes import JSONObject
 
 
-def subscriptions(job: JobRecord, collection: CollectionRecord | None) -> list[dict[str, Any]]:
+def subscriptions(job: JobRecord, collection: CollectionRecord | None) -> list[JSONObject]:
     own = job.definition.notifications
     if own is not None:
         return [dict(entry) for entry in own]

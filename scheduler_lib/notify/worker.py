@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, JobRecord
@@ -53,6 +53,20 @@ BACKOFF = (
 )
 MAX_ROUNDS = len(BACKOFF) + 1
 DELIVERED, FAILED, GAVE_UP = "Delivered", "Failed", "GaveUp"
+
+
+class Delivery(TypedDict):
+    """One subscription's delivery of a notice, as the notice record keeps it (and the
+    dashboard shows it): where to (`target`, without a secret), how it went, how often."""
+
+    key: str
+    target: str
+    format: str
+    status: str
+    attempts: int
+    statusCode: int | None
+    message: str
+    at: str
 
 
 @dataclass(frozen=True)
@@ -101,7 +115,7 @@ class NotificationWorker:
                                      notice.detail),
         )  # fmt: skip
         done = {d["key"]: d for d in record.deliveries}
-        updates: dict[str, dict[str, Any]] = {}
+        updates: dict[str, Delivery] = {}
         for subscription in wanted:
             previous = done.get(key(subscription))
             if previous is not None and previous.get("status") in (DELIVERED, GAVE_UP):
@@ -125,7 +139,7 @@ class NotificationWorker:
         job: JobRecord,
         previous: Mapping[str, Any] | None,
         now: datetime,
-    ) -> dict[str, Any]:
+    ) -> Delivery:
         names = (job.subscription_id, job.resource_group, job.collection_name, job.name)
         payload = formats.body(notice, subscription["format"], names, deadman.health(job))
         sent = send(
@@ -150,14 +164,15 @@ class NotificationWorker:
             "at": iso_z(now),
         }
 
-    def _record(self, record: NoticeRecord, updates: dict[str, dict[str, Any]]) -> None:
+    def _record(self, record: NoticeRecord, updates: dict[str, Delivery]) -> None:
         """Merge `updates` into the record, again on a fresh read if another worker wrote
         it meanwhile (a few times; a record left behind only shows less)."""
         current: NoticeRecord | None = record
         for _ in range(3):
             if current is None:
                 current = open_notice(self.store, record)
-            merged = {d["key"]: d for d in current.deliveries} | updates
+            merged = {d["key"]: d for d in current.deliveries}
+            merged.update({name: dict(update) for name, update in updates.items()})
             saved = save_notice(self.store, replace(current, deliveries=tuple(merged.values())))
             if saved is not None:
                 return

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from scheduler_lib.errors import ValidationError, did_you_mean
 from scheduler_lib.schedule.timezones import UTC, UTC_ZONE, EvaluationZone, resolve_zone
@@ -38,12 +38,24 @@ _SCHEDULE_KEYS: dict[str, tuple[str, ...]] = {
 _OCCURRENCE_KEYS = ("day", "occurrence", "Occurrence")
 #: Integer-list schedule fields: (Recurrence attribute, low, high); a negative low means
 #: "counted from the end", which excludes 0.
-_INTEGER_FIELDS = {
+IntegerField = Literal["minutes", "hours", "month_days", "months"]
+_INTEGER_FIELDS: dict[str, tuple[IntegerField, int, int]] = {
     "minutes": ("minutes", 0, 59),
     "hours": ("hours", 0, 23),
     "monthDays": ("month_days", -31, 31),
     "months": ("months", 1, 12),
 }
+
+
+class ScheduleFields(TypedDict, total=False):
+    """A schedule's fields, as `Recurrence` takes them."""
+
+    minutes: tuple[int, ...]
+    hours: tuple[int, ...]
+    week_days: tuple[int, ...]
+    month_days: tuple[int, ...]
+    monthly_occurrences: tuple[tuple[int, int | None], ...]
+    months: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +176,7 @@ def _parse_frequency(value: Any) -> str:
     return name
 
 
-def _parse_schedule(raw: Any, frequency: str) -> dict[str, Any]:
+def _parse_schedule(raw: Any, frequency: str) -> ScheduleFields:
     """The schedule's fields as `Recurrence` keyword arguments."""
     path = "recurrence.schedule"
     if raw is None:
@@ -181,7 +193,7 @@ def _parse_schedule(raw: Any, frequency: str) -> dict[str, Any]:
             raise ValidationError(
                 f"{path}.{key}", f"is only allowed with frequency {allowed}, not {frequency}"
             )
-    fields: dict[str, Any] = {}
+    fields: ScheduleFields = {}
     for key, (name, low, high) in _INTEGER_FIELDS.items():
         if key in given:
             items = _items(given[key], f"{path}.{key}")

@@ -29,6 +29,7 @@ from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import arm, bundle
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
+from scheduler_lib.wire.shapes import JobAnswer, JSONObject
 from scheduler_lib.wire.versions import LATEST_VERSION
 
 
@@ -48,34 +49,36 @@ def export_collection(store: TableStore, request: ExportRequest, *, now: datetim
         store, request.subscription_id, request.resource_group, request.collection
     )
     collection = collection_to_wire(record, LATEST_VERSION)
-    secrets = [
+    secrets: list[bundle.LeftOutSecret] = [
         {"collection": record.name, "job": None, "path": path}
         for path in bundle.collection_secret_paths(record.properties)
     ]
-    return _chunks(store, request, collection, secrets, now)
+    return _chunks(store, request, (record.name, collection), secrets, now)
 
 
 def _chunks(
     store: TableStore,
     request: ExportRequest,
-    collection: dict[str, Any],
-    secrets: list[dict[str, Any]],
+    collection: tuple[str, JSONObject],
+    secrets: list[bundle.LeftOutSecret],
     now: datetime,
 ) -> Iterator[str]:
+    """`collection`: its name and its wire form."""
+    collection_name, wire = collection
     head = {
         "kind": bundle.KIND,
         "bundleVersion": bundle.BUNDLE_VERSION,
         "apiVersion": LATEST_VERSION.value,
         "exportedAt": iso_z(now),
         "includesHistory": request.include_history,
-        "collection": collection,
+        "collection": wire,
     }
     yield _dumps(head)[:-1] + ',"jobs":['
     count = 0
     for record in _jobs(store, request):
         yield ("," if count else "") + _dumps(_job(record, now))
         secrets += [
-            {"collection": collection["name"], "job": record.name, "path": path}
+            {"collection": collection_name, "job": record.name, "path": path}
             for path in bundle.job_secret_paths(record.definition.document)
         ]
         count += 1
@@ -104,7 +107,7 @@ def _jobs(store: TableStore, request: ExportRequest) -> Iterator[JobRecord]:
             return
 
 
-def _job(record: JobRecord, now: datetime) -> dict[str, Any]:
+def _job(record: JobRecord, now: datetime) -> JobAnswer:
     """The job as GET returns it; a recurring job without `startTime` gets the instant its
     schedule counts from (its creation, or its last change of schedule) as `startTime`, so
     that the restored job keeps its phase: an hourly job created at 09:00 runs at :00 after
@@ -115,11 +118,11 @@ def _job(record: JobRecord, now: datetime) -> dict[str, Any]:
     return wire
 
 
-def _history(store: TableStore, record: JobRecord, now: datetime) -> dict[str, Any]:
+def _history(store: TableStore, record: JobRecord, now: datetime) -> bundle.JobHistory:
     """The job's entries since `now - HISTORY_WINDOW`, newest first, at most
     `HISTORY_PER_JOB` (one more is read to know whether the window held more)."""
     since = now - bundle.HISTORY_WINDOW
-    entries: list[dict[str, Any]] = []
+    entries: list[JSONObject] = []
     truncated = False
     token: str | None = None
     while True:
@@ -136,7 +139,9 @@ def _history(store: TableStore, record: JobRecord, now: datetime) -> dict[str, A
             return _entries(record, entries, truncated)
 
 
-def _entries(record: JobRecord, entries: list[dict[str, Any]], truncated: bool) -> dict[str, Any]:
+def _entries(
+    record: JobRecord, entries: list[JSONObject], truncated: bool
+) -> bundle.JobHistory:
     return {"job": record.name, "entries": entries, "truncated": truncated}
 
 

@@ -20,7 +20,6 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from scheduler_lib.errors import (
     ConflictError,
@@ -44,6 +43,7 @@ from scheduler_lib.service.jobs import JobName, get_job, put_job
 from scheduler_lib.wire import arm
 from scheduler_lib.wire.collections import collection_to_wire
 from scheduler_lib.wire.jobs import job_to_wire
+from scheduler_lib.wire.shapes import JSONObject, to_json
 from scheduler_lib.wire.versions import parse_version
 
 MAX_FILES = 20
@@ -96,18 +96,18 @@ class ServiceScheduler:
     def _at(self, version: str) -> ApiContext:
         return replace(self.ctx, version=parse_version(version))
 
-    def get(self, address: Address, version: str) -> dict[str, Any] | None:
+    def get(self, address: Address, version: str) -> JSONObject | None:
         ctx = self._at(version)
         try:
             if address.job is None:
                 record = get_collection(ctx, _collection_name(address))
                 return collection_to_wire(record, ctx.version)
             job = get_job(ctx, _job_name(address))
-            return job_to_wire(job, now=ctx.clock(), version=ctx.version)
+            return to_json(job_to_wire(job, now=ctx.clock(), version=ctx.version))
         except NotFoundError:
             return None
 
-    def put(self, address: Address, body: dict[str, Any], version: str) -> dict[str, Any]:
+    def put(self, address: Address, body: JSONObject, version: str) -> JSONObject:
         ctx = self._at(version)
         try:
             if address.job is None:

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from scheduler_lib.domain import SEPARATOR, CollectionRecord, HistoryStatus, JobRecord, JobState
 from scheduler_lib.domain.definition import PAUSE_AFTER
 from scheduler_lib.domain.keys import split_job_key
-from scheduler_lib.health import check_health
+from scheduler_lib.health import HealthBody, check_health
 from scheduler_lib.service import activity
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.store import collections as collection_store
@@ -65,7 +64,7 @@ class Attention:
 @dataclass(frozen=True)
 class Overview:
     collections: list[CollectionRow]
-    health: dict[str, Any]
+    health: HealthBody
     dispatched_hour: int
     failures_day: int
     skipped_day: int

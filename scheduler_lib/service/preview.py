@@ -7,7 +7,7 @@ raises (a ValidationError). The errors stay `SchedulerError`s: each front end re
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from scheduler_lib.errors import SchedulerError, ValidationError
 from scheduler_lib.schedule import (
@@ -30,7 +30,17 @@ _ENVELOPE = ("id", "name", "type")  # of a job as GET returns it; `id` names its
 _WHOLE_JOB = JOB_PROPERTIES + extensions.names(Location.JOB, LATEST_VERSION)
 
 
-def preview_schedule(body: Any, *, clock_now: datetime) -> dict[str, Any]:
+class SchedulePreview(TypedDict):
+    """What a preview finds (its front ends write the errors as ARM error objects)."""
+
+    executions: list[str]
+    errors: list[SchedulerError]
+    occurrences: NotRequired[list[str]]
+    jitter: NotRequired[str]
+    endReason: NotRequired[str]
+
+
+def preview_schedule(body: Any, *, clock_now: datetime) -> SchedulePreview:
     """{"executions": [...ISO UTC], "errors": [SchedulerError]}, plus
     "endReason" when fewer than `count` executions are left (the CLI's last line). With jitter
     (2026-12-01), `executions` are the jittered starts and `occurrences` the
@@ -63,7 +73,7 @@ def preview_schedule(body: Any, *, clock_now: datetime) -> dict[str, Any]:
         return {"executions": [], "errors": [error]}
     executions = starts(job, occurrences, identity)
     no_errors: list[SchedulerError] = []
-    result: dict[str, Any] = {"executions": [iso_z(t) for t in executions], "errors": no_errors}
+    result: SchedulePreview = {"executions": [iso_z(t) for t in executions], "errors": no_errors}
     if executions != occurrences:  # jittered: the occurrences the history will name
         result["occurrences"] = [iso_z(t) for t in occurrences]
     elif job.get(MAX_JITTER):

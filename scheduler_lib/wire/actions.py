@@ -17,6 +17,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import extensions, managed_identity, readers, targets
 from scheduler_lib.wire.headers import request_headers
 from scheduler_lib.wire.retry_policy import DEFAULT_RETRY, retry_policy_source
+from scheduler_lib.wire.shapes import JSONObject, as_object, json_object
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
 ACTION_TYPES = ("Http", "Https", "StorageQueue", "ServiceBusQueue", "ServiceBusTopic")
@@ -61,7 +62,7 @@ MAX_BODY = 8192
 
 def normalize_action(
     value: Any, path: str, *, error_action: bool = False, version: ApiVersion = DEFAULT_VERSION
-) -> dict[str, Any]:
+) -> JSONObject:
     """The canonical stored form of `action` (or of `action.errorAction`); `version`
     decides which extension properties are known (`extensions`)."""
     scope = extensions.Scope(version, error_action)
@@ -76,7 +77,7 @@ def normalize_action(
             raise ValidationError(readers.join(path, other), f"does not apply to a {kind} action")
     if source.get(payload) is None:
         raise ValidationError(readers.join(path, payload), f"is required for a {kind} action")
-    action: dict[str, Any] = {"type": kind}
+    action: JSONObject = {"type": kind}
     where = readers.join(path, payload)
     policy = retry_policy_source(source, payload, path, scope)
     if payload == "request":
@@ -100,14 +101,14 @@ def normalize_action(
     return action
 
 
-def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool) -> dict[str, Any]:
+def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool) -> JSONObject:
     known = ("uri", "method", "body", "headers", "authentication")
     source = readers.keys(value, path, known + scope.names(Location.REQUEST))
     for name in ("uri", "method"):
         if source.get(name) is None:
             raise ValidationError(readers.join(path, name), "is required")
     uri = targets.http_uri(source["uri"], readers.join(path, "uri"), https_only=https_only)
-    request: dict[str, Any] = {
+    request: JSONObject = {
         "uri": uri,
         "method": readers.enum(
             source["method"].upper() if isinstance(source["method"], str) else None,
@@ -120,7 +121,9 @@ def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool
             source["body"], readers.join(path, "body"), max_length=MAX_BODY, empty=True
         )
     if source.get("headers") is not None:
-        request["headers"] = request_headers(source["headers"], readers.join(path, "headers"))
+        request["headers"] = json_object(
+            request_headers(source["headers"], readers.join(path, "headers"))
+        )
     if source.get("authentication") is not None:
         where = readers.join(path, "authentication")
         auth = _authentication(source["authentication"], where, scope)
@@ -130,7 +133,7 @@ def _request(value: Any, path: str, scope: extensions.Scope, *, https_only: bool
     return request
 
 
-def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any] | None:
+def _authentication(value: Any, path: str, scope: extensions.Scope) -> JSONObject | None:
     source = readers.obj(value, path)
     type_key = next((k for k in source if k.lower() == "type"), None)
     if type_key is None:
@@ -147,7 +150,7 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
     source = readers.keys(source, path, ("type", *fields, *scope.names(Location.AUTHENTICATION)))
     if kind == "NotSpecified":
         return None
-    auth: dict[str, Any] = {"type": kind}
+    auth: JSONObject = {"type": kind}
     for name in fields:
         if name in CERT_DERIVED:
             continue  # read-only: derived from the pfx below; a round-tripped value is ignored
@@ -160,10 +163,10 @@ def _authentication(value: Any, path: str, scope: extensions.Scope) -> dict[str,
     return auth
 
 
-def _queue_message(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any]:
+def _queue_message(value: Any, path: str, scope: extensions.Scope) -> JSONObject:
     known = ("storageAccount", "queueName", "sasToken", "message")
     source = readers.keys(value, path, known + scope.names(Location.QUEUE_MESSAGE))
-    message: dict[str, Any] = {}
+    message: JSONObject = {}
     for name in ("storageAccount", "queueName", "sasToken"):
         if source.get(name) is not None:
             message[name] = readers.string(source[name], readers.join(path, name), max_length=2048)
@@ -179,7 +182,7 @@ def _queue_message(value: Any, path: str, scope: extensions.Scope) -> dict[str, 
     return {**message, **scope.read(Location.QUEUE_MESSAGE, source, path)}
 
 
-def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
+def _service_bus(value: Any, path: str, *, topic: bool) -> JSONObject:
     target = "topicPath" if topic else "queueName"
     source = readers.keys(
         value,
@@ -194,7 +197,7 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
             "transportType",
         ),
     )
-    message: dict[str, Any] = {}
+    message: JSONObject = {}
     for name in (target, "namespace"):
         if source.get(name) is None:
             raise ValidationError(readers.join(path, name), "is required")
@@ -211,8 +214,10 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
             source["transportType"], readers.join(path, "transportType"), TRANSPORT_TYPES
         )
     if source.get("customMessageProperties") is not None:
-        message["customMessageProperties"] = readers.string_map(
-            source["customMessageProperties"], readers.join(path, "customMessageProperties")
+        message["customMessageProperties"] = json_object(
+            readers.string_map(
+                source["customMessageProperties"], readers.join(path, "customMessageProperties")
+            )
         )
     if source.get("brokeredMessageProperties") is not None:
         message["brokeredMessageProperties"] = _brokered(
@@ -222,7 +227,7 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
     auth_keys = ("type", "sasKeyName", "sasKey")
     auth = readers.keys(source.get("authentication") or {}, auth_path, auth_keys)
     if auth:
-        normalized: dict[str, Any] = {
+        normalized: JSONObject = {
             "type": readers.enum(
                 auth.get("type", "SharedAccessKey"), readers.join(auth_path, "type"), SB_AUTH_TYPES
             )
@@ -234,8 +239,8 @@ def _service_bus(value: Any, path: str, *, topic: bool) -> dict[str, Any]:
     return message
 
 
-def _brokered(value: Any, path: str) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+def _brokered(value: Any, path: str) -> JSONObject:
+    result: JSONObject = {}
     for name, item, where in readers.present(value, path, _BROKERED):
         if name == "forcePersistence":
             result[name] = readers.boolean(item, where)
@@ -248,10 +253,9 @@ def _brokered(value: Any, path: str) -> dict[str, Any]:
     return result
 
 
-def uses_authentication(action: dict[str, Any]) -> bool:
+def uses_authentication(action: JSONObject) -> bool:
     """Whether an action (or its errorAction) authenticates outbound (not on Free)."""
-    request = action.get("request") or {}
-    if request.get("authentication"):
+    if as_object(action.get("request")).get("authentication"):
         return True
     error = action.get("errorAction")
     return isinstance(error, dict) and bool(error) and uses_authentication(error)

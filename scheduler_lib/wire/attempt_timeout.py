@@ -28,6 +28,7 @@ from scheduler_lib.domain.actions import ATTEMPT_TIMEOUT, DEFAULT_TIMEOUT
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.shapes import JSONObject, as_object
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = ATTEMPT_TIMEOUT
@@ -41,7 +42,7 @@ CLOUD_SCHEDULER_MAX = timedelta(minutes=30)
 MAX_TIMEOUT = min(CLOUD_SCHEDULER_MAX, FUNCTION_TIMEOUT - INVOCATION_MARGIN)
 HTTP_TYPES = ("Http", "Https")
 
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "string",
     "format": "duration",
     "description": "Http and Https actions: how long each attempt may take in all (the "
@@ -65,11 +66,11 @@ def validate(value: Any, path: str) -> str:
     return text
 
 
-def check(definition: dict[str, Any], value: Any, path: str) -> None:
+def check(definition: JSONObject, value: Any, path: str) -> None:
     """Only an HTTP action has a timeout of its own (see the module docstring)."""
-    action = definition.get("action") or {}
+    action = as_object(definition.get("action"))
     if ".errorAction." in path:
-        action = action.get("errorAction") or {}
+        action = as_object(action.get("errorAction"))
     if action.get("type") not in HTTP_TYPES:
         raise ValidationError(
             path, f"applies to Http and Https actions only, not to {action.get('type')}"

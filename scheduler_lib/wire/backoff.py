@@ -22,6 +22,7 @@ from scheduler_lib.domain.actions import DEFAULT_RETRY_INTERVAL
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 EXPONENTIAL = "Exponential"
@@ -70,7 +71,7 @@ def _retry_word(item: Any, path: str) -> str:
     )
 
 
-def policy_at(definition: dict[str, Any], path: str) -> dict[str, Any]:
+def policy_at(definition: JSONObject, path: str) -> JSONObject:
     """The retryPolicy object holding the property at `path` (`properties.action...`)."""
     node: Any = definition
     for key in path.split(".")[1:-1]:
@@ -78,7 +79,7 @@ def policy_at(definition: dict[str, Any], path: str) -> dict[str, Any]:
     return node if isinstance(node, dict) else {}
 
 
-def check_max_interval(definition: dict[str, Any], value: Any, path: str) -> None:
+def check_max_interval(definition: JSONObject, value: Any, path: str) -> None:
     """Only an Exponential policy has a growing delay to cap, and the cap is at least the
     first delay."""
     policy = policy_at(definition, path)
@@ -89,7 +90,7 @@ def check_max_interval(definition: dict[str, Any], value: Any, path: str) -> Non
         raise ValidationError(path, "must be at least retryInterval")
 
 
-def check_max_duration(definition: dict[str, Any], value: Any, path: str) -> None:
+def check_max_duration(definition: JSONObject, value: Any, path: str) -> None:
     """A policy that retries, whose first retry can come before the limit."""
     policy = _retrying(definition, path)
     first = _first_interval(policy, path)
@@ -97,24 +98,24 @@ def check_max_duration(definition: dict[str, Any], value: Any, path: str) -> Non
         raise ValidationError(path, "must be at least retryInterval (no retry would come)")
 
 
-def _first_interval(policy: dict[str, Any], path: str) -> Any:
-    value = policy.get("retryInterval")
-    return DEFAULT_RETRY_INTERVAL if value is None else read_iso_duration(value, path)
+def _first_interval(policy: JSONObject, path: str) -> Any:
+    value = policy.get("retryInterval")  # canonical: an ISO 8601 text, or absent
+    return read_iso_duration(value, path) if isinstance(value, str) else DEFAULT_RETRY_INTERVAL
 
 
-def check_retry_on(definition: dict[str, Any], value: Any, path: str) -> None:
+def check_retry_on(definition: JSONObject, value: Any, path: str) -> None:
     _retrying(definition, path)
 
 
-def _retrying(definition: dict[str, Any], path: str) -> dict[str, Any]:
+def _retrying(definition: JSONObject, path: str) -> JSONObject:
     policy = policy_at(definition, path)
     if policy.get("retryType") == "None":
         raise ValidationError(path, "does not apply to retryType None")
     return policy
 
 
-DURATION_SCHEMA = {"type": "string", "format": "duration"}
-MAX_INTERVAL_SCHEMA = {
+DURATION_SCHEMA: JSONObject = {"type": "string", "format": "duration"}
+MAX_INTERVAL_SCHEMA: JSONObject = {
     **DURATION_SCHEMA,
     "description": "retryType Exponential: the longest delay between attempts (default "
     f"{isodate.duration_isoformat(DEFAULT_MAX_INTERVAL)}). "
@@ -122,12 +123,12 @@ MAX_INTERVAL_SCHEMA = {
     "before retry n+1; a Retry-After answer is honoured within [retryInterval, "
     "maxRetryInterval].",
 }
-MAX_DURATION_SCHEMA = {
+MAX_DURATION_SCHEMA: JSONObject = {
     **DURATION_SCHEMA,
     "description": "Give up retrying once the occurrence is this old (no retry would start "
     "later than its scheduled time plus this duration).",
 }
-RETRY_ON_SCHEMA = {
+RETRY_ON_SCHEMA: JSONObject = {
     "type": "array",
     "items": {"type": "string"},
     "maxItems": MAX_RETRY_ON,

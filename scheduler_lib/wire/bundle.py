@@ -24,9 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from scheduler_lib.wire import notifications, secrets, signing
+from scheduler_lib.wire.shapes import JSONObject, as_list
 
 KIND = "SchedulerExportBundle"
 BUNDLE_VERSION = 1
@@ -39,9 +40,25 @@ HISTORY_PER_JOB = 100
 JOB_PAGE = 100
 
 
+class LeftOutSecret(TypedDict):
+    """A secret the bundle leaves out: whose (`job` None: the collection's) and where."""
+
+    collection: str
+    job: str | None
+    path: str
+
+
+class JobHistory(TypedDict):
+    """A job's history entries in the bundle, newest first."""
+
+    job: str
+    entries: list[JSONObject]  # `store.history.HistoryEntry.to_properties`
+    truncated: bool
+
+
 _REF = "#/components/schemas/"
 #: The bundle's schema in the 2026-12-01 OpenAPI document (the route's 200 answer).
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "properties": {
         "kind": {"type": "string", "enum": [KIND]},
@@ -98,9 +115,9 @@ def job_secret_paths(definition: Mapping[str, Any]) -> list[str]:
     return found + notification_secret_paths(definition)
 
 
-def collection_secret_paths(properties: dict[str, Any]) -> list[str]:
+def collection_secret_paths(properties: JSONObject) -> list[str]:
     """The paths of a collection's signing secrets' values (`value` of each entry)."""
-    entries = properties.get(signing.PROPERTY) or ()
+    entries = as_list(properties.get(signing.PROPERTY))
     paths = [f"properties.{signing.PROPERTY}[{i}].value" for i, _ in enumerate(entries)]
     return paths + notification_secret_paths(properties)
 

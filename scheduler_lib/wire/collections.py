@@ -12,6 +12,7 @@ from typing import Any
 from scheduler_lib.domain import COLLECTION_STATES, USER_COLLECTION_STATES, CollectionRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import arm, dialect, extensions, notifications, quotas, readers, signing
+from scheduler_lib.wire.shapes import JSONObject, as_object
 from scheduler_lib.wire.tags import resource_tags
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
@@ -20,7 +21,7 @@ BODY_KEYS = ("id", "name", "type", "location", "tags", "properties")
 
 def normalize_body(
     body: Any, version: ApiVersion = DEFAULT_VERSION
-) -> tuple[str | None, dict[str, str] | None, dict[str, Any]]:
+) -> tuple[str | None, dict[str, str] | None, JSONObject]:
     """(location, tags, properties) of a JobCollectionDefinition; absent parts are None or
     missing so a PATCH can tell "not given" from "given". `version` decides which extension
     properties are known (`extensions`)."""
@@ -31,16 +32,16 @@ def normalize_body(
     tags = None
     if source.get("tags") is not None:
         tags = resource_tags(source["tags"])
-    properties: dict[str, Any] = {}
+    properties: JSONObject = {}
     if source.get("properties") is not None:
         properties = _properties(source["properties"], version)
     return location, tags, properties
 
 
-def _properties(value: Any, version: ApiVersion) -> dict[str, Any]:
+def _properties(value: Any, version: ApiVersion) -> JSONObject:
     known = ("sku", "state", "quota", *extensions.names(Location.COLLECTION, version))
     source = readers.keys(value, "properties", known)
-    properties: dict[str, Any] = {}
+    properties: JSONObject = {}
     if source.get("sku") is not None:
         sku = readers.keys(source["sku"], "properties.sku", ("name",))
         if sku.get("name") is None:
@@ -59,10 +60,10 @@ def _properties(value: Any, version: ApiVersion) -> dict[str, Any]:
     return properties
 
 
-def _quota(value: Any) -> dict[str, Any]:
+def _quota(value: Any) -> JSONObject:
     path = "properties.quota"
     source = readers.keys(value, path, ("maxJobCount", "maxJobOccurrence", "maxRecurrence"))
-    quota: dict[str, Any] = {}
+    quota: JSONObject = {}
     for name in ("maxJobCount", "maxJobOccurrence"):
         if source.get(name) is not None:
             quota[name] = readers.integer(source[name], f"{path}.{name}", low=1, high=1_000_000)
@@ -82,9 +83,9 @@ def _quota(value: Any) -> dict[str, Any]:
     return quota
 
 
-def complete(properties: dict[str, Any]) -> dict[str, Any]:
+def complete(properties: JSONObject) -> JSONObject:
     """Stored collection properties with defaults, checked against the SKU."""
-    result = {
+    result: JSONObject = {
         "sku": properties.get("sku") or {"name": "Standard"},
         "state": properties.get("state", "Enabled"),
     }
@@ -93,24 +94,25 @@ def complete(properties: dict[str, Any]) -> dict[str, Any]:
     # Extension properties: only a request of a version that has them can have put them
     # here (a PUT of an older version drops them; its PATCH keeps the stored ones).
     result.update({k: properties[k] for k in extensions.collection_names() if k in properties})
-    quotas.check_collection_quota(result["sku"]["name"], result.get("quota") or {})
+    sku = as_object(result["sku"]).get("name")
+    quotas.check_collection_quota(str(sku), as_object(result.get("quota")))
     return result
 
 
-def merge(stored: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+def merge(stored: JSONObject, patch: JSONObject) -> JSONObject:
     """A PATCH's properties over the stored ones (quota merged field by field)."""
     result = {**stored, **{k: v for k, v in patch.items() if k != "quota"}}
     if "quota" in patch:
-        result["quota"] = {**(stored.get("quota") or {}), **patch["quota"]}
+        result["quota"] = {**as_object(stored.get("quota")), **as_object(patch["quota"])}
     return result
 
 
 def collection_to_wire(
     record: CollectionRecord, version: ApiVersion = DEFAULT_VERSION
-) -> dict[str, Any]:
+) -> JSONObject:
     """A JobCollectionDefinition with the extension properties `version` has, written as
     `version` writes it (`dialect`)."""
-    body: dict[str, Any] = {
+    body: JSONObject = {
         "id": arm.collection_id(record.subscription_id, record.resource_group, record.name),
         "type": arm.COLLECTION_TYPE,
         "name": record.name,

@@ -16,13 +16,14 @@ from scheduler_lib.domain.definition import (
 )
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, ExtensionStatus, Location
 
 PROPERTY = ALERT_IF_NO_SUCCESS_WITHIN
 #: The upkeep judges once a minute: a shorter window could not be kept.
 MIN_WINDOW = timedelta(minutes=1)
 MAX_WINDOW = MAX_ALERT_WINDOW
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "string",
     "description": "ISO 8601 duration (PT1M to P366D): when this long passes without a "
     "succeeded execution while the job is Enabled and due to have run, its status.health "
@@ -52,7 +53,7 @@ def health(record: JobRecord) -> str:
     return Health.FAILING.value if record.consecutive_failures else Health.HEALTHY.value
 
 
-HEALTH_SCHEMA = {
+HEALTH_SCHEMA: JSONObject = {
     "type": "string",
     "enum": [h.value for h in Health],
     "description": f"Overdue: no success within {PROPERTY}; Failing: the last "

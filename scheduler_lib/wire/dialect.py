@@ -32,6 +32,7 @@ from typing import Any
 
 from scheduler_lib.domain import JobRecord, JobState
 from scheduler_lib.wire import original_form
+from scheduler_lib.wire.shapes import Item, JSONObject, ListPage, as_object
 from scheduler_lib.wire.versions import ApiVersion
 
 _SERVICE_BUS = ("serviceBusQueueMessage", "serviceBusTopicMessage")
@@ -80,9 +81,7 @@ def of(version: ApiVersion) -> Dialect:
     return DIALECTS[version]
 
 
-def job_properties(
-    definition: dict[str, Any], record: JobRecord, version: ApiVersion
-) -> dict[str, Any]:
+def job_properties(definition: JSONObject, record: JobRecord, version: ApiVersion) -> JSONObject:
     """A job's wire `properties` (without `status`) from its redacted definition in the
     form `version` knows (`extensions.older_form`), and its state."""
     style = of(version)
@@ -94,8 +93,9 @@ def job_properties(
     recurrence = properties.get("recurrence")
     if isinstance(recurrence, dict):
         properties["recurrence"] = _recurrence(recurrence, style)
-    if isinstance(properties.get("action"), dict):
-        properties["action"] = _action(properties["action"], style)
+    action = properties.get("action")
+    if isinstance(action, dict):
+        properties["action"] = _action(action, style)
     properties["state"] = _enum(record.state, style)
     return properties
 
@@ -109,26 +109,28 @@ def shows_status(record: JobRecord, version: ApiVersion) -> bool:
     return record.last_execution_time is not None or any(counts)
 
 
-def collection_body(body: dict[str, Any], version: ApiVersion) -> dict[str, Any]:
+def collection_body(body: JSONObject, version: ApiVersion) -> JSONObject:
     """A JobCollectionDefinition as `version` writes it (from its canonical form)."""
     style = of(version)
     result = dict(body)
     if style.as_sent and not result.get("tags"):
         result.pop("tags", None)
-    quota = (result.get("properties") or {}).get("quota") or {}
-    if style.camel_case_enums and isinstance(quota.get("maxRecurrence"), dict):
-        recurrence = {**quota["maxRecurrence"]}
+    properties = as_object(result.get("properties"))
+    quota = as_object(properties.get("quota"))
+    max_recurrence = quota.get("maxRecurrence")
+    if style.camel_case_enums and isinstance(max_recurrence, dict):
+        recurrence = {**max_recurrence}
         recurrence["frequency"] = _enum(recurrence.get("frequency"), style)
         result["properties"] = {
-            **result["properties"],
+            **properties,
             "quota": {**quota, "maxRecurrence": recurrence},
         }
     return result
 
 
-def list_body(items: list[Any], next_link: str | None, version: ApiVersion) -> dict[str, Any]:
+def list_body(items: list[Item], next_link: str | None, version: ApiVersion) -> ListPage[Item]:
     """A page of a list: its items and, when more follow, the nextLink."""
-    body: dict[str, Any] = {"value": items}
+    body: ListPage[Item] = {"value": items}
     if next_link or of(version).null_next_link:
         body["nextLink"] = next_link
     return body
@@ -152,7 +154,7 @@ def _enum(value: Any, style: Dialect) -> Any:
     return camel_case(value) if style.camel_case_enums and isinstance(value, str) else value
 
 
-def _recurrence(recurrence: dict[str, Any], style: Dialect) -> dict[str, Any]:
+def _recurrence(recurrence: JSONObject, style: Dialect) -> JSONObject:
     """`recurrence` with its frequency spelled, the interval filled in (Azure Scheduler's
     default, 1, which both versions show) and the schedule's enums and keys spelled."""
     result = dict(recurrence)
@@ -162,12 +164,12 @@ def _recurrence(recurrence: dict[str, Any], style: Dialect) -> dict[str, Any]:
     schedule = result.get("schedule")
     if isinstance(schedule, dict):
         schedule = dict(schedule)
-        if isinstance(schedule.get("weekDays"), list):
-            schedule["weekDays"] = [_enum(day, style) for day in schedule["weekDays"]]
-        if isinstance(schedule.get("monthlyOccurrences"), list):
-            schedule["monthlyOccurrences"] = [
-                _occurrence(entry, style) for entry in schedule["monthlyOccurrences"]
-            ]
+        week_days = schedule.get("weekDays")
+        if isinstance(week_days, list):
+            schedule["weekDays"] = [_enum(day, style) for day in week_days]
+        occurrences = schedule.get("monthlyOccurrences")
+        if isinstance(occurrences, list):
+            schedule["monthlyOccurrences"] = [_occurrence(entry, style) for entry in occurrences]
         result["schedule"] = schedule
     return result
 
@@ -183,9 +185,9 @@ def _occurrence(entry: Any, style: Dialect) -> Any:
     return result
 
 
-def _certificate(request: dict[str, Any], style: Dialect) -> dict[str, Any]:
+def _certificate(request: JSONObject, style: Dialect) -> JSONObject:
     """A request's authentication with a client certificate's expiry under `style`'s keys."""
-    auth: dict[str, Any] = request["authentication"]
+    auth = as_object(request["authentication"])
     if "certificateExpirationDate" not in auth:
         return auth
     result = {k: v for k, v in auth.items() if k != "certificateExpirationDate"}
@@ -193,7 +195,7 @@ def _certificate(request: dict[str, Any], style: Dialect) -> dict[str, Any]:
     return {**result, **{key: expiry for key in style.certificate_expiry_keys}}
 
 
-def _action(action: dict[str, Any], style: Dialect) -> dict[str, Any]:
+def _action(action: JSONObject, style: Dialect) -> JSONObject:
     """An action (and its errorAction) with its enums and key spellings as `style` writes
     them; its `type` and an HTTP authentication's `type` stay as they are."""
     result = dict(action)
@@ -209,12 +211,14 @@ def _action(action: dict[str, Any], style: Dialect) -> dict[str, Any]:
             message = dict(message)
             if "transportType" in message:
                 message["transportType"] = _enum(message["transportType"], style)
-            if isinstance(message.get("authentication"), dict):
-                sb_auth = dict(message["authentication"])
+            authentication = message.get("authentication")
+            if isinstance(authentication, dict):
+                sb_auth = dict(authentication)
                 if "type" in sb_auth:
                     sb_auth["type"] = _enum(sb_auth["type"], style)
                 message["authentication"] = sb_auth
             result[name] = message
-    if isinstance(result.get("errorAction"), dict):
-        result["errorAction"] = _action(result["errorAction"], style)
+    error_action = result.get("errorAction")
+    if isinstance(error_action, dict):
+        result["errorAction"] = _action(error_action, style)
     return result

@@ -21,9 +21,10 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import MAX_JITTER, MAX_JITTER_LIMIT, jittered_start
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JobStatus, JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "string",
     "format": "duration",
     "description": "Each occurrence starts a stable pseudo-random number of whole seconds "
@@ -82,7 +83,7 @@ def _start(record: JobRecord, occurrence: datetime) -> datetime:
     return jittered_start(record.key, record.definition.max_jitter, occurrence)
 
 
-def jittered_status(status: dict[str, Any], record: JobRecord, now: datetime) -> dict[str, Any]:
+def jittered_status(status: JobStatus, record: JobRecord, now: datetime) -> JobStatus:
     """`status` with `nextExecutionTime` the instant the next occurrence really starts (in
     every api-version: it is when the job runs, whoever asks)."""
     nxt = upcoming(record, now) if record.definition.max_jitter else None

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_lib.domain.definition import TAGS
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.tags import MAX_TAGS, resource_tags
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
@@ -25,12 +26,14 @@ def validate(value: Any, path: str) -> dict[str, str]:
     return resource_tags(value, path)
 
 
-def tags_of(definition: dict[str, Any]) -> dict[str, str]:
+def tags_of(definition: JSONObject) -> dict[str, str]:
     tags = definition.get(PROPERTY)
-    return tags if isinstance(tags, dict) else {}
+    if not isinstance(tags, dict):
+        return {}
+    return {name: value for name, value in tags.items() if isinstance(value, str)}
 
 
-def has_tag(definition: dict[str, Any], name: str, value: str | None = None) -> bool:
+def has_tag(definition: JSONObject, name: str, value: str | None = None) -> bool:
     """Whether the job has the tag `name` (any case) and, when `value` is given, that value."""
     wanted = name.lower()
     return any(
@@ -39,7 +42,7 @@ def has_tag(definition: dict[str, Any], name: str, value: str | None = None) -> 
     )
 
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "object",
     "additionalProperties": {"type": "string", "maxLength": 256},
     "maxProperties": MAX_TAGS,

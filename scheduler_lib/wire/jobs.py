@@ -29,6 +29,7 @@ from scheduler_lib.wire import (
     timing,
 )
 from scheduler_lib.wire.actions import normalize_action
+from scheduler_lib.wire.shapes import JobAnswer, JobStatus, JSONObject, to_json
 from scheduler_lib.wire.versions import DEFAULT_VERSION, LATEST_VERSION, ApiVersion, Location
 
 #: Azure Scheduler's limit on a job's JSON.
@@ -37,7 +38,7 @@ BODY_KEYS = ("id", "name", "type", "properties")
 PROPERTY_KEYS = ("startTime", "action", "recurrence", "state", "status")
 
 
-def split_body(body: Any) -> dict[str, Any]:
+def split_body(body: Any) -> JSONObject:
     """The `properties` of a JobDefinition body (`id`, `name`, `type` are read-only and
     ignored: a client may send back what it read)."""
     for key in readers.obj(body, ""):
@@ -58,7 +59,7 @@ def parse_job(
     version: ApiVersion = DEFAULT_VERSION,
     *,
     path: str = "properties",
-    complete: Callable[[dict[str, Any]], None] | None = None,
+    complete: Callable[[JSONObject], None] | None = None,
 ) -> tuple[JobDefinition, JobState]:
     """(definition, requested state) from the job `properties` of a request of `version`: every
     validator runs once (`normalize_properties`: the fields', the timing's, the extensions'
@@ -73,7 +74,7 @@ def parse_job(
 
 def normalize_properties(
     value: Any, *, path: str = "properties", version: ApiVersion = DEFAULT_VERSION
-) -> tuple[dict[str, Any], str, JobTiming]:
+) -> tuple[JSONObject, str, JobTiming]:
     """(definition, requested state, parsed timing) from the job `properties` (a complete one:
     PUT, or a PATCH already merged onto the stored definition). Timing is validated by the
     engine, whose parse is returned so that the schedule is built without a second one.
@@ -81,7 +82,7 @@ def normalize_properties(
     source = readers.keys(value, path, PROPERTY_KEYS + extensions.names(Location.JOB, version))
     if source.get("action") is None:
         raise ValidationError(readers.join(path, "action"), "is required")
-    definition: dict[str, Any] = {}
+    definition: JSONObject = {}
     if source.get("startTime") is not None:
         definition["startTime"] = readers.datetime_string(
             source["startTime"], readers.join(path, "startTime")
@@ -115,8 +116,8 @@ def check_size(definition: JobDefinition) -> None:
 
 
 def patched_properties(
-    record: JobRecord, patch: dict[str, Any], version: ApiVersion
-) -> tuple[dict[str, Any], ApiVersion]:
+    record: JobRecord, patch: JSONObject, version: ApiVersion
+) -> tuple[JSONObject, ApiVersion]:
     """(merged properties, the version to validate them with) for a PATCH of `version`
     onto the job's stored properties, with its state, as the client wrote them
     (`original_form.restore`: what the patch leaves alone keeps its spelling). Merged onto
@@ -169,7 +170,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
-def _lift_request_retry_policy(patch: dict[str, Any]) -> dict[str, Any]:
+def _lift_request_retry_policy(patch: JSONObject) -> JSONObject:
     """An action patch with `retryPolicy` inside `request` (and none beside it) sets the
     action's policy: moved up, it replaces the stored one instead of contradicting it."""
     request = patch.get("request")
@@ -181,7 +182,7 @@ def _lift_request_retry_policy(patch: dict[str, Any]) -> dict[str, Any]:
 
 def job_to_wire(
     record: JobRecord, *, now: datetime, version: ApiVersion = DEFAULT_VERSION
-) -> dict[str, Any]:
+) -> JobAnswer:
     """A JobDefinition as the API returns it at `now`: no secrets, system status (see
     `JobRecord.upcoming_execution` for why it depends on the time), ARM identity; only
     the extension properties `version` has, written as `version` writes them (`dialect`)."""
@@ -189,7 +190,7 @@ def job_to_wire(
     properties = dialect.job_properties(definition, record, version)
     if dialect.shows_status(record, version):
         status = jitter.jittered_status(status_of(record, now), record, now)
-        properties["status"] = {**status, **extensions.status_of(record, version)}
+        properties["status"] = {**to_json(status), **extensions.status_of(record, version)}
     return {
         "id": arm.job_id(
             record.subscription_id, record.resource_group, record.collection_name, record.name
@@ -200,9 +201,9 @@ def job_to_wire(
     }
 
 
-def status_of(record: JobRecord, now: datetime) -> dict[str, Any]:
+def status_of(record: JobRecord, now: datetime) -> JobStatus:
     """The `status` object of the wire format as of `now` (times as ISO 8601 UTC)."""
-    status: dict[str, Any] = {
+    status: JobStatus = {
         "executionCount": record.execution_count,
         "failureCount": record.failure_count,
         "faultedCount": record.faulted_count,

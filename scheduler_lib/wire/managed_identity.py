@@ -16,13 +16,14 @@ from urllib.parse import urlsplit
 
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSONObject
 
 TYPE = "ManagedServiceIdentity"
 FIELDS = ("audience",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*$")
 
 
-def check(auth: dict[str, Any], path: str) -> None:
+def check(auth: JSONObject, path: str) -> None:
     """`audience` is required and a URI or an application id."""
     where = readers.join(path, "audience")
     if auth.get("audience") is None:

@@ -28,6 +28,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import Schedule
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.durations import read_iso_duration
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 #: At most this many missed occurrences run late per postponement (RunAll: the latest ones),
@@ -50,7 +51,7 @@ def catch_up_window(value: Any, path: str) -> str:
     return text
 
 
-def check_window(definition: dict[str, Any], value: Any, path: str) -> None:
+def check_window(definition: JSONObject, value: Any, path: str) -> None:
     """A window bounds late runs: with Skip nothing runs late, so it would be ignored."""
     if definition.get(MISSED_RUN_POLICY) in (None, MissedRunPolicy.SKIP):
         raise ValidationError(path, "applies to missedRunPolicy RunLatest or RunAll only")
@@ -90,14 +91,14 @@ def backfill_range(body: Any, *, now: datetime) -> tuple[datetime, datetime]:
     return start, end
 
 
-POLICY_SCHEMA = {
+POLICY_SCHEMA: JSONObject = {
     "type": "string",
     "enum": [policy.value for policy in MissedRunPolicy],
     "description": "Occurrences missed by more than the grace period (downtime): Skip "
     "(default: one Postponed entry), RunLatest (also run the latest missed one once, late), "
     f"RunAll (run the missed ones inside catchUpWindow, at most {MAX_RUNS}, the latest).",
 }
-WINDOW_SCHEMA = {
+WINDOW_SCHEMA: JSONObject = {
     "type": "string",
     "format": "duration",
     "description": "RunLatest/RunAll: only occurrences missed at most this long ago run late "

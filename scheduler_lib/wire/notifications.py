@@ -24,12 +24,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from scheduler_lib.domain.definition import NOTIFICATIONS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers, signing
+from scheduler_lib.wire.shapes import JSONObject, NotificationSubscription, as_list, as_object
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = NOTIFICATIONS
@@ -37,7 +38,8 @@ PROPERTY = NOTIFICATIONS
 #: side (asynchronously); more than a few destinations is a fan-out service's job.
 MAX_SUBSCRIPTIONS = 5
 MAX_URL = 2048
-SECRET, HAS_SECRET = "secret", "hasSecret"
+SECRET: Final = "secret"
+HAS_SECRET: Final = "hasSecret"
 #: What stands for a URL's path and query in answers: `https://hooks.slack.com/***`.
 MASK = "***"
 
@@ -63,7 +65,7 @@ EVENTS = tuple(event.value for event in NotificationEvent)
 FORMATS = tuple(kind.value for kind in NotificationFormat)
 _KEYS = ("url", "events", "format", SECRET, "everyFailure", HAS_SECRET)
 
-SCHEMA: dict[str, Any] = {
+SCHEMA: JSONObject = {
     "type": "array",
     "maxItems": MAX_SUBSCRIPTIONS,
     "description": "Webhooks told about this job's (or every job's of the collection) "
@@ -98,7 +100,7 @@ SCHEMA: dict[str, Any] = {
 }
 
 
-def validate(value: Any, path: str) -> list[dict[str, Any]]:
+def validate(value: Any, path: str) -> list[NotificationSubscription]:
     """The subscriptions in canonical form (a missing `secret` is filled by `carry_over`)."""
     if not isinstance(value, list):
         raise ValidationError(path, "must be a list of {url, events, format, secret}")
@@ -108,7 +110,9 @@ def validate(value: Any, path: str) -> list[dict[str, Any]]:
     for index, item in enumerate(value):
         where = readers.join(path, index)
         source = readers.keys(item, where, _KEYS)
-        entry: dict[str, Any] = {"url": _url(source.get("url"), readers.join(where, "url"))}
+        entry: NotificationSubscription = {
+            "url": _url(source.get("url"), readers.join(where, "url"))
+        }
         entry["events"] = _events(source.get("events"), readers.join(where, "events"))
         kind = source.get("format")
         entry["format"] = (
@@ -170,19 +174,22 @@ def is_masked(url: str) -> bool:
     return parts.path == f"/{MASK}" and not parts.query and not parts.fragment
 
 
-def carry_over(new: dict[str, Any], old: Mapping[str, Any] | None) -> None:
+def carry_over(new: JSONObject, old: Mapping[str, Any] | None) -> None:
     """Give each subscription of `new` (job definition or collection properties, in place)
     sent with a masked URL the stored URL it names (a 400 naming the field when none), and
     each sent without `secret` the stored secret of `old`'s subscription with the same URL;
     drop the `""` that removes one."""
     before = list((old or {}).get(PROPERTY) or ())
-    for index, entry in enumerate(new.get(PROPERTY) or ()):
-        if is_masked(entry["url"]):
+    subscriptions = [as_object(entry) for entry in as_list(new.get(PROPERTY))]  # validated
+    for index, entry in enumerate(subscriptions):
+        url = entry.get("url")
+        if isinstance(url, str) and is_masked(url):
             entry["url"] = _stored_url(entry, index, before)
     stored = {entry["url"]: entry[SECRET] for entry in before if entry.get(SECRET)}
-    for entry in new.get(PROPERTY) or ():
-        if SECRET not in entry and entry["url"] in stored:
-            entry[SECRET] = stored[entry["url"]]
+    for entry in subscriptions:
+        url = entry.get("url")
+        if SECRET not in entry and isinstance(url, str) and url in stored:
+            entry[SECRET] = stored[url]
         elif entry.get(SECRET) == "":
             del entry[SECRET]
 
@@ -210,11 +217,15 @@ def _stored_url(entry: Mapping[str, Any], index: int, before: list[Mapping[str, 
 def redact(properties: Mapping[str, Any]) -> dict[str, Any]:
     """A copy without the subscriptions' secrets (`hasSecret` says which have one) and with
     their URLs masked."""
-    result = dict(properties)
+    result: JSONObject = dict(properties)
     if PROPERTY in result:
-        shown = copy.deepcopy(result[PROPERTY])
+        shown = as_list(copy.deepcopy(result[PROPERTY]))
         for entry in shown:
-            entry["url"] = masked(entry["url"])
+            if not isinstance(entry, dict):
+                continue
+            url = entry.get("url")
+            if isinstance(url, str):
+                entry["url"] = masked(url)
             if entry.pop(SECRET, None):
                 entry[HAS_SECRET] = True
         result[PROPERTY] = shown

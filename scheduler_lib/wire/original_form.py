@@ -28,6 +28,7 @@ from typing import Any
 from scheduler_lib.wire import readers
 from scheduler_lib.wire.actions import DEFAULT_RETRY
 from scheduler_lib.wire.durations import read_timespan
+from scheduler_lib.wire.shapes import JSONObject, as_list, as_object, json_object
 
 DURATIONS = "durations"
 DEFAULTED = "defaulted"
@@ -35,7 +36,7 @@ _RETRY_POLICY = "action.retryPolicy"
 _SERVICE_BUS = ("serviceBusQueueMessage", "serviceBusTopicMessage")
 
 
-def of(properties: dict[str, Any], definition: dict[str, Any]) -> dict[str, Any]:
+def of(properties: JSONObject, definition: JSONObject) -> JSONObject:
     """The original form of a request's job `properties` (already validated, so every
     value read here is of a known shape) once normalized into `definition`."""
     durations: dict[str, str] = {}
@@ -43,26 +44,32 @@ def of(properties: dict[str, Any], definition: dict[str, Any]) -> dict[str, Any]
         spelled = isinstance(raw, str) and read_timespan(raw, path) is not None
         if spelled and _at(definition, path) is not None:
             durations[path] = raw
-    form: dict[str, Any] = {}
+    form: JSONObject = {}
     if durations:
-        form[DURATIONS] = durations
+        form[DURATIONS] = json_object(durations)
     action = _get(properties, "action")
     if _retry_policy(action) is None and _at(definition, _RETRY_POLICY) is not None:
         form[DEFAULTED] = [_RETRY_POLICY]
     return form
 
 
-def restore(definition: dict[str, Any], form: dict[str, Any]) -> dict[str, Any]:
+def restore(definition: JSONObject, form: JSONObject) -> JSONObject:
     """A copy of `definition` as the client wrote it (see the module docstring)."""
     if not form:
         return definition
     result = copy.deepcopy(definition)
-    for path, text in (form.get(DURATIONS) or {}).items():
+    for path, text in as_object(form.get(DURATIONS)).items():
         parent, key = _parent(result, path)
-        if parent is not None and parent.get(key) == _canonical(text, path):
+        if (
+            parent is not None
+            and isinstance(text, str)
+            and parent.get(key) == _canonical(text, path)
+        ):
             parent[key] = text
-    for path in form.get(DEFAULTED) or ():
-        parent, key = _parent(result, path)
+    for defaulted in as_list(form.get(DEFAULTED)):
+        if not isinstance(defaulted, str):
+            continue
+        parent, key = _parent(result, defaulted)
         if parent is not None and parent.get(key) == DEFAULT_RETRY:
             del parent[key]
     return result
@@ -101,7 +108,7 @@ def _at(node: Any, path: str) -> Any:
     return node
 
 
-def _parent(node: dict[str, Any], path: str) -> tuple[dict[str, Any] | None, str]:
+def _parent(node: JSONObject, path: str) -> tuple[JSONObject | None, str]:
     *parents, key = path.split(".")
     found = _at(node, ".".join(parents))
     return (found if isinstance(found, dict) else None), key

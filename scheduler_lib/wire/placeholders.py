@@ -22,6 +22,7 @@ from scheduler_lib.domain.actions import ENVELOPE
 from scheduler_lib.domain.definition import DEFAULT_PLACEHOLDERS, PLACEHOLDERS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 NAMES = ("scheduledTime", "executionTag", "attempt", "jobId", "occurrence")
@@ -34,7 +35,7 @@ _MESSAGES = (
     ("serviceBusTopicMessage", "message"),
 )
 
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "boolean",
     "default": True,
     "description": "Replace @{scheduledTime}, @{executionTag}, @{attempt}, @{jobId} and "
@@ -45,7 +46,7 @@ SCHEMA = {
 
 #: `queueMessage.envelope` (same extension): the message goes inside Azure Scheduler's XML
 #: `StorageQueueMessage` envelope with the occurrence's identifiers (`actions.storage_queue`).
-ENVELOPE_SCHEMA = {
+ENVELOPE_SCHEMA: JSONObject = {
     "type": "boolean",
     "description": "Send the message inside Azure Scheduler's StorageQueueMessage XML "
     "envelope (ExecutionTag, ClientRequestId, ExpectedExecutionTime, SchedulerJobId, "
@@ -57,7 +58,7 @@ def validate(value: Any, path: str) -> bool:
     return readers.boolean(value, path)
 
 
-def check(definition: dict[str, Any], value: Any, path: str) -> None:
+def check(definition: JSONObject, value: Any, path: str) -> None:
     """With placeholders on, every `@{...}` in the action's texts names a known value."""
     if not value:
         return
@@ -80,7 +81,7 @@ def substitute(text: str, values: Mapping[str, str]) -> str:
     return _TOKEN.sub(one, text)
 
 
-def apply(action: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, Any]:
+def apply(action: Mapping[str, Any], values: Mapping[str, str]) -> JSONObject:
     """A copy of one action (main or error) with its texts substituted."""
     result = dict(action)
     request = action.get("request")
@@ -116,7 +117,7 @@ def _check_text(text: str, field: str) -> None:
             )
 
 
-def _actions(definition: dict[str, Any], path: str) -> Iterator[tuple[dict[str, Any], str]]:
+def _actions(definition: JSONObject, path: str) -> Iterator[tuple[JSONObject, str]]:
     action = definition.get("action")
     if isinstance(action, dict):
         yield action, path
@@ -125,19 +126,22 @@ def _actions(definition: dict[str, Any], path: str) -> Iterator[tuple[dict[str, 
             yield error, readers.join(path, "errorAction")
 
 
-def _texts(action: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
+def _texts(action: JSONObject, path: str) -> Iterator[tuple[str, str]]:
     request = action.get("request")
     if isinstance(request, dict):
         where = readers.join(path, "request")
-        if isinstance(request.get("body"), str):
-            yield request["body"], readers.join(where, "body")
-        for name, text in (request.get("headers") or {}).items():
+        body = request.get("body")
+        if isinstance(body, str):
+            yield body, readers.join(where, "body")
+        headers = request.get("headers")
+        for name, text in (headers if isinstance(headers, dict) else {}).items():
             if isinstance(text, str):
                 yield text, readers.join(readers.join(where, "headers"), name)
     for key, text_key in _MESSAGES:
         message = action.get(key)
-        if isinstance(message, dict) and isinstance(message.get(text_key), str):
-            yield message[text_key], readers.join(readers.join(path, key), text_key)
+        text = message.get(text_key) if isinstance(message, dict) else None
+        if isinstance(text, str):
+            yield text, readers.join(readers.join(path, key), text_key)
 
 
 #: Their entries in the catalog (`extension_catalog`).

@@ -22,11 +22,11 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from scheduler_lib.domain import JobDefinition
 from scheduler_lib.errors import QuotaExceededError, ValidationError
 from scheduler_lib.wire import jitter
+from scheduler_lib.wire.shapes import JSONObject, as_object
 
 SKUS = ("Standard", "Free", "P10Premium", "P20Premium")
 MAX_RECURRENCE_FREQUENCIES = ("Minute", "Hour", "Day", "Week", "Month")
@@ -62,37 +62,44 @@ SKU_LIMITS = {
 }
 
 
-def recurrence_period(max_recurrence: dict[str, Any]) -> timedelta:
-    return PERIOD[max_recurrence["frequency"]] * int(max_recurrence.get("interval", 1))
+def recurrence_period(max_recurrence: JSONObject) -> timedelta:
+    """The gap a quota's canonical `maxRecurrence` ({frequency, interval}) allows."""
+    frequency, interval = max_recurrence["frequency"], max_recurrence.get("interval", 1)
+    if not isinstance(frequency, str) or not isinstance(interval, int):
+        raise ValidationError("properties.quota.maxRecurrence", "must be {frequency, interval}")
+    return PERIOD[frequency] * interval
 
 
-def check_collection_quota(sku: str, quota: dict[str, Any]) -> None:
+def check_collection_quota(sku: str, quota: JSONObject) -> None:
     """A collection's quota may only tighten its SKU's limits."""
     limits = SKU_LIMITS[sku]
     count = quota.get("maxJobCount")
-    if count is not None and count > limits.max_job_count:
+    if isinstance(count, int) and count > limits.max_job_count:
         raise ValidationError(
             "properties.quota.maxJobCount",
             f"must be at most {limits.max_job_count} for the {sku} SKU",
         )
     recurrence = quota.get("maxRecurrence")
-    if recurrence is not None and recurrence_period(recurrence) < limits.min_gap:
+    if isinstance(recurrence, dict) and recurrence_period(recurrence) < limits.min_gap:
         raise ValidationError(
             "properties.quota.maxRecurrence",
             f"the {sku} SKU allows recurrences of at most {limits.describe_gap()}",
         )
 
 
-def effective_limits(properties: dict[str, Any]) -> Limits:
+def effective_limits(properties: JSONObject) -> Limits:
     """The limits a collection's jobs live under: its quota, else its SKU's."""
-    sku = (properties.get("sku") or {}).get("name", "Standard")
-    base = SKU_LIMITS.get(sku, SKU_LIMITS["Standard"])
-    quota = properties.get("quota") or {}
+    sku = as_object(properties.get("sku")).get("name")
+    base = SKU_LIMITS.get(sku if isinstance(sku, str) else "Standard", SKU_LIMITS["Standard"])
+    quota = as_object(properties.get("quota"))
     recurrence = quota.get("maxRecurrence")
+    count, occurrences = quota.get("maxJobCount"), quota.get("maxJobOccurrence")
     return Limits(
-        max_job_count=quota.get("maxJobCount", base.max_job_count),
-        min_gap=recurrence_period(recurrence) if recurrence else base.min_gap,
-        max_job_occurrence=quota.get("maxJobOccurrence"),
+        max_job_count=count if isinstance(count, int) else base.max_job_count,
+        min_gap=recurrence_period(recurrence)
+        if isinstance(recurrence, dict) and recurrence
+        else base.min_gap,
+        max_job_occurrence=occurrences if isinstance(occurrences, int) else None,
     )
 
 

@@ -17,6 +17,7 @@ import isodate
 
 from scheduler_lib.errors import ValidationError, did_you_mean
 from scheduler_lib.wire.durations import read_iso_duration, read_timespan
+from scheduler_lib.wire.shapes import JSONObject
 
 
 def join(path: str, key: str | int) -> str:
@@ -26,7 +27,7 @@ def join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
-def obj(value: Any, path: str) -> dict[str, Any]:
+def obj(value: Any, path: str) -> JSONObject:
     """A JSON object, or a ValidationError."""
     if not isinstance(value, dict):
         raise ValidationError(path or "body", "must be a JSON object")
@@ -43,7 +44,7 @@ def present(value: Any, path: str, allowed: Iterable[str]) -> Iterator[tuple[str
 
 def keys(
     value: Any, path: str, allowed: Iterable[str], *, aliases: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+) -> JSONObject:
     """The object with its keys mapped to their canonical spelling.
 
     Keys match `allowed` case-insensitively (the SDK and hand-written JSON differ, e.g.
@@ -54,7 +55,7 @@ def keys(
     canonical = {name.lower(): name for name in allowed}
     for alias, target in (aliases or {}).items():
         canonical[alias.lower()] = target
-    result: dict[str, Any] = {}
+    result: JSONObject = {}
     for key, item in source.items():
         name = canonical.get(key.lower())
         if name is None:
@@ -117,11 +118,12 @@ def string_map(
     source = obj(value, path)
     if len(source) > max_items:
         raise ValidationError(path, f"must have at most {max_items} entries")
+    result: dict[str, str] = {}
     for key, item in source.items():
         if max_key_length is not None and not 0 < len(key) <= max_key_length:
             raise ValidationError(path, f"names must be 1-{max_key_length} characters")
-        string(item, join(path, key), max_length=max_value_length, empty=True)
-    return dict(source)
+        result[key] = string(item, join(path, key), max_length=max_value_length, empty=True)
+    return result
 
 
 def parse_datetime(value: Any, path: str) -> datetime:

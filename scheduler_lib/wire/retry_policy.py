@@ -20,6 +20,7 @@ from scheduler_lib.domain.actions import (
 )
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.wire import backoff, extensions, readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import Location
 
 RETRY_TYPES = ("None", "Fixed")
@@ -32,8 +33,8 @@ DEFAULT_RETRY = {
 
 
 def retry_policy_source(
-    source: dict[str, Any], payload: str, path: str, scope: extensions.Scope
-) -> dict[str, Any] | None:
+    source: JSONObject, payload: str, path: str, scope: extensions.Scope
+) -> JSONObject | None:
     """The action's retry policy, validated (None: not given). The documentation's full HTTP
     job example puts it inside `request`; it is read there too and stored at the action
     level, where the API defines it. Given in both places, the two must agree."""
@@ -51,7 +52,7 @@ def retry_policy_source(
     return nested
 
 
-def _retry_policy(value: Any, path: str, scope: extensions.Scope) -> dict[str, Any]:
+def _retry_policy(value: Any, path: str, scope: extensions.Scope) -> JSONObject:
     if value is None:
         return dict(DEFAULT_RETRY)
     known = ("retryType", "retryInterval", "retryCount")

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import notifications
+from scheduler_lib.wire.shapes import JSON, JSONObject, as_object
 
 
 class Holder(NamedTuple):
@@ -33,7 +34,7 @@ class Holder(NamedTuple):
 
     kind: str
     path: str  # JSON path of `node` (relative to the job properties)
-    node: dict[str, Any]
+    node: JSONObject
     secrets: tuple[str, ...]  # dotted paths inside `node`
     identity: tuple[str, ...]  # dotted paths inside `node` that must match to carry over
     required: tuple[str, ...]  # secrets the executor cannot do without
@@ -48,39 +49,44 @@ _AUTH = {
 _SB = ("serviceBusQueueMessage", "serviceBusTopicMessage")
 
 
-def holders(action: dict[str, Any] | None, path: str = "action") -> Iterator[Holder]:
-    """Every secret-holding object of a (normalized) action and of its errorAction."""
-    if not action:
+def holders(action: JSON, path: str = "action") -> Iterator[Holder]:
+    """Every secret-holding object of a (normalized) action and of its errorAction (none
+    when `action` is absent)."""
+    if not isinstance(action, dict) or not action:
         return
-    auth = (action.get("request") or {}).get("authentication")
-    if auth and auth.get("type") in _AUTH:
-        secrets, identity, required = _AUTH[auth["type"]]
+    request = as_object(action.get("request"))
+    auth = as_object(request.get("authentication"))
+    kind = auth.get("type")
+    if isinstance(kind, str) and kind in _AUTH:
+        secrets, identity, required = _AUTH[kind]
         # What the secret proves (a Basic header, a certificate, an OAuth token) goes to the
         # request URI for every type: a host change is a destination change.
         yield Holder(
-            auth["type"],
+            kind,
             f"{path}.request.authentication",
             auth,
             secrets,
             ("type", *identity),
             required,
-            origin(action["request"].get("uri")),
+            origin(request.get("uri")),
         )
-    if action.get("queueMessage"):
+    queue_message = action.get("queueMessage")
+    if isinstance(queue_message, dict) and queue_message:
         yield Holder(
             "queueMessage",
             f"{path}.queueMessage",
-            action["queueMessage"],
+            queue_message,
             ("sasToken",),
             ("storageAccount",),
             (),  # without one, the app's identity sends (`actions.destinations`)
         )
     for name in _SB:
-        if action.get(name):
+        message = action.get(name)
+        if isinstance(message, dict) and message:
             yield Holder(
                 "serviceBus",
                 f"{path}.{name}",
-                action[name],
+                message,
                 ("authentication.sasKey",),
                 ("namespace", "authentication.sasKeyName"),
                 (),  # required for SharedAccessKey only: `actions.destinations` checks it
@@ -103,8 +109,8 @@ def origin(uri: Any) -> tuple[str, str, int | None]:
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _get(node: dict[str, Any], dotted: str) -> Any:
-    value: Any = node
+def _get(node: JSONObject, dotted: str) -> JSON:
+    value: JSON = node
     for part in dotted.split("."):
         if not isinstance(value, dict):
             return None
@@ -112,21 +118,24 @@ def _get(node: dict[str, Any], dotted: str) -> Any:
     return value
 
 
-def _set(node: dict[str, Any], dotted: str, value: Any) -> None:
+def _set(node: JSONObject, dotted: str, value: JSON) -> None:
     *parents, last = dotted.split(".")
     for part in parents:
-        node = node.setdefault(part, {})
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise TypeError(f"{part} holds no object")  # a canonical action always does
+        node = child
     node[last] = value
 
 
-def _pop(node: dict[str, Any], dotted: str) -> None:
+def _pop(node: JSONObject, dotted: str) -> None:
     *parents, last = dotted.split(".")
     for part in parents:
-        node = node.get(part) or {}
+        node = as_object(node.get(part))
     node.pop(last, None)
 
 
-def redact(properties: dict[str, Any]) -> dict[str, Any]:
+def redact(properties: JSONObject) -> JSONObject:
     """A deep copy of job properties without any secret (what the API returns)."""
     result = notifications.redact(copy.deepcopy(properties))
     for holder in holders(result.get("action")):
@@ -135,7 +144,7 @@ def redact(properties: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def carry_over(new: dict[str, Any], old: dict[str, Any] | None) -> None:
+def carry_over(new: JSON, old: JSON) -> None:
     """Fill secrets omitted from `new` (an action) from `old`, in place, where the holder at
     the same place names the same principal and destination; see the module docstring.
 
@@ -172,7 +181,7 @@ def _uses_secrets(holder: Holder) -> bool:
     (no `authentication` object, or type NotSpecified): nothing to carry over."""
     if holder.kind != "serviceBus":
         return True
-    auth = holder.node.get("authentication") or {}
+    auth = as_object(holder.node.get("authentication"))
     return bool(auth) and auth.get("type") != "NotSpecified"
 
 
@@ -193,7 +202,7 @@ def _describe(holder: Holder) -> str:
 Describe = Callable[..., Any]
 
 
-def finalize(action: dict[str, Any], describe: Describe) -> None:
+def finalize(action: JSON, describe: Describe) -> None:
     """Check that every required secret is there and derive a certificate's description
     (thumbprint, subject, expiry) from its pfx, in place. `describe` is
     `actions.client_certificate.describe_certificate` (it raises ValidationError)."""

@@ -25,6 +25,7 @@ from typing import Any
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.timeutil import iso_z
 from scheduler_lib.wire import readers
+from scheduler_lib.wire.shapes import JSON, JSONObject, as_list, as_object
 from scheduler_lib.wire.versions import ExtensionProperty, Location
 
 PROPERTY = "signingSecrets"
@@ -34,7 +35,7 @@ PREFIX = "whsec_"
 MIN_KEY_BYTES, MAX_KEY_BYTES = 24, 64
 GENERATE = "generate"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-SCHEMA = {
+SCHEMA: JSONObject = {
     "type": "array",
     "maxItems": MAX_SECRETS,
     "description": "Secrets that sign the collection's HTTP requests (Standard Webhooks "
@@ -80,32 +81,34 @@ def validate(value: Any, path: str) -> list[dict[str, str]]:
 
 
 def carry_over(
-    stored: Mapping[str, Any] | None, properties: dict[str, Any], now: datetime
-) -> dict[str, Any]:
+    stored: Mapping[str, Any] | None, properties: JSONObject, now: datetime
+) -> JSONObject:
     """Collection `properties` of a request with its secrets completed from `stored` (the
     collection's stored properties): an entry without a value keeps the stored one of its
     name, a generated value is made, `createdTime` says when each value was first stored."""
     if PROPERTY not in properties:
         return properties
     old = {entry["name"].lower(): entry for entry in (stored or {}).get(PROPERTY) or ()}
-    result = []
-    for index, entry in enumerate(properties[PROPERTY]):
-        prior = old.get(entry["name"].lower())
+    result: list[JSON] = []
+    for index, item in enumerate(as_list(properties[PROPERTY])):
+        entry = as_object(item)  # validated: each {name, value?}
+        name = str(entry.get("name"))
+        prior = old.get(name.lower())
         value = entry.get("value")
         if value is None:
             if prior is None:
                 raise ValidationError(
                     f"properties.{PROPERTY}[{index}].value",
-                    f"is required: no stored secret is named {entry['name']!r}",
+                    f"is required: no stored secret is named {name!r}",
                 )
-            result.append({**prior, "name": entry["name"]})
+            result.append({**prior, "name": name})
             continue
         if value == GENERATE:
             value = PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
         same = prior is not None and prior["value"] == value
         created = prior["createdTime"] if same and prior else iso_z(now)
-        result.append({"name": entry["name"], "value": value, "createdTime": created})
-    completed = {**properties, PROPERTY: result}
+        result.append({"name": name, "value": value, "createdTime": created})
+    completed: JSONObject = {**properties, PROPERTY: result}
     if not result:
         del completed[PROPERTY]
     return completed
@@ -136,11 +139,12 @@ def generated(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, 
     }
 
 
-def reveal(body: dict[str, Any], generated: Mapping[str, str]) -> dict[str, Any]:
+def reveal(body: JSONObject, generated: Mapping[str, str]) -> JSONObject:
     """A collection's wire `body` with the values this request generated, shown this once."""
-    for entry in body.get("properties", {}).get(PROPERTY) or ():
-        if entry["name"] in generated:
-            entry["value"] = generated[entry["name"]]
+    for entry in as_list(as_object(body.get("properties")).get(PROPERTY)):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        if isinstance(entry, dict) and isinstance(name, str) and name in generated:
+            entry["value"] = generated[name]
     return body
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.schedule import FREQUENCIES, WEEKDAYS, JobTiming, parse_job_timing
 from scheduler_lib.wire import extensions, readers
+from scheduler_lib.wire.shapes import JSONObject
 from scheduler_lib.wire.versions import DEFAULT_VERSION, ApiVersion, Location
 
 RECURRENCE_KEYS = ("frequency", "interval", "schedule", "count", "endTime", "timeZone")
@@ -38,11 +39,11 @@ def _as_list(value: Any) -> Any:
 
 def normalize_recurrence(
     value: Any, path: str, *, version: ApiVersion = DEFAULT_VERSION
-) -> dict[str, Any]:
+) -> JSONObject:
     """`recurrence` with canonical keys and enum spellings (values validated elsewhere);
     the extension properties `version` has are validated by their own validators."""
     extra = extensions.names(Location.RECURRENCE, version)
-    result: dict[str, Any] = {}
+    result: JSONObject = {}
     for key, item, where in readers.present(value, path, RECURRENCE_KEYS + extra):
         if key in extra:
             continue
@@ -59,8 +60,8 @@ def normalize_recurrence(
     return result
 
 
-def _schedule(value: Any, path: str) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+def _schedule(value: Any, path: str) -> JSONObject:
+    result: JSONObject = {}
     for key, value_given, where in readers.present(value, path, SCHEDULE_KEYS):
         item = _as_list(value_given)
         if key == "weekDays":
@@ -71,9 +72,9 @@ def _schedule(value: Any, path: str) -> dict[str, Any]:
     return result
 
 
-def _occurrence(value: Any, path: str) -> dict[str, Any]:
+def _occurrence(value: Any, path: str) -> JSONObject:
     source = readers.keys(_one_occurrence_key(value), path, ("day", "occurrence"))
-    result: dict[str, Any] = {}
+    result: JSONObject = {}
     if source.get("day") is not None:
         result["day"] = _canonical_enum(source["day"], WEEKDAYS)
     if source.get("occurrence") is not None:
@@ -93,7 +94,7 @@ def _one_occurrence_key(value: Any) -> Any:
     return {k: v for k, v in value.items() if k not in spellings[1:]}
 
 
-def validate_timing(properties: dict[str, Any]) -> JobTiming:
+def validate_timing(properties: JSONObject) -> JobTiming:
     """Run the recurrence engine's validation; its paths are relative to the job properties,
     the API's are relative to the body, hence the `properties.` prefix. Returns the parsed
     timing, for the caller to build the schedule from without parsing it again."""

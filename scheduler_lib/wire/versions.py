@@ -17,6 +17,7 @@ from typing import Any
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.wire.shapes import JSONObject
 
 
 class ApiVersion(StrEnum):
@@ -82,7 +83,7 @@ class Location(StrEnum):
 Validator = Callable[[Any, str], Any]
 #: the complete canonical definition, the property's stored value, its JSON path -> None;
 #: for rules that involve other properties (e.g. a bound from the recurrence).
-CrossCheck = Callable[[dict[str, Any], Any, str], None]
+CrossCheck = Callable[[JSONObject, Any, str], None]
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ class ExtensionStatus:
 
     name: str
     read: Callable[[JobRecord], Any]
-    schema: dict[str, Any]
+    schema: JSONObject
     since: ApiVersion = LATEST_VERSION
 
 
