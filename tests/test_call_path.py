@@ -13,11 +13,15 @@ executor's modules again.
 from __future__ import annotations
 
 import ast
+import asyncio
+import sys
 from graphlib import CycleError, TopologicalSorter
+from types import FrameType
+from typing import Any
 
 import pytest
 
-from devtools.call_path import SCOPES, in_scope, returns, stops, trace_message
+from devtools.call_path import SCOPES, in_scope, resumed, returns, stops, trace_message
 from devtools.measure import ROOT, import_graph
 from scheduler_lib.config import Settings
 
@@ -97,6 +101,32 @@ def test_the_counting_rule() -> None:
         "execution.x",
         "execution.x",
     ]
+
+
+def test_a_coroutine_taken_up_again_is_not_called_again() -> None:
+    """The profiler reports a coroutine resumed after an `await` as a "call"; the count
+    leaves those out (as it leaves out a function returning to its caller), so an ASGI
+    middleware awaiting the app is one stop, not one per suspension of the request."""
+    events: list[tuple[str, bool]] = []
+
+    async def inner() -> None:
+        await asyncio.sleep(0)
+
+    async def outer() -> None:
+        await inner()
+        await asyncio.sleep(0)
+
+    def profile(frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code.co_name in ("inner", "outer"):
+            events.append((frame.f_code.co_name, resumed(frame)))
+
+    sys.setprofile(profile)
+    try:
+        asyncio.run(outer())
+    finally:
+        sys.setprofile(None)
+    assert [name for name, again in events if not again] == ["outer", "inner"]
+    assert [name for name, again in events if again] == ["outer", "inner", "outer"]
 
 
 @pytest.mark.parametrize("early", [False, True], ids=["on-time", "early"])
