@@ -21,8 +21,8 @@ How it counts (the rule, stated once):
   is named by its module (`execution.claims`). A coroutine or generator resumed after an
   `await` or `yield` is not called again (the profiler reports its resumption as a "call"
   event too; it is left out, as a plain function's return to its caller is). Every thread
-  is recorded (the API runs its route on a worker thread) except the executor's lease heartbeat, which runs beside the
-  attempt, not in its path.
+  is recorded (the API runs its route on a worker thread) except the executor's lease
+  heartbeat, which runs beside the attempt, not in its path.
 - A *stop* is a run of consecutive calls in the same module: the path
   `execute, execute, claims, store.jobs, claims` has 4 stops. The *path* is the list of stops.
 - A *return* is a stop in a module the path already stopped in before (a room visited
