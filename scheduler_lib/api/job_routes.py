@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import operation
-from scheduler_lib.api.requests import JobWriteRequest, empty_response, if_match, json_response
+from scheduler_lib.api.requests import (
+    JobWriteRequest,
+    empty_response,
+    if_match,
+    json_response,
+)
 from scheduler_lib.service import jobs as service
 from scheduler_lib.wire.jobs import job_to_wire
 
@@ -47,8 +53,11 @@ async def create_or_update(write: JobWriteRequest) -> Response:
     record, created = await run_in_threadpool(
         service.put_job, write.ctx, write.name, write.body, write.client_etag, write.now
     )
+    # The one rendering step, written out here rather than a helper elsewhere: the job as
+    # the request's version shows it, at the request's instant, with its ETag.
     body = job_to_wire(record, now=write.now, version=write.ctx.version)
-    return json_response(body, 201 if created else 200, etag=record.etag)
+    etag = {"ETag": record.etag} if record.etag else None
+    return JSONResponse(body, status_code=201 if created else 200, headers=etag)
 
 
 @router.patch(
@@ -66,7 +75,8 @@ async def patch(write: JobWriteRequest) -> Response:
         service.patch_job, write.ctx, write.name, write.body, write.client_etag, write.now
     )
     body = job_to_wire(record, now=write.now, version=write.ctx.version)
-    return json_response(body, etag=record.etag)
+    etag = {"ETag": record.etag} if record.etag else None
+    return JSONResponse(body, headers=etag)
 
 
 @router.delete(
