@@ -1,7 +1,7 @@
 """Job use cases (API routes and dashboard alike): validation, quotas, scheduling, concurrency.
 
 Every write is a read-modify-write conditioned on the ETag that was read (see
-`concurrency`), so concurrent PATCHes of different fields all land (none is lost).
+`context`), so concurrent PATCHes of different fields all land (none is lost).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from scheduler_lib.wire import arm, jobs, original_form, quotas
 log = logging.getLogger(__name__)
 
 FINAL_STATES = FINISHED_JOB_STATES
+FINISHED = "Job '{name}' is {state}: it can only be deleted, not changed."
 
 
 @dataclass(frozen=True)
@@ -94,9 +95,7 @@ def patch_job(
 def _check_writable(existing: JobRecord, client_etag: str | None) -> None:
     check_if_match(client_etag, existing.etag, f"Job '{existing.name}'")
     if existing.state in FINAL_STATES:
-        raise ConflictError(
-            f"Job '{existing.name}' is {existing.state}: it can only be deleted, not changed."
-        )
+        raise ConflictError(FINISHED.format(name=existing.name, state=existing.state))
 
 
 def _save(
@@ -116,9 +115,7 @@ def _save(
         partial(job_store.get_job, store, *parts, name.job), client_etag, "Job", name.job
     )
     if existing is not None and existing.state in FINAL_STATES:
-        raise ConflictError(
-            f"Job '{existing.name}' is {existing.state}: it can only be deleted, not changed."
-        )
+        raise ConflictError(FINISHED.format(name=existing.name, state=existing.state))
     collection = collection_store.get_collection(store, *parts)
     planned = job_schedule.plan(ctx, properties, existing, collection, now)
 
