@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from scheduler_lib.api.auth_limit import AuthLimiter, authorized, bearer_token
+from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
@@ -56,7 +56,6 @@ LITERALS = {
         "jobCollections", "jobs", "run", "history", "enable", "disable", "export",
     )
 }  # fmt: skip
-__all__ = ["ArmMiddleware", "authorized", "bearer_token", "canonical_path", "is_dashboard"]
 
 
 def canonical_path(path: str) -> str:

@@ -1,5 +1,5 @@
 """Reading requests and writing responses: JSON bodies, ETags, `If-Match`, api-version
-(whether `If-Match` matches is the services' rule: `service.concurrency.check_if_match`).
+(whether `If-Match` matches is the services' rule: `service.context.check_if_match`).
 A write of one job is read in one step into a typed request (`JobWrite`), which its route
 hands to the use case.
 
