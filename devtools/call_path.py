@@ -18,9 +18,11 @@ How it counts (the rule, stated once):
 - While the traced run lasts, `sys.setprofile` / `threading.setprofile` record every call of
   a Python function whose source file is under `scheduler_lib/` (generated code such as a
   dataclass's `__init__` has no such file and is left out; C functions are left out). A call
-  is named by its module (`execution.claims`). Every thread is recorded (the API runs its
-  route on a worker thread) except the executor's lease heartbeat, which runs beside the
-  attempt, not in its path.
+  is named by its module (`execution.claims`). A coroutine or generator resumed after an
+  `await` or `yield` is not called again (the profiler reports its resumption as a "call"
+  event too; it is left out, as a plain function's return to its caller is). Every thread
+  is recorded (the API runs its route on a worker thread) except the executor's lease
+  heartbeat, which runs beside the attempt, not in its path.
 - A *stop* is a run of consecutive calls in the same module: the path
   `execute, execute, claims, store.jobs, claims` has 4 stops. The *path* is the list of stops.
 - A *return* is a stop in a module the path already stopped in before (a room visited
@@ -40,7 +42,9 @@ are the rule itself, and `trace_message` / `trace_put` give the calls to a test.
 from __future__ import annotations
 
 import argparse
+import dis
 import http.server
+import inspect
 import sys
 import threading
 import uuid
@@ -58,6 +62,8 @@ PACKAGE_DIR = str(ROOT / "scheduler_lib")
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 #: The packages whose modules a path's headline numbers count (see the module docstring).
 SCOPES = {"message": ("execution",), "put": ("api", "service")}
+_RESUMABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+_RESUME = dis.opmap["RESUME"]
 
 
 def in_scope(calls: list[str], packages: tuple[str, ...]) -> list[str]:
@@ -84,6 +90,17 @@ def returns(path: list[str]) -> int:
     return count
 
 
+def resumed(frame: FrameType) -> bool:
+    """Whether this "call" event is a coroutine or generator taking up again where it left
+    off (at an `await`, a `yield`), not a call: its frame stands at a `RESUME` whose argument
+    is not 0 (0 marks a function's start)."""
+    code = frame.f_code
+    if not code.co_flags & _RESUMABLE:
+        return False
+    raw, at = code.co_code, frame.f_lasti
+    return 0 <= at < len(raw) - 1 and raw[at] == _RESUME and raw[at + 1] != 0
+
+
 class Recorder:
     """The module of every `scheduler_lib` call while `recording` (see the module)."""
 
@@ -94,7 +111,7 @@ class Recorder:
         self._lock = threading.Lock()
 
     def profile(self, frame: FrameType, event: str, _arg: Any) -> None:
-        if event != "call" or not self.recording:
+        if event != "call" or not self.recording or resumed(frame):
             return
         filename = frame.f_code.co_filename
         if not filename.startswith(PACKAGE_DIR):

@@ -1,6 +1,7 @@
-"""How many wrong keys one client address may send: `LIMIT` in a `WINDOW`, then 429 with
-`Retry-After` until that window is over. The API's bearer keys and the dashboard's sign-in
-form share one count, since both guess the same keys.
+"""The API's bearer keys: whether a request carries one (`admits`, the middleware's one call
+per request), and how many wrong keys one client address may send: `LIMIT` in a `WINDOW`,
+then 429 with `Retry-After` until that window is over. The API's bearer keys and the
+dashboard's sign-in form share one count, since both guess the same keys.
 
 While an address is over its limit:
 
@@ -24,6 +25,7 @@ Door's WAF limit rates in front of the app (docs/deploy.md).
 
 from __future__ import annotations
 
+import hmac
 import logging
 import math
 import threading
@@ -51,6 +53,28 @@ class _Address:
     valid_at: datetime | None = None  # the last valid key from here
 
 
+def bearer_token(header: str | None) -> bytes | None:
+    """The key of `Authorization: Bearer <key>`, or None when no key is presented (no
+    header, another scheme, no token): a request without a key guesses none, so only
+    requests with one count against the limit on wrong keys."""
+    scheme, _, token = (header or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip().encode()
+
+
+def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
+    """`Authorization: Bearer <key>` with one of `keys`. Every key is compared (in constant
+    time each), so the answer's timing does not reveal which key came close."""
+    presented = bearer_token(header)
+    if presented is None or not keys:
+        return False
+    matched = False
+    for key in keys:
+        matched |= hmac.compare_digest(presented, key.encode())
+    return matched
+
+
 class AuthLimiter:
     """The wrong keys of each client address, on the app's clock."""
 
@@ -68,6 +92,14 @@ class AuthLimiter:
             limit, window, proven_for, capacity)  # fmt: skip
         self._addresses: OrderedDict[str, _Address] = OrderedDict()
         self._lock = threading.Lock()
+
+    def admits(self, client: str, header: str | None, keys: tuple[str, ...]) -> bool:
+        """Whether `header` (`Authorization`) carries one of `keys`, counted against
+        `client`'s limit (a request without a key guesses none and is not counted);
+        `TooManyRequestsError` while `client` is over it."""
+        if bearer_token(header) is None:
+            return False
+        return bool(self.attempt(client, lambda: True if authorized(header, keys) else None))
 
     def attempt(self, client: str, check: Callable[[], T | None]) -> T | None:
         """`check()` (the key comparison: what the key matched, None for a wrong key) for a

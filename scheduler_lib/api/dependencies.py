@@ -5,13 +5,12 @@ every path parameter in the OpenAPI page."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from scheduler_lib.api.docs import API_VERSION_QUERY
-from scheduler_lib.api.requests import api_version
+from scheduler_lib.api.requests import request_context
 from scheduler_lib.service.collections import CollectionName
 from scheduler_lib.service.context import ApiContext
 from scheduler_lib.service.jobs import JobName
@@ -19,7 +18,7 @@ from scheduler_lib.service.jobs import JobName
 
 def _context(request: Request, api_version_query: API_VERSION_QUERY = None) -> ApiContext:
     """The app's context for this request, carrying the request's `api-version`."""
-    return replace(request.app.state.context, version=api_version(request))
+    return request_context(request)
 
 
 def _collection(

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from scheduler_lib.api import paths
 from scheduler_lib.api.dependencies import Ctx, JobPath
 from scheduler_lib.api.docs import operation
-from scheduler_lib.api.requests import empty_response, if_match, json_response, run_write
+from scheduler_lib.api.requests import (
+    JobWriteRequest,
+    empty_response,
+    if_match,
+    json_response,
+)
 from scheduler_lib.service import jobs as service
 from scheduler_lib.wire.jobs import job_to_wire
 
@@ -45,11 +49,15 @@ async def get(request: Request, ctx: Ctx, name: JobPath) -> Response:
         ),
     ),
 )
-async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Response:
-    (record, created), now = await run_write(request, ctx, partial(service.put_job, ctx, name))
-    return json_response(
-        job_to_wire(record, now=now, version=ctx.version), 201 if created else 200, etag=record.etag
+async def create_or_update(write: JobWriteRequest) -> Response:
+    record, created = await run_in_threadpool(
+        service.put_job, write.ctx, write.name, write.body, write.client_etag, write.now
     )
+    # The one rendering step, written out here rather than a helper elsewhere: the job as
+    # the request's version shows it, at the request's instant, with its ETag.
+    body = job_to_wire(record, now=write.now, version=write.ctx.version)
+    etag = {"ETag": record.etag} if record.etag else None
+    return JSONResponse(body, status_code=201 if created else 200, headers=etag)
 
 
 @router.patch(
@@ -62,9 +70,13 @@ async def create_or_update(request: Request, ctx: Ctx, name: JobPath) -> Respons
         body=True,
     ),
 )
-async def patch(request: Request, ctx: Ctx, name: JobPath) -> Response:
-    record, now = await run_write(request, ctx, partial(service.patch_job, ctx, name))
-    return json_response(job_to_wire(record, now=now, version=ctx.version), etag=record.etag)
+async def patch(write: JobWriteRequest) -> Response:
+    record = await run_in_threadpool(
+        service.patch_job, write.ctx, write.name, write.body, write.client_etag, write.now
+    )
+    body = job_to_wire(record, now=write.now, version=write.ctx.version)
+    etag = {"ETag": record.etag} if record.etag else None
+    return JSONResponse(body, headers=etag)
 
 
 @router.delete(

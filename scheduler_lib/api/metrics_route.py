@@ -1,7 +1,7 @@
 """`GET /api/metrics`: the scheduler's metrics in the Prometheus text format (`metrics`).
 
 Its own credential, not an API key: `Authorization: Bearer <token>` with a token of
-`SCHEDULER_METRICS_TOKEN` (compared in constant time, `middleware.authorized`), so a
+`SCHEDULER_METRICS_TOKEN` (compared in constant time, `auth_limit.authorized`), so a
 scraper can read counts and nothing else, and no key ever sits in a scrape URL. Without the
 setting the route answers 404 as an unknown route does: closed by default, and not told
 apart from a scheduler without metrics. The middleware lets the path through without an API
@@ -15,8 +15,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from scheduler_lib.api.auth_limit import authorized
 from scheduler_lib.api.errors import arm_body, http_status
-from scheduler_lib.api.middleware import authorized
 from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.errors import AuthenticationError
 from scheduler_lib.execution import ExecutionQueue

@@ -1,6 +1,8 @@
 """The ASGI layer around every route: request id, ARM path case, authentication (with the
 limit on wrong keys per client address, `auth_limit`), and the last line of defence that
-turns any unexpected exception into an ARM 500 body.
+turns any unexpected exception into an ARM 500 body. It is the request's one pass before its
+route: each step runs once, in order, in `ArmMiddleware.__call__` (the key check is one call
+to `AuthLimiter.admits`).
 
 It is a plain ASGI middleware (not Starlette's BaseHTTPMiddleware) so that the 401 and 500
 answers it writes carry `x-ms-request-id` like every other response.
@@ -8,7 +10,6 @@ answers it writes carry `x-ms-request-id` like every other response.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import uuid
@@ -21,7 +22,7 @@ from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
-from scheduler_lib.api.paths import PREFIX, canonical_path
+from scheduler_lib.api.paths import PREFIX
 from scheduler_lib.errors import (
     AuthenticationError,
     SchedulerError,
@@ -46,26 +47,32 @@ def is_dashboard(path: str) -> bool:
     return path == DASHBOARD_PREFIX or path.startswith(DASHBOARD_PREFIX + "/")
 
 
-def bearer_token(header: str | None) -> bytes | None:
-    """The key of `Authorization: Bearer <key>`, or None when no key is presented (no
-    header, another scheme, no token): a request without a key guesses none, so only
-    requests with one count against the limit on wrong keys."""
-    scheme, _, token = (header or "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        return None
-    return token.strip().encode()
+#: Literal path segments, so that `resourcegroups` or `microsoft.scheduler` route too
+#: (ARM treats them case-insensitively).
+LITERALS = {
+    s.lower(): s
+    for s in (
+        "api", "subscriptions", "resourceGroups", "providers", "Microsoft.Scheduler",
+        "jobCollections", "jobs", "run", "history", "enable", "disable", "export",
+    )
+}  # fmt: skip
 
 
-def authorized(header: str | None, keys: tuple[str, ...]) -> bool:
-    """`Authorization: Bearer <key>` with one of `keys`. Every key is compared (in constant
-    time each), so the answer's timing does not reveal which key came close."""
-    presented = bearer_token(header)
-    if presented is None or not keys:
-        return False
-    matched = False
-    for key in keys:
-        matched |= hmac.compare_digest(presented, key.encode())
-    return matched
+def canonical_path(path: str) -> str:
+    """`path` with its literal segments in canonical case; names are left as sent (a job
+    named `run` stays `run`, since only positions where a literal belongs are touched)."""
+    parts = path.split("/")
+    # "", api, subscriptions, {sub}, then either providers/Microsoft.Scheduler/jobCollections
+    # or resourceGroups, {rg}, providers, Microsoft.Scheduler, jobCollections, {coll},
+    # jobs|enable|disable|export, {job}, run|history
+    if len(parts) > 4 and parts[4].lower() == "providers":
+        positions: tuple[int, ...] = (1, 2, 4, 5, 6)
+    else:
+        positions = (1, 2, 4, 6, 7, 8, 10, 12)
+    for index in positions:
+        if index < len(parts):
+            parts[index] = LITERALS.get(parts[index].lower(), parts[index])
+    return "/".join(parts)
 
 
 class ArmMiddleware:
@@ -114,11 +121,8 @@ class ArmMiddleware:
         public = scope["path"] in PUBLIC_PATHS or is_dashboard(scope["path"])
         if not public:
             client = self.front_end.client_address(scope)
-            presented = headers.get("authorization")
             try:
-                valid = bearer_token(presented) is not None and self.limiter.attempt(
-                    client, lambda: True if authorized(presented, self.api_keys) else None
-                )
+                valid = self.limiter.admits(client, headers.get("authorization"), self.api_keys)
             except TooManyRequestsError as throttled:
                 await _send_error(send_with_ids, throttled)
                 return

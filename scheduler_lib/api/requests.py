@@ -1,5 +1,7 @@
 """Reading requests and writing responses: JSON bodies, ETags, `If-Match`, api-version
-(whether `If-Match` matches is the services' rule: `service.concurrency.check_if_match`).
+(whether `If-Match` matches is the services' rule: `service.context.check_if_match`).
+A write of one job is read in one step into a typed request (`JobWrite`), which its route
+hands to the use case.
 
 Bodies are parsed here rather than by FastAPI so that every failure is a 400 ARM error
 naming what is wrong (FastAPI would answer 422 with its own shape).
@@ -8,15 +10,18 @@ naming what is wrong (FastAPI would answer 422 with its own shape).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from scheduler_lib.api.docs import API_VERSION_QUERY
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.jobs import JobName
 from scheduler_lib.wire import request_json
 from scheduler_lib.wire.versions import ApiVersion, parse_version
 
@@ -37,6 +42,44 @@ async def run_write(request: Request, ctx: ApiContext, write: Write[W]) -> tuple
     now = ctx.clock()
     client_etag = if_match(request)
     return await run_in_threadpool(lambda: write(body, client_etag, now)), now
+
+
+@dataclass(frozen=True)
+class JobWrite:
+    """A PUT or PATCH of one job, read whole before the use case runs: the context with the
+    request's api-version, the job's name from the path, the JSON body, the client's
+    `If-Match` and the request's instant."""
+
+    ctx: ApiContext
+    name: JobName
+    body: Any
+    client_etag: str | None
+    now: datetime
+
+
+async def read_job_write(
+    request: Request,
+    subscriptionId: str,
+    resourceGroupName: str,
+    jobCollectionName: str,
+    jobName: str,
+    api_version_query: API_VERSION_QUERY = None,
+) -> JobWrite:
+    """The one reading step of a job's PUT or PATCH (a FastAPI dependency, so the path's
+    parameters are still documented): the api-version first (a bad one is a 400 before the
+    body is read), then the body, `If-Match` and the instant."""
+    ctx = request_context(request)
+    name = JobName(subscriptionId, resourceGroupName, jobCollectionName, jobName)
+    body = await read_json(request)
+    return JobWrite(ctx, name, body, if_match(request), ctx.clock())
+
+
+JobWriteRequest = Annotated[JobWrite, Depends(read_job_write)]
+
+
+def request_context(request: Request) -> ApiContext:
+    """The app's context for this request, carrying the request's `api-version`."""
+    return replace(request.app.state.context, version=api_version(request))
 
 
 async def read_json(request: Request, limit: int = MAX_BODY_BYTES) -> Any:

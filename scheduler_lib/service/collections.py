@@ -15,12 +15,12 @@ from typing import Any
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError, QuotaExceededError
 from scheduler_lib.notify import arm_collection, check_destinations, watched_default_changed
-from scheduler_lib.service.concurrency import check_if_match, conditional_write, current, retrying
-from scheduler_lib.service.context import ApiContext
+from scheduler_lib.service.context import ApiContext, check_if_match, conditional_write, current
 from scheduler_lib.service.jobs import purge
 from scheduler_lib.service.resumed import resume_jobs
 from scheduler_lib.store import collections as collection_store
 from scheduler_lib.store import jobs as job_store
+from scheduler_lib.store import retry_lost_races
 from scheduler_lib.wire import arm, collections, notifications, quotas, signing
 
 
@@ -81,7 +81,7 @@ def put_collection(
         saved = _write(ctx, existing, record, client_etag, now=now)
         return saved, existing is None, signing.generated(properties, saved.properties)
 
-    return retrying(attempt)
+    return retry_lost_races(attempt)
 
 
 def patch_collection(
@@ -111,7 +111,7 @@ def patch_collection(
         saved = _write(ctx, existing, record, client_etag, now=now)
         return saved, signing.generated(properties, saved.properties)
 
-    return retrying(attempt)
+    return retry_lost_races(attempt)
 
 
 def set_state(
@@ -130,7 +130,7 @@ def set_state(
         record = replace(existing, properties={**existing.properties, "state": state})
         return _write(ctx, existing, record, client_etag, now=now)
 
-    return retrying(attempt)
+    return retry_lost_races(attempt)
 
 
 def _write(

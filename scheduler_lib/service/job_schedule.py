@@ -1,21 +1,95 @@
-"""A job's schedule as the API sees it: parse (errors prefixed with `properties.`), sample for
-the recurrence quota, and what its bookkeeping becomes when it is enabled again or its
-schedule starts over. Pure functions; `jobs` does the storage.
+"""A job as a write makes it (`plan`, one call of `jobs`' PUT and PATCH): its definition
+parsed and completed with what is stored (secrets, notification URLs, a certificate's
+fields, the destinations judged), its size, SKU and recurrence quota checked, and its
+schedule: parse (errors prefixed with `properties.`), sample for the recurrence quota, and
+what its bookkeeping and next execution become when it is enabled again or its schedule
+starts over. No storage: `jobs` reads and writes.
 """
 
 from __future__ import annotations
 
 from contextlib import suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from itertools import islice
+from typing import Any
 
-from scheduler_lib.domain import Bookkeeping, ExecutorState, JobDefinition, JobRecord
+from scheduler_lib.actions import destinations
+from scheduler_lib.actions.client_certificate import describe_certificate
+from scheduler_lib.domain import (
+    Bookkeeping,
+    CollectionRecord,
+    ExecutorState,
+    JobDefinition,
+    JobRecord,
+    JobState,
+)
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
+from scheduler_lib.notify import check_destinations
 from scheduler_lib.schedule import JobTiming, Schedule, parse_schedule
 from scheduler_lib.schedule.timezones import UTC_ZONE
-from scheduler_lib.wire import quotas, timing
+from scheduler_lib.service.context import ApiContext
+from scheduler_lib.wire import jobs, notifications, quotas, secrets, timing
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """What a write of a job stores, and the collection limits its count is checked on."""
+
+    definition: JobDefinition
+    state: JobState
+    created_time: datetime
+    next_execution_time: datetime | None
+    bookkeeping: Bookkeeping
+    limits: quotas.Limits
+
+
+def plan(
+    ctx: ApiContext,
+    properties: Any,
+    existing: JobRecord | None,
+    collection: CollectionRecord,
+    now: datetime,
+) -> JobPlan:
+    """The job that `properties` (a PUT's, or a PATCH merged onto `existing`) make of
+    `existing` (None: a new job) in `collection` at `now`, every check made: a 400 naming
+    the field, or a 409 for a quota."""
+
+    def complete(document: dict[str, Any]) -> None:
+        if existing is not None:  # the stored JSON: a secret is carried over as it is stored
+            secrets.carry_over(document["action"], existing.definition.document.get("action"))
+        # Always: on a create, a masked notification URL names nothing stored (a 400).
+        notifications.carry_over(document, existing.definition.document if existing else None)
+        secrets.finalize(document["action"], describe_certificate)
+        destinations.check_definition(document["action"], ctx.settings)
+        check_destinations(document, ctx.settings)  # notifications' URLs, as the action's
+
+    definition, state = jobs.parse_job(properties, ctx.version, complete=complete)
+    jobs.check_size(definition)
+    sku = collection.properties.get("sku", {}).get("name", "Standard")
+    quotas.check_sku_features(sku, definition)
+    limits = quotas.effective_limits(collection.properties)
+
+    same_timing = existing is not None and existing.definition.timing_key == definition.timing_key
+    created_time = existing.created_time if same_timing and existing else now
+    schedule = schedule_of(definition, created_time)
+    quotas.check_job_recurrence(limits, definition, steady_sample(definition, schedule))
+    bookkeeping = existing.bookkeeping if same_timing and existing else restarted(existing)
+    if not same_timing or existing is None:
+        next_time = schedule.first()
+        nothing_left = next_time is None
+    elif existing.state == JobState.DISABLED and state == JobState.ENABLED:
+        next_time = resume(schedule, bookkeeping, now)
+        nothing_left = next_time is None
+    else:
+        # Unchanged timing: a job without a next execution may still have its final
+        # occurrence in flight; the executor marks it Completed or Faulted when it ends.
+        next_time = existing.next_execution_time
+        nothing_left = False
+    if nothing_left:
+        state = JobState.COMPLETED
+    return JobPlan(definition, state, created_time, next_time, bookkeeping, limits)
 
 
 def schedule_of(definition: JobDefinition, created_time: datetime) -> Schedule:

@@ -85,7 +85,7 @@ def _resume_job(
                 return 0
             current = fresh
             raise LostRace from exc
-        reindex(ctx, current, saved)
+        reindex(ctx.store, current, saved)
         run_missed(ctx.queue, current, schedule, now=now)  # its missed-run policy decides
         dispatch_soon(ctx, saved, collection, now=now)
         return 1
