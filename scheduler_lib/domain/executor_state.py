@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.messages import ERROR_ACTION
 
 if TYPE_CHECKING:  # only annotations: jobs.py imports this module (through bookkeeping.py)
@@ -31,7 +32,7 @@ _CLAIM_KEYS = {
     "action", "attempt", "messageId", "number", "manual", "done", "final", "faulted", "at",
     "claimedAt", "abandoned", "postponed", "leaseUntil", "takeovers",
 }  # fmt: skip
-_STATE_KEYS = {"claims", "lastFinished", "endedAt", "buffered"}
+_STATE_KEYS = {"claims", "lastFinished", "endedAt", "buffered", "history"}
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,9 @@ class ExecutorState:
     #: The execution message of an occurrence waiting for the running one to end (a job's
     #: `concurrencyPolicy` BufferOne; `execution/overlap.py`), at most one.
     buffered: str | None = None
+    #: The job's history counter as the executor's last entry left it (`HistoryCounter`):
+    #: the next entry is written without reading it. None: not known (read it).
+    history: HistoryCounter | None = None
     #: Stored keys this version does not know: kept so a write never loses them.
     other: Mapping[str, Any] = field(default_factory=dict)
 
@@ -149,6 +153,7 @@ class ExecutorState:
     def from_stored(cls, stored: Mapping[str, Any]) -> ExecutorState:
         last = stored.get("lastFinished")
         ended = stored.get("endedAt")
+        history = stored.get("history")
         return cls(
             claims={tag: Claim.from_stored(c) for tag, c in (stored.get("claims") or {}).items()},
             last_finished=(
@@ -158,6 +163,7 @@ class ExecutorState:
             ),
             ended_at=datetime.fromisoformat(ended) if isinstance(ended, str) and ended else None,
             buffered=stored.get("buffered") or None,
+            history=HistoryCounter.from_stored(history) if isinstance(history, dict) else None,
             other={k: v for k, v in stored.items() if k not in _STATE_KEYS},
         )
 
@@ -177,6 +183,8 @@ class ExecutorState:
             stored["endedAt"] = self.ended_at.isoformat()
         if self.buffered is not None:
             stored["buffered"] = self.buffered
+        if self.history is not None:
+            stored["history"] = self.history.to_stored()
         return stored
 
 

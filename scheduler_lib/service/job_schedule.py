@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from itertools import islice
 
 from scheduler_lib.domain import Bookkeeping, ExecutorState, JobDefinition, JobRecord
+from scheduler_lib.domain.history_counter import EMPTY_HISTORY
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
 from scheduler_lib.schedule import JobTiming, Schedule, parse_schedule
@@ -66,6 +67,11 @@ def resume(schedule: Schedule, bookkeeping: Bookkeeping, now: datetime) -> datet
 def restarted(existing: JobRecord | None) -> Bookkeeping:
     """The bookkeeping of a schedule that starts over: no occurrences counted, but the
     executor's claims kept, so that an occurrence of the old schedule already sent (or sent
-    twice by racing ticks) still runs at most once."""
-    claims = executor_state(existing).claims if existing else {}
-    return Bookkeeping(executor=ExecutorState(claims) if claims else None)
+    twice by racing ticks) still runs at most once, and its snapshot of the history counter
+    (the history stays). A new job's history is known empty (`HistoryCounter`): its first
+    entry is written without reading the counter."""
+    if existing is None:
+        return Bookkeeping(executor=ExecutorState(history=EMPTY_HISTORY))
+    state = executor_state(existing)
+    kept = ExecutorState(state.claims, history=state.history)
+    return Bookkeeping(executor=kept if kept != ExecutorState() else None)
