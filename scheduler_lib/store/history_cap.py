@@ -173,7 +173,12 @@ def _counter_update(
 
 def _forget_beyond(table: TableClient, partition: str, room: int, etag: str) -> None:
     """Delete every entry beyond the newest `room`, and store the count and the oldest kept
-    ids (ETag-conditional: a writer that raced it makes the caller read and decide again)."""
+    ids (ETag-conditional: a writer that raced it makes the caller read and decide again).
+
+    The deletes go in the counter's transaction when they fit in one (a full partition sheds
+    one entry): deleting what a read showed after a racing writer has inserted and counted
+    its entry (the counter no longer has `etag`) would take entries off without uncounting
+    them. Only history stored before the cap has more to delete; that goes in batches first."""
     rows = [
         entity["RowKey"]
         for entity in table.query_entities(
@@ -182,11 +187,18 @@ def _forget_beyond(table: TableClient, partition: str, room: int, etag: str) -> 
             select=["RowKey"],
         )
     ]  # newest first
-    kept = rows[:room]
-    delete_rows(table, partition, rows[room:])
-    update = _counter_update(partition, len(kept), kept[-REMEMBERED:], etag)[1]
+    kept, doomed = rows[:room], rows[room:]
+    operation = _counter_update(partition, len(kept), kept[-REMEMBERED:], etag)
+    if len(doomed) < _BATCH:
+        deletes: list[tuple[str, Any, dict[str, Any]]] = [
+            ("delete", {"PartitionKey": partition, "RowKey": r}, {}) for r in doomed
+        ]
+        with suppress(TableTransactionError):  # the counter (or a row) changed meanwhile
+            table.submit_transaction([*deletes, operation])
+        return
+    delete_rows(table, partition, doomed)
     with suppress(ResourceModifiedError, ResourceNotFoundError):
-        table.update_entity(update, mode=UpdateMode.REPLACE, **etag_kwargs(etag))
+        table.update_entity(operation[1], mode=UpdateMode.REPLACE, **etag_kwargs(etag))
 
 
 def delete_rows(table: TableClient, partition: str, rows: list[str]) -> int:
