@@ -1,5 +1,6 @@
 """The executor's part of a job's bookkeeping: its claims, the last occurrence it finished,
-and when it finished the job.
+when it finished the job, and what its last history entry left the history counter at
+(`HistoryCounter`: the next entry is written without reading it).
 
 Typed here so no one reads it by string key; `from_stored`/`to_stored` (reached only through
 `Bookkeeping`, which `store/jobs.py` alone converts) hold the stored JSON's keys. The stored
