@@ -25,7 +25,12 @@ import json
 from contextlib import suppress
 from typing import Any
 
-from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
+from azure.core.exceptions import (
+    ResourceModifiedError,
+    ResourceNotFoundError,
+    ServiceRequestError,
+    ServiceResponseError,
+)
 from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
 from scheduler_lib.domain.history_counter import HistoryCounter
@@ -51,10 +56,28 @@ def insert_known(
     """Insert a history entity as `insert_capped` does, with the counter as `known` (no read
     of it, when it is still so); returns the counter as written (None: not known)."""
     if known is not None:
-        written = _known_write(table, entity, keep, known)
+        try:
+            written = _known_write(table, entity, keep, known)
+        except (ServiceRequestError, ServiceResponseError):
+            # No answer (a connection dropped): the SDK does not send a POST again, and the
+            # transaction may have been applied. Where the counter's read went first, a stale
+            # pooled connection failed on it, which the SDK retries; here a point read of
+            # the entry (retried too) tells whether it is written, so the attempt is neither
+            # lost nor, redelivered, run again for want of its entry.
+            if _stored(table, entity):
+                return None  # written, the counter with it; as what, not known
+            written = None
         if written is not None:
             return written
     return insert_capped(table, entity, keep=keep)
+
+
+def _stored(table: TableClient, entity: dict[str, Any]) -> bool:
+    try:
+        table.get_entity(entity["PartitionKey"], entity["RowKey"], select=["RowKey"])
+    except ResourceNotFoundError:
+        return False
+    return True
 
 
 def _known_write(

@@ -9,8 +9,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from azure.core.exceptions import ServiceResponseError
+from azure.data.tables import TableClient
 
 from scheduler_lib import storage_calls
 from scheduler_lib.config import Settings
@@ -176,6 +179,33 @@ def test_racing_writers_into_a_full_history_keep_the_count_exact(
         list(pool.map(write, range(1, writers + 1)))
 
     assert len(_messages(store)) == _counted(store) == 3
+
+
+@pytest.mark.parametrize("applied", [True, False])
+def test_a_transaction_left_without_answer_writes_the_entry_once(
+    store: TableStore, monkeypatch: pytest.MonkeyPatch, applied: bool
+) -> None:
+    """The connection drops under the snapshot's transaction (a stale pooled connection: the
+    SDK does not send a POST again), after storage applied it or before it got there: the
+    entry is written once and counted once, and the write does not fail (a failed write
+    is redelivered and, without its entry, runs its action again)."""
+    known = _add(store, 0, EMPTY_HISTORY, keep=5)
+    real = TableClient.submit_transaction
+    dropped: list[bool] = []
+
+    def dropping(self: TableClient, *args: Any, **kwargs: Any) -> Any:
+        if dropped:
+            return real(self, *args, **kwargs)
+        dropped.append(True)
+        if applied:
+            real(self, *args, **kwargs)
+        raise ServiceResponseError("Connection aborted.")
+
+    monkeypatch.setattr(TableClient, "submit_transaction", dropping)
+    _add(store, 1, known, keep=5)
+    monkeypatch.undo()
+
+    assert dropped and _messages(store) == _newest(0, 1) and _counted(store) == 2
 
 
 def test_a_snapshot_reads_back_as_written() -> None:
