@@ -1,5 +1,6 @@
 """The executor's part of a job's bookkeeping: its claims, the last occurrence it finished,
-and when it finished the job.
+when it finished the job, and what its last history entry left the history counter at
+(`HistoryCounter`: the next entry is written without reading it).
 
 Typed here so no one reads it by string key; `from_stored`/`to_stored` (reached only through
 `Bookkeeping`, which `store/jobs.py` alone converts) hold the stored JSON's keys. The stored
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.domain.messages import ERROR_ACTION
 
@@ -32,7 +34,7 @@ _CLAIM_KEYS = {
     "action", "attempt", "messageId", "number", "manual", "done", "final", "faulted", "at",
     "claimedAt", "abandoned", "postponed", "leaseUntil", "takeovers",
 }  # fmt: skip
-_STATE_KEYS = {"claims", "lastFinished", "endedAt", "buffered"}
+_STATE_KEYS = {"claims", "lastFinished", "endedAt", "buffered", "history"}
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,9 @@ class ExecutorState:
     #: The execution message of an occurrence waiting for the running one to end (a job's
     #: overlap policy BufferOne; `execution/overlap.py`), at most one.
     buffered: str | None = None
+    #: The job's history counter as the executor's last entry left it (`HistoryCounter`):
+    #: the next entry is written without reading it. None: not known (read it).
+    history: HistoryCounter | None = None
     #: Stored keys this version does not know: kept so a write never loses them.
     other: Mapping[str, Any] = field(default_factory=dict)
 
@@ -150,6 +155,7 @@ class ExecutorState:
     def from_stored(cls, stored: Mapping[str, Any]) -> ExecutorState:
         last = stored.get("lastFinished")
         ended = stored.get("endedAt")
+        history = stored.get("history")
         return cls(
             claims={tag: Claim.from_stored(c) for tag, c in (stored.get("claims") or {}).items()},
             last_finished=(
@@ -159,6 +165,7 @@ class ExecutorState:
             ),
             ended_at=datetime.fromisoformat(ended) if isinstance(ended, str) and ended else None,
             buffered=stored.get("buffered") or None,
+            history=HistoryCounter.from_stored(history) if isinstance(history, dict) else None,
             other={k: v for k, v in stored.items() if k not in _STATE_KEYS},
         )
 
@@ -178,6 +185,8 @@ class ExecutorState:
             stored["endedAt"] = self.ended_at.isoformat()
         if self.buffered is not None:
             stored["buffered"] = self.buffered
+        if self.history is not None:
+            stored["history"] = self.history.to_stored()
         return stored
 
 

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from scheduler_lib.domain import CollectionRecord, JobRecord
+from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import decide, lifecycle
@@ -51,6 +52,8 @@ class Attempt:
     started: datetime
     faulted_now: bool
     final: bool
+    #: The history counter as the attempt's entry left it (the job's next snapshot), if known.
+    history: HistoryCounter | None = None
 
 
 def claim(
@@ -165,6 +168,7 @@ def finish(
             faulted_now=attempt.faulted_now,
             final=attempt.final,
             now=now,
+            history=attempt.history,
         ),
     )
 

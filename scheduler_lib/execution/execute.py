@@ -67,10 +67,10 @@ from scheduler_lib.domain.definition import CONCURRENCY_POLICY
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import claims, decide, heartbeat, late, overlap, watchdog
 from scheduler_lib.execution.finish import Finish
-from scheduler_lib.execution.history import attempt_record, recorded_attempt
+from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
 from scheduler_lib.execution.report import ExecutionReport
 from scheduler_lib.execution.retry import RetryPolicy
-from scheduler_lib.store import TableStore, add_history
+from scheduler_lib.store import TableStore
 from scheduler_lib.store.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.timeutil import Clock
 
@@ -227,12 +227,12 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
             adapters = dict(executor.action_adapters or {})
             outcome = run_action(following.action, context, settings, **adapters)
             ended = clock()
-            entry = add_history(
-                store, attempt_record(record, message, outcome, started, ended, rerun=rerun)
+            entry, counter = add_attempt(
+                store, record, attempt_record(record, message, outcome, started, ended, rerun=rerun)
             )
             disposition = "Rerun" if rerun else "Ran"
             reason = f"{verdict.value}: dequeue {dequeue_count}"
-            concluded = after.conclude(entry, outcome)
+            concluded = after.conclude(entry, outcome, counter=counter)
     saved = concluded.saved
     return _Done(
         message, disposition, reason, kind,

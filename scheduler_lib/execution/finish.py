@@ -23,6 +23,7 @@ from enum import Enum
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
 from scheduler_lib.domain.executor_state import executor_state
+from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.domain.outcomes import JobTurn
 from scheduler_lib.execution import claims, decide, overlap, pause
@@ -66,10 +67,16 @@ class Finish:
     draw: Draw = random.random  # the executor's random source (an Exponential delay)
 
     def conclude(
-        self, entry: HistoryEntry, outcome: ActionOutcome | None = None, *, resumed: bool = False
+        self,
+        entry: HistoryEntry,
+        outcome: ActionOutcome | None = None,
+        *,
+        resumed: bool = False,
+        counter: HistoryCounter | None = None,
     ) -> Concluded:
         """Send the follow-up, then apply the attempt to the job. `resumed`: the attempt ran
-        in an earlier delivery (its follow-up's delay counts from now)."""
+        in an earlier delivery (its follow-up's delay counts from now). `counter`: the
+        history counter as the entry left it, kept as the job's snapshot."""
         store, record, message = self.store, self.record, self.message
         succeeded, ended = entry.status == HistoryStatus.COMPLETED, entry.end_time
         failure = None if succeeded else Failure.of(outcome, entry.message)
@@ -85,7 +92,7 @@ class Finish:
                 store=store,
             )
         faulted_now, final = follow.faulted_now, follow.message is None
-        attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final=final)
+        attempt = claims.Attempt(succeeded, entry.start_time, faulted_now, final, counter)
         saved = claims.finish(store, record, message, self.message_id, attempt, now=self.clock())
         paused = saved is not None and pause.paused_now(saved, faulted_now=faulted_now)
         if saved is not None and paused:

@@ -13,9 +13,10 @@ from datetime import datetime
 
 from scheduler_lib.actions import ActionOutcome
 from scheduler_lib.domain import HistoryStatus, JobRecord
-from scheduler_lib.domain.executor_state import claimed_at
+from scheduler_lib.domain.executor_state import claimed_at, executor_state
+from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.store import HistoryEntry, TableStore, list_history
+from scheduler_lib.store import HistoryEntry, TableStore, add_counted_history, list_history
 
 #: Table storage caps a string property at 64 KiB (32K UTF-16 characters); an outcome message
 #: is normally far shorter (headers plus at most 2048 bytes of body).
@@ -50,6 +51,16 @@ def attempt_record(
     if message.catch_up:  # a late run on purpose says so (docs/extensions.md)
         text = f"[{message.catch_up}] " + text
     return attempt_entry(record, message, status, text, started=started, ended=ended)
+
+
+def add_attempt(
+    store: TableStore, record: JobRecord, entry: HistoryEntry
+) -> tuple[HistoryEntry, HistoryCounter | None]:
+    """Write the entry of an attempt that ran, with the job's history counter as the
+    executor's last entry left it (`HistoryCounter`: one transaction, no read of the counter,
+    while no one else changed it); returns the entry and the counter as written, which the
+    finish stores as the next snapshot."""
+    return add_counted_history(store, entry, known=executor_state(record).history)
 
 
 def not_run_entry(

@@ -45,6 +45,7 @@ from typing import Any
 
 from scheduler_lib.domain import Claim, ExecutorState, JobRecord, JobState, LastFinished
 from scheduler_lib.domain.executor_state import executor_state, same_step
+from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
 from scheduler_lib.execution import pause
 from scheduler_lib.execution.lease import LEASE
@@ -106,11 +107,13 @@ def with_attempt(
     faulted_now: bool,
     final: bool,
     now: datetime,
+    history: HistoryCounter | None = None,
 ) -> JobRecord:
     """`record` after one attempt: counters, the claim marked done (and final), and the state.
 
     `faulted_now`: this attempt exhausted the main action's retries. `final`: the occurrence
-    has no further attempt (of either action).
+    has no further attempt (of either action). `history`: the history counter as the
+    attempt's entry left it, the snapshot the next entry is written with (None: unchanged).
     """
     changes: dict[str, Any] = {}
     if message.action != ERROR_ACTION:
@@ -132,6 +135,8 @@ def with_attempt(
         claims[message.execution_tag] = claim
     faulted = (claim is not None and claim.faulted) or faulted_now
     state = replace(state, claims=claims)
+    if history is not None:
+        state = replace(state, history=history)
     if final and not message.manual:
         state, changes["state"] = _finished(record, state, message, faulted=faulted, now=now)
     state = replace(state, claims=_pruned(state.claims, now))

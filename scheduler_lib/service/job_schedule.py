@@ -24,6 +24,7 @@ from scheduler_lib.domain import (
     JobRecord,
     JobState,
 )
+from scheduler_lib.domain.history_counter import EMPTY_HISTORY
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import executor_state
 from scheduler_lib.notify import check_destinations
@@ -140,6 +141,11 @@ def resume(schedule: Schedule, bookkeeping: Bookkeeping, now: datetime) -> datet
 def restarted(existing: JobRecord | None) -> Bookkeeping:
     """The bookkeeping of a schedule that starts over: no occurrences counted, but the
     executor's claims kept, so that an occurrence of the old schedule already sent (or sent
-    twice by racing ticks) still runs at most once."""
-    claims = executor_state(existing).claims if existing else {}
-    return Bookkeeping(executor=ExecutorState(claims) if claims else None)
+    twice by racing ticks) still runs at most once, and its snapshot of the history counter
+    (the history stays). A new job's history is known empty (`HistoryCounter`): its first
+    entry is written without reading the counter."""
+    if existing is None:
+        return Bookkeeping(executor=ExecutorState(history=EMPTY_HISTORY))
+    state = executor_state(existing)
+    kept = ExecutorState(state.claims, history=state.history)
+    return Bookkeeping(executor=kept if kept != ExecutorState() else None)

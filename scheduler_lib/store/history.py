@@ -21,7 +21,8 @@ from typing import Any
 from azure.core.exceptions import ResourceNotFoundError
 
 from scheduler_lib.domain import HistoryStatus
-from scheduler_lib.store.history_cap import delete_rows, insert_capped
+from scheduler_lib.domain.history_counter import HistoryCounter
+from scheduler_lib.store.history_cap import delete_rows, insert_known
 from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, counted_page, uncount
 from scheduler_lib.store.tables import TableStore, as_datetime, stored_datetime, stored_text
 from scheduler_lib.timeutil import iso_z
@@ -88,6 +89,19 @@ def add_history(
 ) -> HistoryEntry:
     """Append an entry and return it with its id; the job's oldest entry goes when that
     would make more than `keep` (`history_cap`)."""
+    return add_counted_history(store, entry, known=None, keep=keep)[0]
+
+
+def add_counted_history(
+    store: TableStore,
+    entry: HistoryEntry,
+    *,
+    known: HistoryCounter | None,
+    keep: int = HISTORY_KEEP,
+) -> tuple[HistoryEntry, HistoryCounter | None]:
+    """`add_history` with the job's history counter as `known` (the executor's snapshot:
+    written without reading the counter while it is still so), and the counter as written
+    (None: not known), for the next snapshot."""
     row = _row_key(entry.start_time)
     entity = {
         "PartitionKey": entry.job_key,
@@ -101,8 +115,8 @@ def add_history(
         "RetryCount": entry.retry_count,
         "RepeatCount": entry.repeat_count,
     }
-    insert_capped(store.table(TABLE), entity, keep=keep)
-    return replace(entry, history_id=row)
+    counter = insert_known(store.table(TABLE), entity, keep=keep, known=known)
+    return replace(entry, history_id=row), counter
 
 
 def list_history(

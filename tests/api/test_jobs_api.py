@@ -3,7 +3,8 @@ state rules, delete, run."""
 
 from datetime import UTC, datetime, timedelta
 
-from scheduler_lib.domain import Bookkeeping
+from scheduler_lib.domain import Bookkeeping, ExecutorState
+from scheduler_lib.domain.history_counter import EMPTY_HISTORY
 from scheduler_lib.domain.keys import job_key
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.store.due_index import due_rows
@@ -35,7 +36,9 @@ def test_create_computes_status_and_writes_the_due_row(client, store):
         "nextExecutionTime": "2026-03-04T10:30:00Z",
     }
     record = get_job(store, SUB, RG, "coll", "ping")
-    assert record.created_time == NOW and record.bookkeeping == Bookkeeping()
+    # Nothing counted yet; its history known empty (the executor's first entry reads no counter).
+    fresh = Bookkeeping(executor=ExecutorState(history=EMPTY_HISTORY))
+    assert record.created_time == NOW and record.bookkeeping == fresh
     rows = list(due_rows(store, start=NOW, through=NOW + timedelta(hours=2)))
     assert [(r.job_key, r.due) for r in rows] == [
         (record.key, datetime(2026, 3, 4, 10, 30, tzinfo=UTC))
