@@ -94,16 +94,31 @@ def claim(
 
 
 def confirm(
-    store: TableStore, message: ExecutionMessage, *, now: datetime
+    store: TableStore,
+    record: JobRecord,
+    collection: CollectionRecord,
+    message: ExecutionMessage,
+    *,
+    now: datetime,
 ) -> tuple[JobRecord, CollectionRecord] | Skip:
-    """Check the claimed attempt again at its exact second, after the early wait: the job and
-    its collection as they are now (its definition may have changed; the attempt's signing
-    secrets come from this read of the collection, so the action starts after two reads,
-    not three), or why it no longer runs. The claim was
-    taken 1-2 s early; a job deleted (or created again) in between must not still run an
+    """Check the claimed attempt again at its exact second, after the early wait: the job
+    and collection to run it with, or why it no longer runs. The claim was taken 1-2 s
+    early; a job deleted (or created again) or disabled in between must not still run an
     occurrence it no longer has, while its successor, created before that second, runs it
-    too. Checked at the second itself, the occurrence belongs to whichever incarnation exists
-    then: one created later starts after it (first executions round up to a whole second)."""
+    too.
+
+    One request in the usual case: the job written back as the claim wrote it, conditional
+    on the ETag that write returned (Table storage has no conditional read; the lease needs
+    no change, the heartbeat renews it). It succeeds only if nobody changed the job during
+    the wait, so the job is as claimed, and the collection is the one the claim read 1-2 s
+    before (the trade-off: a collection disabled in that moment is treated like one
+    disabled just after the second). Any change to the job (its deletion, a new incarnation,
+    its state or definition, a heartbeat's renewal) fails that write, and the job and its
+    collection are read again, as they are now: checked at the second itself, the occurrence
+    belongs to whichever incarnation exists then (one created later starts after it: first
+    executions round up to a whole second)."""
+    with contextlib.suppress(PreconditionFailedError, NotFoundError):
+        return put_job(store, record, etag=record.etag), collection
 
     def attempt() -> tuple[JobRecord, CollectionRecord] | Skip:
         found = _runnable(store, message, now=now)

@@ -24,10 +24,13 @@ history entries `history`'s. No module it calls calls back into it.
    (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
    this happens before its second; the executor then waits for the second itself (`sleep`),
    so the action starts on time rather than up to a polling interval plus a second late, and
-   reads the job again (`claims.confirm`): a job deleted, created again or disabled during
-   that wait does not run the occurrence (a successor created before the second runs it,
-   once). A message delivered far earlier than that (a clock far off) is not held: it is
-   sent again to appear at its time ("Deferred") and this copy ends. One delivered more than
+   checks the job again (`claims.confirm`: one write of the job as claimed, conditional on
+   the claim's own ETag; the job and its collection read again only if the job changed):
+   a job deleted, created again or disabled during that wait does not run the occurrence (a
+   successor created before the second runs it, once). The collection is the one read 1-2 s
+   before the second. A message delivered far earlier than that (a clock far off) is not
+   held: it is sent again to appear at its time ("Deferred") and this copy ends. One
+   delivered more than
    the grace period late is not run but Postponed (`late`). A Rerun whose history entry is
    already written ran its action and only failed to update the job (step 7 gave up): it
    goes on from step 6 ("Recorded", `finish`) instead of calling the target again.
@@ -177,7 +180,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
             early = (following.start_at - clock()).total_seconds() if following else 0
             if early > 0:
                 executor.sleep(early)
-                confirmed = claims.confirm(store, message, now=clock())
+                confirmed = claims.confirm(store, record, collection, message, now=clock())
                 if isinstance(confirmed, decide.Skip):
                     return _Done(message, confirmed.disposition, confirmed.reason, kind)
                 record, collection = confirmed

@@ -1,20 +1,25 @@
-"""Exact starts: a scheduled occurrence is delivered 1-2 s early, claimed, then started at its
-second; anything else runs as soon as it is delivered; a message far too early is deferred.
+"""Exact starts: a scheduled occurrence is delivered 1-2 s early, claimed, then checked with
+one conditional write and started at its second; anything else runs as soon as it is
+delivered; a message far too early is deferred.
 
 Real Azurite tables and queue and a real local HTTP server; the waiting goes through the
-fake clock's `sleep`, so no test sleeps.
+fake clock's `sleep`, so no test sleeps. Storage requests are counted by the cost
+benchmark's hook on the real requests (`storage_calls`), by stage and method.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
 
 import pytest
 
+from scheduler_lib import storage_calls
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.execution import claims, execute
+from scheduler_lib.execution import execute
 from scheduler_lib.execution.execute import MAX_START_WAIT
 from scheduler_lib.execution.lifecycle import executor_state
 from tests.execution.harness import T0, Driver, http_action, make_job
@@ -125,51 +130,88 @@ def test_a_message_delivered_far_too_early_is_deferred_not_held(
     assert again.disposition == "Ran" and len(target.requests) == 1
 
 
+@dataclass
+class Requests:
+    """The storage requests the executor made (stage and method -> how many): until it
+    waits (`before_wait`), and from the end of its wait to the start of its action
+    (`at_second`; an attempt that does not wait: everything before its action)."""
+
+    before_wait: Counter[str] = field(default_factory=Counter)
+    at_second: Counter[str] = field(default_factory=Counter)
+
+
+def _since(before: dict[str, int]) -> Counter[str]:
+    """The requests of the executor's invocation (`Runtime.execute`) since `before` (not
+    the runtime's creation of its tables and queues)."""
+    grown = Counter(storage_calls.snapshot())
+    grown.subtract(before)
+    return Counter({stage: n for stage, n in grown.items() if n and stage.startswith("execute:")})
+
+
 @pytest.fixture
-def steps(driver: Driver, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The executor's reads of the job and of its collection, its wait and its action, in
-    the order they happen."""
-    taken: list[str] = []
+def requests_made(
+    driver: Driver, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Requests]:
+    """Count the executor's storage requests (its runtime's clients are built after this,
+    with the benchmark's counting hook; the test's own `driver.store` is not counted)."""
+    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
+    made = Requests()
+    mark = [storage_calls.snapshot()]
+    sleep, run_action = driver.clock.sleep, execute.run_action
 
-    def recorded(step: str, real: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            taken.append(step)
-            return real(*args, **kwargs)
+    def waiting(seconds: float) -> None:
+        made.before_wait = _since(mark[0])
+        sleep(seconds)
+        mark[0] = storage_calls.snapshot()
 
-        return call
+    def acting(*args: object, **kwargs: object) -> object:
+        made.at_second = _since(mark[0])
+        return run_action(*args, **kwargs)  # type: ignore[arg-type]
 
-    for module in (claims, execute):
-        for name, step in (("find_job", "job"), ("get_collection", "collection")):
-            if hasattr(module, name):
-                monkeypatch.setattr(module, name, recorded(step, getattr(module, name)))
-    monkeypatch.setattr(execute, "run_action", recorded("action", execute.run_action))
-    driver.clock.sleep = recorded("wait", driver.clock.sleep)  # type: ignore[method-assign]
-    return taken
+    driver.clock.sleep = waiting  # type: ignore[method-assign]
+    monkeypatch.setattr(execute, "run_action", acting)
+    yield made
 
 
-def test_at_its_second_the_action_starts_after_one_read_of_the_job_and_one_of_its_collection(
-    driver: Driver, target: HttpTarget, steps: list[str]
+#: The requests of one read of the job and of its collection, and of a claim (the job's
+#: conditional replace), and the watchdog every claimed attempt sends (`heartbeat`).
+READ_JOB = "execute: store.jobs [table GET]"
+READ_COLLECTION = "execute: store.collections [table GET]"
+CLAIM = "execute: store.jobs [table PUT]"
+WATCHDOG = "execute: execution.heartbeat [queue POST]"
+
+
+def test_at_its_second_one_conditional_write_is_the_one_request_before_the_action(
+    driver: Driver, target: HttpTarget, requests_made: Requests
 ) -> None:
-    """Whatever the executor does between the occurrence's second and its action is lateness.
-    After the wait it reads the job and its collection once each: the collection that the
-    confirmation read also gives the signing secrets (it was read a second time for them)."""
+    """Whatever the executor does between the occurrence's second and its action is lateness
+    and cost. Before the wait: the job and its collection read once, the claim written and
+    its watchdog sent; after it, one request: the claim's lease renewed from the second,
+    conditional on the claim's own ETag (the job unchanged since), and the collection the
+    claim read supplies the signing secrets (two reads were made here before)."""
     job = make_job(driver.store, http_action(target.url))
     driver.clock.now = T0 - timedelta(seconds=1.6)
 
     report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
 
     assert report.disposition == "Ran" and len(target.requests) == 1
-    after_the_wait = steps[steps.index("wait") : steps.index("action") + 1]
-    assert after_the_wait == ["wait", "job", "collection", "action"]
+    assert requests_made.before_wait == Counter(
+        {READ_JOB: 1, READ_COLLECTION: 1, CLAIM: 1, WATCHDOG: 1}
+    )
+    assert requests_made.at_second == Counter({CLAIM: 1})
+    claim = executor_state(driver.job(job.key)).claims[
+        ExecutionMessage.scheduled(job.key, T0, 1).execution_tag
+    ]
+    assert claim.done
 
 
 @pytest.mark.parametrize("kind", ["manual run", "occurrence delivered after its second"])
-def test_an_attempt_that_does_not_wait_reads_its_collection_once(
-    driver: Driver, target: HttpTarget, steps: list[str], kind: str
+def test_an_attempt_that_does_not_wait_reads_then_claims_before_its_action(
+    driver: Driver, target: HttpTarget, requests_made: Requests, kind: str
 ) -> None:
-    """An attempt run as soon as it is claimed (a manual run, a retry, an occurrence
-    delivered at or after its second) takes its signing secrets from the collection its
-    claim read: the collection is not read a second time before the action."""
+    """An attempt run as soon as it is delivered (a manual run, a retry, an occurrence
+    delivered at or after its second) reads the job and its collection, claims, and runs:
+    its signing secrets come from the collection its claim read, not from a second read."""
     job = make_job(driver.store, http_action(target.url))
     message = (
         ExecutionMessage.manual_run(job.key, now=T0)
@@ -180,4 +222,7 @@ def test_an_attempt_that_does_not_wait_reads_its_collection_once(
     report = driver.run(message)
 
     assert report.disposition == "Ran" and len(target.requests) == 1
-    assert steps[: steps.index("action") + 1] == ["job", "collection", "action"]
+    assert requests_made.before_wait == Counter()  # it never waited
+    assert requests_made.at_second == Counter(
+        {READ_JOB: 1, READ_COLLECTION: 1, CLAIM: 1, WATCHDOG: 1}
+    )
