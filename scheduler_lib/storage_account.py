@@ -114,14 +114,20 @@ def _prepared(method: str, url: str, headers: Any, data: Any) -> requests.Prepar
     ones a storage request has nothing for: no cookies, no auth (the SDK signs), no hooks;
     and an ASCII URL azure-core formatted (quoted) is taken as it is, not parsed again by
     `prepare_url` (urllib3 still checks and encodes the target it sends). A URL with any
-    other character goes through `prepare_url` (IDNA, quoting)."""
+    other character goes through `prepare_url` (IDNA, quoting), headers that are not all
+    str through `prepare_headers`."""
     prepared = requests.PreparedRequest()
     prepared.prepare_method(method)
     if isinstance(url, str) and url.isascii() and url.startswith(("http://", "https://")):
         prepared.url = url
     else:
         prepared.prepare_url(url, None)
-    prepared.prepare_headers(headers)
+    if headers and all(type(k) is str and type(v) is str for k, v in headers.items()):
+        # The SDK's own headers: http.client still refuses a name or a value that would
+        # split the request (requests' regex check of each was 7 % of a request's calls).
+        prepared.headers = CaseInsensitiveDict(headers)
+    else:
+        prepared.prepare_headers(headers)
     prepared.prepare_body(data, None)
     return prepared
 
