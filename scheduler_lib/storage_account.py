@@ -140,7 +140,8 @@ class DirectAdapter(HTTPAdapter):
     - the connection pool's key attributes (scheme, host, port, TLS verification) depend only
       on the URL's origin and the `verify` and `cert` passed, so they are worked out once per
       origin (`requests` parses the URL and stats the CA bundle for every request);
-    - without a proxy, no proxy is looked for in the URL;
+    - without a proxy, no proxy is looked for in the URL (twice: for the pool, for the
+      request line);
     - an answer's `Set-Cookie` is not read into a cookie jar: the storage services set none
       and the SDKs never read one (`DirectSession` sends no cookies).
     Anything with a proxy goes through `requests`' own code unchanged."""
@@ -177,6 +178,11 @@ class DirectAdapter(HTTPAdapter):
         except ValueError as exc:
             raise requests.exceptions.InvalidURL(exc, request=request) from exc
         return self.poolmanager.connection_from_host(**host, pool_kwargs=pool)
+
+    def request_url(self, request: requests.PreparedRequest, proxies: Any) -> str:
+        if proxies:
+            return super().request_url(request, proxies)
+        return request.path_url  # what requests sends without a proxy
 
     def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
         """`HTTPAdapter.build_response` without `extract_cookies_to_jar`."""
