@@ -194,7 +194,7 @@ class DirectAdapter(HTTPAdapter):
         response.reason = resp.reason
         response.url = req.url.decode("utf-8") if isinstance(req.url, bytes) else str(req.url)
         response.request = req
-        response.connection = self  # type: ignore[attr-defined]  # as requests sets it
+        response.connection = self  # as requests sets it
         return response
 
 
