@@ -11,7 +11,8 @@ ratio against a baseline measured in the same run.
 Each run is `python <root>/<script> ARGS` in `<root>` (each tree runs its own copy of the
 benchmark), or with `--via-root` the script from B_ROOT with `--root <root>` appended, for
 benchmarks that take `--root` (bench/cost.py, bench/lateness.py, bench/transport.py) or
-that A's tree does not have.
+that A's tree does not have. The root's path in the output reads `<root>`, so that rows
+naming their tree match.
 
 Benchmarks print tables in their own formats, so parsing is generic: every output line
 holding numbers is one row, keyed by its text with the numbers masked (and by how many
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
                 )
             if done.returncode not in (0, 1):  # 1: some benchmarks' "target missed"
                 sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-            outputs[side].append(done.stdout)
+            # A benchmark that prints its root would give each tree's rows another key.
+            outputs[side].append(done.stdout.replace(str(root), "<root>"))
     title = f"{options.script} {' '.join(options.args)}: A={a_root.name}, B={b_root.name}"
     print(table(title, cells(outputs["A"], outputs["B"], options.match), loads))
 

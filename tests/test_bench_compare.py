@@ -85,12 +85,13 @@ def test_match_keeps_only_the_rows_asked_for(tmp_path: Path) -> None:
 
 
 def test_via_root_runs_b_script_with_each_root(tmp_path: Path) -> None:
-    """With --via-root both runs use B's script, told which tree to measure by --root."""
-    script = "import sys; print('root value', open(sys.argv[-1] + '/value').read())"
+    """With --via-root both runs use B's script, told which tree to measure by --root; the
+    row names its root, as bench/transport.py's does, and still matches across trees."""
+    script = "import sys; print(sys.argv[-1], 'value', open(sys.argv[-1] + '/value').read())"
     a, b = tree(tmp_path, "a", 3.0), tree(tmp_path, "b", 6.0)
     (b / "bench" / "toy.py").write_text(script)
     (a / "bench" / "toy.py").write_text("raise SystemExit(3)")  # never run
 
     out = compare(str(a), str(b), "bench/toy.py", "--pairs", "2", "--via-root")
 
-    assert rows(out) == [["root", "value", "[1]", "3", "6", "2.00", "2.00-2.00"]]
+    assert rows(out) == [["<root>", "value", "[1]", "3", "6", "2.00", "2.00-2.00"]]
