@@ -140,8 +140,13 @@ def main(argv: list[str] | None = None) -> None:
         "--via-root", action="store_true", help="run B's script with --root <root> in both"
     )
     parser.add_argument("--out", type=Path, help="keep every run's output in this directory")
-    parser.add_argument("args", nargs="*", help="after --: the benchmark's own arguments")
-    options = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # Everything after "--" is the benchmark's (argparse would take it only if the options
+    # came before the script).
+    ours, args = (
+        (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    )
+    options = parser.parse_args(ours)
     a_root, b_root = options.a_root.resolve(), options.b_root.resolve()
     name = Path(options.script).stem
     outputs: dict[str, list[str]] = {"A": [], "B": []}
@@ -149,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     for pair in range(options.pairs):
         for side, root in (("A", a_root), ("B", b_root)):
             loads.append(os.getloadavg()[0])
-            cmd = command(root, options.script, options.args, b_root, options.via_root)
+            cmd = command(root, options.script, args, b_root, options.via_root)
             print(f"[{name} pair {pair + 1} {side}] load {loads[-1]:.1f}: {' '.join(cmd)}",
                   file=sys.stderr, flush=True)  # fmt: skip
             done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
@@ -162,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
             # A benchmark that prints its root would give each tree's rows another key.
             outputs[side].append(done.stdout.replace(str(root), "<root>"))
-    title = f"{options.script} {' '.join(options.args)}: A={a_root.name}, B={b_root.name}"
+    title = f"{options.script} {' '.join(args)}: A={a_root.name}, B={b_root.name}"
     print(table(title, cells(outputs["A"], outputs["B"], options.match), loads))
 
 

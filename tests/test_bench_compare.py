@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 here = Path(__file__).resolve().parents[1]
-value = float((here / "value").read_text())
+scale = float(sys.argv[sys.argv.index("--scale") + 1]) if "--scale" in sys.argv else 1
+value = float((here / "value").read_text()) * scale
 runs = here / "runs"
 run = len(runs.read_text()) if runs.exists() else 0
 runs.write_text("x" * (run + 1))
@@ -74,13 +75,15 @@ def test_medians_and_ratio_of_every_cell_in_order(tmp_path: Path) -> None:
     assert len(list((tmp_path / "o").glob("toy-*.txt"))) == 6
 
 
-def test_match_keeps_only_the_rows_asked_for(tmp_path: Path) -> None:
+def test_match_and_the_benchmarks_own_arguments(tmp_path: Path) -> None:
     a, b = tree(tmp_path, "a", 2.0), tree(tmp_path, "b", 1.0)
-    out = compare(str(a), str(b), "bench/toy.py", "--pairs", "1", "--match", r"#x$")
+    out = compare(
+        str(a), str(b), "bench/toy.py", "--pairs", "1", "--match", r"#x$", "--", "--scale", "10"
+    )
 
     assert rows(out) == [
-        ["read", "p99", "[1]", "4", "2", "0.50", "0.50-0.50"],
-        ["read", "p99", "[2]", "2", "1", "0.50", "0.50-0.50"],
+        ["read", "p99", "[1]", "40", "20", "0.50", "0.50-0.50"],
+        ["read", "p99", "[2]", "20", "10", "0.50", "0.50-0.50"],
     ]
 
 
