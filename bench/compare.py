@@ -22,7 +22,8 @@ printed per cell: median A, median B, B/A, and the lowest and highest B/A of the
 (run i of A with run i of B: a ratio that is consistent across pairs is a real change, one
 that swings is noise). `--match` keeps the rows whose text matches (e.g. the table rows,
 not the setup lines); the 1-minute load average before each run is printed with the table.
-Every run's output is kept in `--out` to read the tables themselves.
+Every run's output is kept in `--out` to read the tables themselves. A run that exits
+with a code not in `--ok` is run again (`--retries`); its pair keeps its place.
 """
 
 from __future__ import annotations
@@ -139,6 +140,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--via-root", action="store_true", help="run B's script with --root <root> in both"
     )
+    parser.add_argument("--retries", type=int, default=2,
+                        help="run a failed run again this many times (a loaded machine can "
+                        "make a benchmark give up, e.g. bench/cost.py's 'rerun')")  # fmt: skip
+    parser.add_argument("--ok", type=lambda text: {int(c) for c in text.split(",")},
+                        default={0}, help="exit codes of a run that counts (e.g. 0,1 for "
+                        "bench/recurrence.py, which exits 1 when a target is missed)")  # fmt: skip
     parser.add_argument("--out", type=Path, help="keep every run's output in this directory")
     argv = sys.argv[1:] if argv is None else argv
     # Everything after "--" is the benchmark's (argparse would take it only if the options
@@ -157,14 +164,19 @@ def main(argv: list[str] | None = None) -> None:
             cmd = command(root, options.script, args, b_root, options.via_root)
             print(f"[{name} pair {pair + 1} {side}] load {loads[-1]:.1f}: {' '.join(cmd)}",
                   file=sys.stderr, flush=True)  # fmt: skip
-            done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
-            if options.out:
-                options.out.mkdir(parents=True, exist_ok=True)
-                (options.out / f"{name}-{side}{pair + 1}.txt").write_text(
-                    done.stdout + "\n--- stderr ---\n" + done.stderr
-                )
-            if done.returncode not in (0, 1):  # 1: some benchmarks' "target missed"
-                sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+            for attempt in range(1 + options.retries):
+                done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
+                if options.out:
+                    options.out.mkdir(parents=True, exist_ok=True)
+                    (options.out / f"{name}-{side}{pair + 1}-{attempt}.txt").write_text(
+                        done.stdout + "\n--- stderr ---\n" + done.stderr
+                    )
+                if done.returncode in options.ok:
+                    break
+                print(f"  failed ({done.returncode}): {done.stderr.strip()[-300:]}",
+                      file=sys.stderr, flush=True)  # fmt: skip
+            else:
+                sys.exit(f"{' '.join(cmd)} failed {1 + options.retries} times")
             # A benchmark that prints its root would give each tree's rows another key.
             outputs[side].append(done.stdout.replace(str(root), "<root>"))
     title = f"{options.script} {' '.join(args)}: A={a_root.name}, B={b_root.name}"

@@ -75,6 +75,21 @@ def test_medians_and_ratio_of_every_cell_in_order(tmp_path: Path) -> None:
     assert len(list((tmp_path / "o").glob("toy-*.txt"))) == 6
 
 
+def test_a_failed_run_is_run_again(tmp_path: Path) -> None:
+    """As bench/cost.py gives up ("rerun") when a loaded machine made it too slow."""
+    a, b = tree(tmp_path, "a", 1.0), tree(tmp_path, "b", 2.0)
+    give_up_once = (
+        "import sys; from pathlib import Path\n"
+        "flag = Path(__file__).parent / 'failed'\n"
+        "if not flag.exists(): flag.touch(); sys.exit('took too long; rerun')\n"
+    )
+    (b / "bench" / "toy.py").write_text(give_up_once + BENCH)
+
+    out = compare(str(a), str(b), "bench/toy.py", "--pairs", "1", "--match", r"#x$")
+
+    assert rows(out)[0] == ["read", "p99", "[1]", "2", "4", "2.00", "2.00-2.00"]
+
+
 def test_match_and_the_benchmarks_own_arguments(tmp_path: Path) -> None:
     a, b = tree(tmp_path, "a", 2.0), tree(tmp_path, "b", 1.0)
     out = compare(
