@@ -219,17 +219,19 @@ def start(
 def follow_up(
     record: JobRecord,
     message: ExecutionMessage,
-    policy: RetryPolicy,
     failure: Failure | None,
     *,
     ended: datetime,
     draw: Draw,
 ) -> FollowUp:
     """The next message of this occurrence after an attempt that ended at `ended` (None
-    `failure`: it succeeded): a retry when the policy allows one, else the errorAction
-    (the main action just faulted), else nothing."""
+    `failure`: it succeeded): a retry when the attempt's retry policy allows one (the
+    errorAction's own, if it has one, else the main action's: `RetryPolicy.for_attempt`,
+    looked up only for a failure), else the errorAction (the main action just faulted),
+    else nothing."""
     if failure is None:
         return FollowUp(None, None, faulted_now=False)
+    policy = RetryPolicy.for_attempt(record.definition, message.action)
     retry_at = policy.next_retry(
         message.attempt, failure, failed_at=ended, occurrence=message.occurrence, draw=draw
     )

@@ -72,7 +72,6 @@ from scheduler_lib.execution import claims, decide, heartbeat, late, overlap, wa
 from scheduler_lib.execution.finish import Finish
 from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
 from scheduler_lib.execution.report import ExecutionReport
-from scheduler_lib.execution.retry import RetryPolicy
 from scheduler_lib.store import TableStore
 from scheduler_lib.store.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.timeutil import Clock
@@ -203,8 +202,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
                 why = f"{CONCURRENCY_POLICY} {decide.policy_of(record).value}"
                 return _Done(message, held.value, why, kind)
 
-        policy = RetryPolicy.for_attempt(record.definition, message.action)
-        after = Finish(store, queue, record, message, message_id, policy, clock, executor.draw)
+        after = Finish(store, queue, record, message, message_id, clock, executor.draw)
         entry = recorded_attempt(store, record, message) if rerun else None
         outcome = None
         if entry is not None:  # it ran; only the job's update was lost

@@ -28,7 +28,6 @@ from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.domain.outcomes import JobTurn
 from scheduler_lib.execution import claims, decide, overlap, pause
 from scheduler_lib.execution.backoff import Draw, Failure
-from scheduler_lib.execution.retry import RetryPolicy
 from scheduler_lib.store import (
     HistoryEntry,
     TableStore,
@@ -62,7 +61,6 @@ class Finish:
     record: JobRecord
     message: ExecutionMessage
     message_id: str
-    policy: RetryPolicy
     clock: Clock
     draw: Draw = random.random  # the executor's random source (an Exponential delay)
 
@@ -80,8 +78,7 @@ class Finish:
         store, record, message = self.store, self.record, self.message
         succeeded, ended = entry.status == HistoryStatus.COMPLETED, entry.end_time
         failure = None if succeeded else Failure.of(outcome, entry.message)
-        policy, draw = self.policy, self.draw
-        follow = decide.follow_up(record, message, policy, failure, ended=ended, draw=draw)
+        follow = decide.follow_up(record, message, failure, ended=ended, draw=self.draw)
         delivery = None
         if follow.message is not None and follow.at is not None:
             delivery = deliver(
