@@ -187,7 +187,8 @@ class DirectAdapter(HTTPAdapter):
     def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
         """`HTTPAdapter.build_response` without `extract_cookies_to_jar`."""
         response = requests.Response()
-        response.status_code = getattr(resp, "status", None)  # type: ignore[assignment]
+        # As in requests' own build_response: None when urllib3 gave no status.
+        response.status_code = getattr(resp, "status", None)  # type: ignore[assignment]  # idem
         response.headers = CaseInsensitiveDict(getattr(resp, "headers", {}))
         response.encoding = get_encoding_from_headers(response.headers)
         response.raw = resp
