@@ -247,14 +247,6 @@ class JobCollectionQuota(TypedDict, total=False):
     maxRecurrence: JobMaxRecurrence
 
 
-class SigningSecret(TypedDict, total=False):
-    """One entry of the 2026-12-01 `signingSecrets` list (`value` is write-only)."""
-
-    name: str
-    value: str
-    createdTime: str
-
-
 class JobCollectionProperties(TypedDict, total=False):
     sku: Sku
     state: str
