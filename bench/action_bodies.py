@@ -51,8 +51,9 @@ def one_case(label: str, size: int, status: int, headers: dict[str, str]) -> Non
     after = peak_rss_mib()
     sent = parent.recv()
     proc.join()
-    print(f"| {label} | {before:.0f} MiB | {after:.0f} MiB | {sent / 1048576:.1f} MiB |",
-          flush=True)
+    print(
+        f"| {label} | {before:.0f} MiB | {after:.0f} MiB | {sent / 1048576:.1f} MiB |", flush=True
+    )
 
 
 def main() -> None:

@@ -55,11 +55,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from http_target import Target  # noqa: E402
 from lateness import BASE, CREATE_RATE, KEY, PER_COLLECTION, iso, percentile  # noqa: E402
+from proc_cpu import tree_cpu  # noqa: E402
 
 from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
 from devtools.local_run import LOCAL_SETTINGS  # noqa: E402
 
-TICKS = os.sysconf("SC_CLK_TCK")
 BARE_WORK = """
 import sys, time, requests
 url, n = sys.argv[1], int(sys.argv[2])
@@ -70,32 +70,6 @@ for i in range(n):
         "2000-01-01T00:00:00+00:00", "x-ms-execution-tag": f"bare{i}"}).raise_for_status()
 print(time.process_time() - start)
 """
-
-
-def tree_cpu(pid: int) -> float:
-    """CPU seconds of `pid` and every live descendant, with their reaped children."""
-    stats: dict[int, tuple[int, float]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2 :].split()
-        cpu = sum(int(v) for v in fields[11:15]) / TICKS  # utime stime cutime cstime
-        stats[int(entry)] = (int(fields[1]), cpu)
-    total, wanted = 0.0, {pid}
-    changed = True
-    while changed:
-        changed = False
-        for child, (parent, _) in stats.items():
-            if parent in wanted and child not in wanted:
-                wanted.add(child)
-                changed = True
-    for p in wanted:
-        total += stats.get(p, (0, 0.0))[1]
-    return total
 
 
 class Probe:
@@ -169,9 +143,7 @@ def run(  # type: ignore[type-arg]
             timeout=60,
         )
         ahead = timedelta(seconds=count / CREATE_RATE + margin)
-        minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(
-            minutes=1
-        )
+        minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(minutes=1)
         for c in range((count + PER_COLLECTION - 1) // PER_COLLECTION):
             body = {"location": "local", "properties": {"sku": {"name": "P20Premium"}}}
             api.put(f"/c{c}", json=body).raise_for_status()
@@ -274,7 +246,12 @@ def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
 
 
 def summary(  # type: ignore[type-arg]
-    r: dict, host: float, azurite: float, bare: float, storage: dict, invocations: dict,
+    r: dict,
+    host: float,
+    azurite: float,
+    bare: float,
+    storage: dict,
+    invocations: dict,
     seconds: dict,
 ) -> None:
     """The issue's table in one place: CPU both sides, storage by stage, executions and

@@ -81,15 +81,17 @@ def bulk_insert(store: TableStore, dues: list[datetime], *, first: int, url: str
             RG,
             f"c{number % COLLECTIONS:02d}",
             f"job{number:06d}",
-            definition=JobDefinition({
-                "startTime": iso(due),
-                "recurrence": {"frequency": "Hour", "interval": 1},
-                "action": {
-                    "type": "Http",
-                    "request": {"method": "POST", "uri": url, "body": "bench"},
-                    "retryPolicy": {"retryType": "None"},
-                },
-            }),
+            definition=JobDefinition(
+                {
+                    "startTime": iso(due),
+                    "recurrence": {"frequency": "Hour", "interval": 1},
+                    "action": {
+                        "type": "Http",
+                        "request": {"method": "POST", "uri": url, "body": "bench"},
+                        "retryPolicy": {"retryType": "None"},
+                    },
+                }
+            ),
             created_time=created,
             next_execution_time=due,
             bookkeeping=Bookkeeping(occurrences=0),
@@ -146,9 +148,7 @@ def executor(
             if not workers:  # a run timing the messages alone: just delete them
                 queue.delete(message)
                 continue
-            handler.handle(
-                message.body, message_id=message.id, dequeue_count=message.dequeue_count
-            )
+            handler.handle(message.body, message_id=message.id, dequeue_count=message.dequeue_count)
             queue.delete(message)
 
     threads = [threading.Thread(target=poll)] + [

@@ -9,7 +9,10 @@ each request's arrival against its `x-ms-scheduler-expected-execution-time` head
 `x-ms-execution-tag`. `count` one-time HTTP jobs are created through the API (collections of
 1,000, P20Premium) with start times spread evenly over one minute a few minutes ahead, so the
 host's ticks dispatch them (not the API's immediate dispatch). Printed: lateness p50, p99 and
-max of the action starts, and how many occurrences were missing, doubled or early.
+max of the action starts, how many occurrences were missing, doubled or early, and the cores
+the host and Azurite used from the minute's start to the last arrival (CPU seconds over wall
+seconds, `/proc`): the local host is one Python process, so a host near 1 core is bound by
+its CPU (the interpreter's lock), not by its executor slots or the queue.
 
 `--root` runs the host from another checkout of the project (e.g. `git archive main` unpacked
 in a temporary directory) to compare with it in the same run on the same machine.
@@ -34,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from http_target import Target  # noqa: E402
+from proc_cpu import tree_cpu  # noqa: E402
 
 from devtools.azurite import free_port, port_open, start_azurite  # noqa: E402
 from devtools.local_run import LOCAL_SETTINGS  # noqa: E402
@@ -82,9 +86,7 @@ def run(count: int, root: Path, dispatch_workers: int, margin: float = 90.0) -> 
             timeout=60,
         )
         ahead = timedelta(seconds=count / CREATE_RATE + margin)
-        minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(
-            minutes=1
-        )
+        minute = (datetime.now(UTC) + ahead).replace(second=0, microsecond=0) + timedelta(minutes=1)
         for c in range((count + PER_COLLECTION - 1) // PER_COLLECTION):
             body = {"location": "local", "properties": {"sku": {"name": "P20Premium"}}}
             api.put(f"/c{c}", json=body).raise_for_status()
@@ -104,9 +106,15 @@ def run(count: int, root: Path, dispatch_workers: int, margin: float = 90.0) -> 
             list(pool.map(create, range(count)))
         if datetime.now(UTC) > minute - timedelta(seconds=60):
             raise SystemExit("creating the jobs took too long to place them ahead; rerun")
+        while datetime.now(UTC) < minute:
+            time.sleep(0.2)
+        cpu_start = (tree_cpu(host.pid), tree_cpu(azurite.process.pid), time.monotonic())
         end = minute + timedelta(seconds=90)
         while datetime.now(UTC) < end and target.count() < count:
             time.sleep(0.5)
+        wall = time.monotonic() - cpu_start[2]
+        host_cores = (tree_cpu(host.pid) - cpu_start[0]) / wall
+        azurite_cores = (tree_cpu(azurite.process.pid) - cpu_start[1]) / wall
         time.sleep(3)  # a doubled delivery would arrive within seconds
         tags, lateness = target.tags(), target.take()
     finally:
@@ -125,6 +133,8 @@ def run(count: int, root: Path, dispatch_workers: int, margin: float = 90.0) -> 
         "missing": count - len(set(tags)),
         "doubled": doubled,
         "early": sum(1 for v in lateness if v < 0),
+        "host_cores": host_cores,
+        "azurite_cores": azurite_cores,
     }
 
 
@@ -134,20 +144,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dispatch-workers", type=int, default=2)
     parser.add_argument("--root", type=Path, default=ROOT)
     parser.add_argument("--label", default="this tree")
-    parser.add_argument("--margin", type=float, default=90.0,
-                        help="seconds added to the creation time when placing the minute "
-                        "ahead (more on a loaded machine)")
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=90.0,
+        help="seconds added to the creation time when placing the minute "
+        "ahead (more on a loaded machine)",
+    )
     args = parser.parse_args(argv)
     print(f"host: {args.label} ({args.root}), dispatch workers {args.dispatch_workers}")
     print()
-    print("| jobs in one minute | received | p50 s | p99 s | max s | missing | doubled | early |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
+    print(
+        "| jobs in one minute | received | p50 s | p99 s | max s | missing | doubled | early "
+        "| host cores | Azurite cores |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for count in (int(n) for n in args.counts.split(",")):
         print(f"[{datetime.now(UTC):%H:%M:%S}] {count} in one minute", file=sys.stderr)
         r = run(count, args.root.resolve(), args.dispatch_workers, args.margin)
         print(
             f"| {r['count']:,} | {r['received']:,} | {r['p50']:.2f} | {r['p99']:.2f} "
-            f"| {r['max']:.2f} | {r['missing']} | {r['doubled']} | {r['early']} |",
+            f"| {r['max']:.2f} | {r['missing']} | {r['doubled']} | {r['early']} "
+            f"| {r['host_cores']:.2f} | {r['azurite_cores']:.2f} |",
             flush=True,
         )
 

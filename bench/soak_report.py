@@ -83,9 +83,7 @@ def tally(
     return dict(tallies)
 
 
-def _count(
-    t: Tally, job: str, due: datetime, copies: list[Arrival], windows: list[Window]
-) -> None:
+def _count(t: Tally, job: str, due: datetime, copies: list[Arrival], windows: list[Window]) -> None:
     t.expected += 1
     label = f"{job}@{due:%H:%M:%S}"
     if not copies:
