@@ -22,7 +22,7 @@ from scheduler_lib.wire.versions import LATEST_VERSION, require
 router = APIRouter(tags=["Jobs"])
 
 
-@router.post(paths.JOB + "/backfill", status_code=202, openapi_extra=since(LATEST_VERSION),
+@router.post(paths.BACKFILL, status_code=202, openapi_extra=since(LATEST_VERSION),
              **operation(
     "Jobs_Backfill", "Run the occurrences of a past range now (api-version 2026-12-01)",
     (202, 400, 404),

@@ -100,7 +100,7 @@ _EXTRA: JSONObject = {
 }
 
 
-@router.post(paths.COLLECTION + "/bulk", openapi_extra=_EXTRA, **_DOC)
+@router.post(paths.BULK, openapi_extra=_EXTRA, **_DOC)
 async def bulk_route(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
     require(ctx.version, LATEST_VERSION, "a bulk operation")
     body = await read_json(request)

@@ -128,7 +128,7 @@ async def _set_state(
 
 
 @router.post(
-    paths.COLLECTION + "/enable",
+    paths.ENABLE,
     **operation(
         "JobCollections_Enable", "Enable a job collection (its jobs run again)", (200, 404, 412)
     ),
@@ -138,7 +138,7 @@ async def enable(request: Request, ctx: Ctx, name: CollectionPath) -> Response:
 
 
 @router.post(
-    paths.COLLECTION + "/disable",
+    paths.DISABLE,
     **operation(
         "JobCollections_Disable",
         "Disable a job collection (none of its jobs run until it is enabled)",

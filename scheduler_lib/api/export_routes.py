@@ -39,7 +39,7 @@ HISTORY = Annotated[
 _ANSWER = {"content": {"application/json": {"schema": bundle.SCHEMA}}}
 
 
-@router.get(paths.COLLECTION + "/export", openapi_extra={
+@router.get(paths.EXPORT, openapi_extra={
     **since(LATEST_VERSION), "responses": {"200": _ANSWER}}, **operation(
     "JobCollections_Export",
     "Export a job collection and its jobs as one bundle (api-version 2026-12-01)",

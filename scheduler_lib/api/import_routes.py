@@ -127,8 +127,7 @@ _DOC = operation(
 _EXTRA = {**since(LATEST_VERSION)}
 
 
-@router.post(paths.SUBSCRIPTION + "/providers/Microsoft.Scheduler/import",
-             openapi_extra=_EXTRA, **_DOC)  # fmt: skip
+@router.post(paths.IMPORT, openapi_extra=_EXTRA, **_DOC)
 async def import_route(request: Request, ctx: Ctx, subscriptionId: str) -> Response:
     require(ctx.version, LATEST_VERSION, "an import")
     body = await read_json(request, BODY_LIMIT)

@@ -88,7 +88,7 @@ async def delete(request: Request, ctx: Ctx, name: JobPath) -> Response:
 
 
 @router.post(
-    paths.JOB + "/run",
+    paths.RUN,
     **operation(
         "Jobs_Run",
         "Run a job now, outside its schedule",

@@ -102,7 +102,7 @@ async def list_jobs(request: Request, query: Paged, ctx: Ctx, name: CollectionPa
 
 
 @router.get(
-    paths.JOB + "/history",
+    paths.HISTORY,
     **operation(
         "Jobs_ListJobHistory",
         "List a job's history, newest first",

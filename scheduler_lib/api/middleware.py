@@ -22,7 +22,7 @@ from scheduler_lib.api.auth_limit import AuthLimiter
 from scheduler_lib.api.docs_page import ASSETS, DOCS_PATH
 from scheduler_lib.api.errors import arm_body, arm_headers, http_status
 from scheduler_lib.api.openapi_versions import DOCUMENT_PATHS
-from scheduler_lib.api.paths import PREFIX
+from scheduler_lib.api.paths import ARM_PATHS, PREFIX
 from scheduler_lib.errors import (
     AuthenticationError,
     SchedulerError,
@@ -48,23 +48,23 @@ def is_dashboard(path: str) -> bool:
 
 
 #: Literal path segments, so that `resourcegroups` or `microsoft.scheduler` route too
-#: (ARM treats them case-insensitively).
+#: (ARM treats them case-insensitively): those of every path a route serves (`paths`), so
+#: that a new route's action (`bulk`, `backfill`, `import`) is not case-sensitive by omission.
 LITERALS = {
-    s.lower(): s
-    for s in (
-        "api", "subscriptions", "resourceGroups", "providers", "Microsoft.Scheduler",
-        "jobCollections", "jobs", "run", "history", "enable", "disable", "export",
-    )
-}  # fmt: skip
+    segment.lower(): segment
+    for path in ARM_PATHS
+    for segment in path.split("/")
+    if segment and not segment.startswith("{")
+}
 
 
 def canonical_path(path: str) -> str:
     """`path` with its literal segments in canonical case; names are left as sent (a job
     named `run` stays `run`, since only positions where a literal belongs are touched)."""
     parts = path.split("/")
-    # "", api, subscriptions, {sub}, then either providers/Microsoft.Scheduler/jobCollections
-    # or resourceGroups, {rg}, providers, Microsoft.Scheduler, jobCollections, {coll},
-    # jobs|enable|disable|export, {job}, run|history
+    # "", api, subscriptions, {sub}, then either providers, Microsoft.Scheduler,
+    # jobCollections|import, or resourceGroups, {rg}, providers, Microsoft.Scheduler,
+    # jobCollections, {coll}, jobs|enable|disable|export|bulk, {job}, run|history|backfill
     if len(parts) > 4 and parts[4].lower() == "providers":
         positions: tuple[int, ...] = (1, 2, 4, 5, 6)
     else:

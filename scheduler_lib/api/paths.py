@@ -1,10 +1,27 @@
-"""The ARM paths of the API (under `/api`, the Functions HTTP route prefix)."""
+"""The ARM paths of the API (under `/api`, the Functions HTTP route prefix).
+
+`ARM_PATHS` lists every one a route serves: their literal segments (`resourceGroups`,
+`Microsoft.Scheduler`, `bulk`, ...) are the ones `middleware.canonical_path` accepts in any
+case, as ARM does, so a route declared here cannot be case-sensitive by omission."""
 
 PREFIX = "/api"
 SUBSCRIPTION = PREFIX + "/subscriptions/{subscriptionId}"
 RESOURCE_GROUP = SUBSCRIPTION + "/resourceGroups/{resourceGroupName}"
 COLLECTIONS_IN_SUBSCRIPTION = SUBSCRIPTION + "/providers/Microsoft.Scheduler/jobCollections"
+IMPORT = SUBSCRIPTION + "/providers/Microsoft.Scheduler/import"
 COLLECTIONS = RESOURCE_GROUP + "/providers/Microsoft.Scheduler/jobCollections"
 COLLECTION = COLLECTIONS + "/{jobCollectionName}"
+ENABLE = COLLECTION + "/enable"
+DISABLE = COLLECTION + "/disable"
+EXPORT = COLLECTION + "/export"
+BULK = COLLECTION + "/bulk"
 JOBS = COLLECTION + "/jobs"
 JOB = JOBS + "/{jobName}"
+RUN = JOB + "/run"
+HISTORY = JOB + "/history"
+BACKFILL = JOB + "/backfill"
+
+ARM_PATHS = (
+    COLLECTIONS_IN_SUBSCRIPTION, IMPORT, COLLECTIONS, COLLECTION, ENABLE, DISABLE, EXPORT, BULK,
+    JOBS, JOB, RUN, HISTORY, BACKFILL,
+)  # fmt: skip

@@ -12,7 +12,7 @@ claims in `executor_state`),
 `collections` (`CollectionRecord`),
 `vocabulary` (states and statuses as enums), `text` (what a stored string may hold: no lone
 surrogate), `outcomes` (what an attempt or an occurrence came to, for whoever observes the
-scheduler's work).
+scheduler's work), `deadman` (which dead-man window watches a job).
 """
 
 from scheduler_lib.domain.bookkeeping import Bookkeeping, Postponement

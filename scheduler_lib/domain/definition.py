@@ -211,12 +211,6 @@ class JobDefinition:
             return None
         return tuple(self.document.get(NOTIFICATIONS) or ())
 
-    @cached_property
-    def alert_if_no_success_within(self) -> timedelta | None:
-        """The dead-man switch's window, None when it has none of its own."""
-        text = self.document.get(ALERT_IF_NO_SUCCESS_WITHIN)
-        return alert_window(text) if isinstance(text, str) else None
-
     def with_pause_note(self, note: str) -> JobDefinition:
         """The same definition with its pause note set unless it has one (the executor pausing
         the job says why; a note the user wrote is theirs)."""

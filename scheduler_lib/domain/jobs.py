@@ -53,7 +53,7 @@ class JobRecord:
     #: defaults it left out). Empty for a job stored before this existed: its answers show
     #: the canonical form.
     original_form: JSONObject = field(default_factory=dict)
-    #: When the dead-man switch (`JobDefinition.alert_if_no_success_within`) found the job
+    #: When the dead-man switch (its window: `domain.deadman`) found the job
     #: overdue; None while it is not (`notify/deadman.py` sets and clears it).
     overdue_since: datetime | None = None
 

@@ -8,7 +8,8 @@ and records each delivery. The dead-man switch is judged in the dispatcher's upk
 deadline index (`deadman.judge`).
 
 - `notice`: the queued notice and its derived id. `rules`: events -> notices.
-- `subscriptions`: which subscriptions and window apply. `formats`: the bodies.
+- `subscriptions`: which subscriptions apply (which window: `domain.deadman`). `formats`:
+  the bodies.
 - `deliver`: one POST through the Http action. `worker`: one notice, recorded, retried.
 - `deadman`: deadlines armed, judged. `notifier`: the entry points.
 """

@@ -25,11 +25,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from scheduler_lib.domain import CollectionRecord, HistoryStatus, JobRecord, JobState
+from scheduler_lib.domain.deadman import deadman_setting
 from scheduler_lib.domain.messages import MAIN_ACTION
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.notify.notice import Notice, make_notice
 from scheduler_lib.notify.rules import recovered
-from scheduler_lib.notify.subscriptions import window
 from scheduler_lib.store import (
     Deadline,
     LostRace,
@@ -67,7 +67,7 @@ def arm_job(
     store: TableStore, job: JobRecord, collection: CollectionRecord | None, now: datetime
 ) -> None:
     """Watch a job just saved (its window counted from `now`), or stop watching it."""
-    span = window(job, collection)
+    span = deadman_setting(job, lambda: collection).duration
     if span is None or job.state != JobState.ENABLED:
         if current_deadline(store, job.key) is not None:
             disarm_deadline(store, job.key)
@@ -120,7 +120,7 @@ def _judge_one(
     if job.collection_key not in collections:
         collections[job.collection_key] = _collection(store, job)
     collection = collections[job.collection_key]
-    span = window(job, collection)
+    span = deadman_setting(job, lambda: collection).duration
     if span is not None and collection is not None and not collection.enabled:
         arm_deadline(store, job.key, now + span)  # nothing runs: not due; looked at again
         return

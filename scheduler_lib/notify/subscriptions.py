@@ -1,20 +1,18 @@
-"""Which subscriptions and which dead-man window apply to a job: its own, else its
-collection's (a job's own subscriptions, even `[]`, replace the collection's list)."""
+"""Which subscriptions apply to a job: its own, else its collection's (a job's own
+subscriptions, even `[]`, replace the collection's list). Which dead-man window applies is
+`domain.deadman`'s rule."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from scheduler_lib.actions.egress import EgressDenied, policy_for
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, JobRecord
-from scheduler_lib.domain.definition import alert_window
 from scheduler_lib.errors import ValidationError
-from scheduler_lib.wire import deadman
 from scheduler_lib.wire.notifications import PROPERTY
 from scheduler_lib.wire.notifications import NotificationEvent as E
 from scheduler_lib.wire.secrets import origin
@@ -46,15 +44,6 @@ def target(subscription: Mapping[str, Any]) -> str:
     """Where it goes, as a record shows it: scheme, host and port only."""
     scheme, host, port = origin(subscription["url"])
     return f"{scheme}://{host}:{port}"
-
-
-def window(job: JobRecord, collection: CollectionRecord | None) -> timedelta | None:
-    """The job's dead-man window, else its collection's (None: not watched)."""
-    own = job.definition.alert_if_no_success_within
-    if own is not None or collection is None:
-        return own
-    text = collection.properties.get(deadman.PROPERTY)
-    return alert_window(text) if isinstance(text, str) else None
 
 
 def check_destinations(properties: Mapping[str, Any], settings: Settings) -> None:

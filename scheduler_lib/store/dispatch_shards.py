@@ -27,7 +27,7 @@ from azure.core.exceptions import ResourceExistsError, ResourceModifiedError, Re
 from azure.data.tables import UpdateMode
 
 from scheduler_lib.domain.json_values import JSONObject
-from scheduler_lib.store.tables import TableStore, as_datetime, dumps, etag_kwargs
+from scheduler_lib.store.tables import TableStore, as_datetime, dumps, etag_kwargs, set_present
 
 TABLE = "SchedulerState"
 PARTITION = "dispatch-shards"
@@ -112,13 +112,9 @@ def _write(store: TableStore, state: ShardState) -> ShardState:
         "LeaseOwner": state.owner,
         "LastPair": dumps(state.last_pair),
     }
-    # Table storage has no null: an absent property is how "no value" is stored.
-    if state.cursor is not None:
-        entity["Cursor"] = state.cursor
-    if state.handled_tick is not None:
-        entity["HandledTick"] = state.handled_tick
-    if state.lease_until is not None:
-        entity["LeaseUntil"] = state.lease_until
+    set_present(
+        entity, Cursor=state.cursor, HandledTick=state.handled_tick, LeaseUntil=state.lease_until
+    )
     table = store.table(TABLE)
     try:
         if state.etag is None:

@@ -23,7 +23,7 @@ from azure.core.exceptions import ResourceNotFoundError
 from azure.data.tables import UpdateMode
 
 from scheduler_lib.domain.json_values import JSONObject
-from scheduler_lib.store.tables import TableStore, as_datetime, dumps
+from scheduler_lib.store.tables import TableStore, as_datetime, dumps, set_present
 
 TABLE = "SchedulerState"
 PARTITION = "dispatcher"
@@ -101,9 +101,5 @@ def save_dispatcher_state(store: TableStore, state: DispatcherState) -> None:
         "RowKey": ROW,
         "LastTick": dumps(state.last_tick),
     }
-    # Table storage has no null: an absent property is how "no value" is stored.
-    if state.cursor is not None:
-        entity["Cursor"] = state.cursor
-    if state.last_tick_at is not None:
-        entity["LastTickAt"] = state.last_tick_at
+    set_present(entity, Cursor=state.cursor, LastTickAt=state.last_tick_at)
     store.table(TABLE).upsert_entity(entity, mode=UpdateMode.REPLACE)

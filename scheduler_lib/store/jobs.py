@@ -35,6 +35,7 @@ from scheduler_lib.store.tables import (
     as_datetime,
     dumps,
     loads,
+    set_present,
     storage_errors,
     stored_datetime,
     write_entity,
@@ -67,13 +68,12 @@ def _to_entity(record: JobRecord) -> dict[str, Any]:
         entity["HistoryKey"] = record.history_partition
     if record.original_form:  # absent: the definition is as the client wrote it
         entity["OriginalForm"] = dumps(record.original_form)
-    # Table storage has no null: an absent property is how "no value" is stored.
-    if record.last_execution_time is not None:
-        entity["LastExecutionTime"] = record.last_execution_time
-    if record.next_execution_time is not None:
-        entity["NextExecutionTime"] = record.next_execution_time
-    if record.overdue_since is not None:
-        entity["OverdueSince"] = record.overdue_since
+    set_present(
+        entity,
+        LastExecutionTime=record.last_execution_time,
+        NextExecutionTime=record.next_execution_time,
+        OverdueSince=record.overdue_since,
+    )
     return entity
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 from azure.core import MatchConditions
 from azure.core.exceptions import (
@@ -86,6 +86,15 @@ def join_text(entity: Any, name: str) -> str | None:
     while (part := entity.get(f"{name}_{len(parts)}")) is not None:
         parts.append(part)
     return "".join(parts)
+
+
+def set_present(entity: Mapping[str, Any], **columns: Any) -> None:
+    """Add to `entity` each of `columns` that has a value: Table storage has no null, so an
+    absent column is how "no value" is stored (and read back as None). `entity` is the dict
+    being built; typed as a Mapping so that a TypedDict entity is accepted (mypy checks
+    neither these columns' names nor their types against it: keep them those it declares)."""
+    written = cast(dict[str, Any], entity)  # every entity is a plain dict at run time
+    written.update((name, value) for name, value in columns.items() if value is not None)
 
 
 def stored_datetime(value: Any) -> datetime:

@@ -5,19 +5,14 @@ than `keep` entries, the newest ones, and a write does not read the partition to
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 
 import pytest
 
-from scheduler_lib import storage_calls
-from scheduler_lib.config import Settings
 from scheduler_lib.store.history import (
     HISTORY_KEEP,
     TABLE,
-    HistoryEntry,
     add_history,
     list_history,
     prune_history,
@@ -25,28 +20,19 @@ from scheduler_lib.store.history import (
 from scheduler_lib.store.history_cap import REMEMBERED
 from scheduler_lib.store.partition_counter import COUNTER_ROW
 from scheduler_lib.store.tables import TableStore
-
-T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
-KEY = "s|r|c|capped"
+from tests.store.history_support import (
+    KEY,
+    T0,
+    counted,
+    entry,
+    messages,
+    newest,
+    requests_of,
+)
 
 
 def _add(store: TableStore, minute: int, *, keep: int) -> None:
-    start = T0 + timedelta(minutes=minute)
-    entry = HistoryEntry(KEY, start, start, start, "MainAction", "Completed", f"#{minute}")
-    add_history(store, entry, keep=keep)
-
-
-def _messages(store: TableStore) -> list[str]:
-    entries, _ = list_history(store, KEY, page_size=1000)
-    return [e.message for e in entries]
-
-
-def _newest(first: int, last: int) -> list[str]:
-    return [f"#{m}" for m in range(last, first - 1, -1)]
-
-
-def _counted(store: TableStore) -> int:
-    return int(store.table(TABLE).get_entity(KEY, COUNTER_ROW)["Count"])
+    add_history(store, entry(minute), keep=keep)
 
 
 def test_the_documented_cap_is_1000() -> None:
@@ -58,10 +44,10 @@ def test_a_job_never_holds_more_than_the_newest_keep(store: TableStore, keep: in
     writes = keep + REMEMBERED + 30  # past the cap, and past one set of remembered ids
     for minute in range(writes):
         _add(store, minute, keep=keep)
-        assert len(_messages(store)) == min(minute + 1, keep)
+        assert len(messages(store)) == min(minute + 1, keep)
 
-    assert _messages(store) == _newest(writes - keep, writes - 1)
-    assert _counted(store) == keep
+    assert messages(store) == newest(writes - keep, writes - 1)
+    assert counted(store) == keep
 
 
 def test_history_stored_before_the_cap_is_trimmed_by_the_next_write(store: TableStore) -> None:
@@ -71,7 +57,7 @@ def test_history_stored_before_the_cap_is_trimmed_by_the_next_write(store: Table
 
     _add(store, 30, keep=5)
 
-    assert _messages(store) == _newest(26, 30) and _counted(store) == 5
+    assert messages(store) == newest(26, 30) and counted(store) == 5
 
 
 def test_entries_deleted_by_housekeeping_meanwhile_do_not_stop_writes(store: TableStore) -> None:
@@ -83,7 +69,7 @@ def test_entries_deleted_by_housekeeping_meanwhile_do_not_stop_writes(store: Tab
     for minute in range(8, 12):
         _add(store, minute, keep=5)
 
-    assert _messages(store) == _newest(7, 11)
+    assert messages(store) == newest(7, 11)
 
 
 def test_the_count_never_shows_up_as_an_entry(store: TableStore) -> None:
@@ -103,29 +89,18 @@ def test_a_remembered_entry_deleted_by_someone_else_is_not_a_stuck_write(
 
     _add(store, 6, keep=5)
 
-    assert _messages(store) == _newest(2, 6)
-
-
-def _requests(store_made: Callable[[], TableStore], write: Callable[[TableStore], None]) -> int:
-    store = store_made()
-    before = sum(storage_calls.snapshot().values())
-    write(store)
-    return sum(storage_calls.snapshot().values()) - before
+    assert messages(store) == newest(2, 6)
 
 
 def test_a_jobs_first_entry_costs_three_storage_requests_and_a_later_one_two(
-    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    counting: TableStore,
 ) -> None:
     """Counted by the cost benchmark's hook on real requests. A one-time job's only entry is
     its first: initialising the counter before writing (read, count, create, read again,
     write) cost five."""
-    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
-    counting = TableStore(settings)
-    counting.ensure_tables()
-
-    assert _requests(lambda: counting, lambda s: _add(s, 0, keep=5)) == 3  # read, count, write
-    assert _requests(lambda: counting, lambda s: _add(s, 1, keep=5)) == 2  # read, write
-    assert _messages(counting) == _newest(0, 1) and _counted(counting) == 2
+    assert requests_of(lambda: _add(counting, 0, keep=5))[0] == 3  # read, count, write
+    assert requests_of(lambda: _add(counting, 1, keep=5))[0] == 2  # read, write
+    assert messages(counting) == newest(0, 1) and counted(counting) == 2
 
 
 @pytest.mark.parametrize("keep", [3, HISTORY_KEEP])
@@ -140,4 +115,4 @@ def test_racing_first_entries_are_all_counted(store: TableStore, keep: int) -> N
     with ThreadPoolExecutor(writers) as pool:
         list(pool.map(write, range(writers)))
 
-    assert len(_messages(store)) == _counted(store) == min(writers, keep)
+    assert len(messages(store)) == counted(store) == min(writers, keep)

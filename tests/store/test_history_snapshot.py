@@ -7,80 +7,46 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from azure.core.exceptions import ServiceResponseError
 from azure.data.tables import TableClient
 
-from scheduler_lib import storage_calls
-from scheduler_lib.config import Settings
 from scheduler_lib.domain.history_counter import EMPTY_HISTORY, HistoryCounter
 from scheduler_lib.store.history import (
     HISTORY_KEEP,
-    TABLE,
-    HistoryEntry,
     add_counted_history,
     add_history,
-    list_history,
     prune_history,
 )
 from scheduler_lib.store.history_cap import REMEMBERED
-from scheduler_lib.store.partition_counter import COUNTER_ROW
 from scheduler_lib.store.tables import TableStore
-
-T0 = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
-KEY = "s|r|c|snapshot"
-
-
-def _entry(minute: int) -> HistoryEntry:
-    start = T0 + timedelta(minutes=minute)
-    return HistoryEntry(KEY, start, start, start, "MainAction", "Completed", f"#{minute}")
+from tests.store.history_support import (
+    KEY,
+    T0,
+    counted,
+    entry,
+    messages,
+    newest,
+    requests_of,
+)
 
 
 def _add(
     store: TableStore, minute: int, known: HistoryCounter | None, *, keep: int
 ) -> HistoryCounter | None:
-    return add_counted_history(store, _entry(minute), known=known, keep=keep)[1]
-
-
-def _messages(store: TableStore) -> list[str]:
-    entries, _ = list_history(store, KEY, page_size=1000)
-    return [e.message for e in entries]
-
-
-def _newest(first: int, last: int) -> list[str]:
-    return [f"#{m}" for m in range(last, first - 1, -1)]
-
-
-def _counted(store: TableStore) -> int:
-    return int(store.table(TABLE).get_entity(KEY, COUNTER_ROW)["Count"])
-
-
-@pytest.fixture
-def counting(settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> TableStore:
-    """A store whose requests the cost benchmark's hook counts (real requests)."""
-    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
-    store = TableStore(settings)
-    store.ensure_tables()
-    return store
-
-
-def _requests_of(write: object) -> tuple[int, object]:
-    before = sum(storage_calls.snapshot().values())
-    result = write() if callable(write) else None
-    return sum(storage_calls.snapshot().values()) - before, result
+    return add_counted_history(store, entry(minute), known=known, keep=keep)[1]
 
 
 def test_a_new_jobs_entries_cost_one_request_each(counting: TableStore) -> None:
     known: HistoryCounter | None = EMPTY_HISTORY
     for minute in range(4):
-        requests, known = _requests_of(lambda m=minute, k=known: _add(counting, m, k, keep=5))
+        requests, known = requests_of(lambda m=minute, k=known: _add(counting, m, k, keep=5))
         assert requests == 1, minute
     assert isinstance(known, HistoryCounter) and known.count == 4
-    assert _messages(counting) == _newest(0, 3) and _counted(counting) == 4
+    assert messages(counting) == newest(0, 3) and counted(counting) == 4
 
 
 @pytest.mark.parametrize("keep", [5, 20])
@@ -89,33 +55,33 @@ def test_the_cap_stays_exact_with_snapshots(counting: TableStore, keep: int) -> 
     known: HistoryCounter | None = EMPTY_HISTORY
     reading = 0  # writes that needed more than the transaction (trimming by a partition read)
     for minute in range(writes):
-        requests, known = _requests_of(lambda m=minute, k=known: _add(counting, m, k, keep=keep))
+        requests, known = requests_of(lambda m=minute, k=known: _add(counting, m, k, keep=keep))
         reading += requests > 1
-        assert len(_messages(counting)) == min(minute + 1, keep)
-    assert _messages(counting) == _newest(writes - keep, writes - 1)
-    assert _counted(counting) == keep and known is not None and known.count == keep
+        assert len(messages(counting)) == min(minute + 1, keep)
+    assert messages(counting) == newest(writes - keep, writes - 1)
+    assert counted(counting) == keep and known is not None and known.count == keep
     # Only once the remembered ids ran out: every `keep - 1` writes for a keep this small.
     assert reading <= writes // (keep - 1) + 1
 
 
 def test_a_snapshot_gone_stale_still_writes_and_counts_exactly(store: TableStore) -> None:
     known = _add(store, 0, EMPTY_HISTORY, keep=5)
-    add_history(store, _entry(1), keep=5)  # another writer (a postponement, a pause entry)
+    add_history(store, entry(1), keep=5)  # another writer (a postponement, a pause entry)
 
     fresh = _add(store, 2, known, keep=5)
 
-    assert _messages(store) == _newest(0, 2) and _counted(store) == 3
+    assert messages(store) == newest(0, 2) and counted(store) == 3
     assert fresh is not None and fresh.count == 3
     _add(store, 3, fresh, keep=5)  # and the snapshot it gave back holds
-    assert _counted(store) == 4
+    assert counted(store) == 4
 
 
 def test_a_known_empty_history_someone_wrote_first_is_counted(store: TableStore) -> None:
-    add_history(store, _entry(0), keep=5)  # e.g. the dispatcher postponed its first occurrence
+    add_history(store, entry(0), keep=5)  # e.g. the dispatcher postponed its first occurrence
 
     _add(store, 1, EMPTY_HISTORY, keep=5)
 
-    assert _messages(store) == _newest(0, 1) and _counted(store) == 2
+    assert messages(store) == newest(0, 1) and counted(store) == 2
 
 
 def test_a_snapshot_never_stored_does_not_count_twice(store: TableStore) -> None:
@@ -127,7 +93,7 @@ def test_a_snapshot_never_stored_does_not_count_twice(store: TableStore) -> None
     for minute in range(2, 6):
         _add(store, minute, kept, keep=3)
 
-    assert _messages(store) == _newest(3, 5) and _counted(store) == 3
+    assert messages(store) == newest(3, 5) and counted(store) == 3
 
 
 def test_housekeeping_meanwhile_makes_a_snapshot_stale_not_wrong(store: TableStore) -> None:
@@ -139,7 +105,7 @@ def test_housekeeping_meanwhile_makes_a_snapshot_stale_not_wrong(store: TableSto
     for minute in range(8, 12):
         known = _add(store, minute, known, keep=5)
 
-    assert _messages(store) == _newest(7, 11) and _counted(store) == 5
+    assert messages(store) == newest(7, 11) and counted(store) == 5
 
 
 @pytest.mark.parametrize("keep", [3, HISTORY_KEEP])
@@ -157,7 +123,7 @@ def test_racing_writers_with_the_same_snapshot_are_all_counted(
     with ThreadPoolExecutor(writers) as pool:
         list(pool.map(write, range(1, writers + 1)))
 
-    assert len(_messages(store)) == _counted(store) == min(writers + 1, keep)
+    assert len(messages(store)) == counted(store) == min(writers + 1, keep)
 
 
 @pytest.mark.parametrize("rounds", range(3))
@@ -167,18 +133,18 @@ def test_racing_writers_into_a_full_history_keep_the_count_exact(
     """Without snapshots too: a write that trims the partition (its remembered ids ran out)
     deleted what its read showed even when a racing writer had counted an entry meanwhile,
     leaving the count above the entries."""
-    add_history(store, _entry(0), keep=3)
+    add_history(store, entry(0), keep=3)
     writers = 8
     together = threading.Barrier(writers)
 
     def write(minute: int) -> None:
         together.wait(timeout=30)
-        add_history(store, _entry(minute), keep=3)
+        add_history(store, entry(minute), keep=3)
 
     with ThreadPoolExecutor(writers) as pool:
         list(pool.map(write, range(1, writers + 1)))
 
-    assert len(_messages(store)) == _counted(store) == 3
+    assert len(messages(store)) == counted(store) == 3
 
 
 @pytest.mark.parametrize("applied", [True, False])
@@ -205,7 +171,7 @@ def test_a_transaction_left_without_answer_writes_the_entry_once(
     _add(store, 1, known, keep=5)
     monkeypatch.undo()
 
-    assert dropped and _messages(store) == _newest(0, 1) and _counted(store) == 2
+    assert dropped and messages(store) == newest(0, 1) and counted(store) == 2
 
 
 def test_a_snapshot_reads_back_as_written() -> None:
