@@ -80,6 +80,13 @@ param gracePeriod string = 'PT5M'
 ])
 param precision string = 'second'
 
+@description('When an attempt sends its watchdog message (SCHEDULER_WATCHDOG): claim sends it with every claim, so a worker that dies is taken over within ~20 s; heartbeat sends it only for an attempt still running at its first heartbeat (3 s), two queue operations fewer for the others, whose worker dying before that beat is run again by the queue\'s redelivery ~10 minutes later. See docs/cost.md.')
+@allowed([
+  'claim'
+  'heartbeat'
+])
+param watchdog string = 'claim'
+
 @description('Shards of the due index (SCHEDULER_DISPATCH_SHARDS, 1-64): how many (minute, shard) pairs the dispatch function handles in parallel each minute. See docs/capacity.md.')
 @minValue(1)
 @maxValue(64)
@@ -360,6 +367,7 @@ module api './app/api.bicep' = {
       SCHEDULER_DISPATCH_SHARDS: string(dispatchShards)
       SCHEDULER_GRACE_PERIOD: gracePeriod
       SCHEDULER_PRECISION: precision
+      SCHEDULER_WATCHDOG: watchdog
       SCHEDULER_STORAGE_QUEUE_ENDPOINT: 'https://{account}.queue.${environment().suffixes.storage}'
       SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX: serviceBusEndpointSuffix
       SCHEDULER_OAUTH_AUTHORITY: oauthAuthority

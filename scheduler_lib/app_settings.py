@@ -30,6 +30,10 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_PRECISION": "second (default): an occurrence starts at its second, its message "
     "delivered 1-2 s early and held; minute: delivered at its second, no hold (cheaper, starts "
     "up to a few seconds late)",
+    "SCHEDULER_WATCHDOG": "claim (default): every attempt sends its watchdog with its claim and "
+    "deletes it at its end (a dead worker is taken over within ~20 s); heartbeat: only an "
+    "attempt still running at its first heartbeat (3 s) does, two queue operations fewer for "
+    "the others, whose dead worker is left to the host's redelivery (~10 minutes)",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",

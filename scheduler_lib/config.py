@@ -21,6 +21,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
 from scheduler_lib.metrics_settings import NO_METRICS, MetricsSettings
 from scheduler_lib.precision import Precision, read_precision
+from scheduler_lib.watchdog_choice import WatchdogChoice, read_watchdog
 
 #: Azurite's well-known development account (public, documented by Microsoft).
 AZURITE_ACCOUNT = "devstoreaccount1"
@@ -93,6 +94,7 @@ class Settings:
     executor_concurrency: int = 28
     grace_period: timedelta = timedelta(minutes=5)
     precision: Precision = Precision.SECOND
+    watchdog: WatchdogChoice = WatchdogChoice.CLAIM  # when an attempt sends its watchdog
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
     oauth_authority: str = "https://login.microsoftonline.com"
@@ -240,6 +242,7 @@ class Settings:
             executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 28),
             grace_period=grace_period,
             precision=read_precision(env),
+            watchdog=read_watchdog(env),
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"
             ),

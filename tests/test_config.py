@@ -6,6 +6,7 @@ import pytest
 
 from scheduler_lib.config import AZURITE_CONNECTION_STRING, Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.watchdog_choice import WatchdogChoice
 
 #: The queue names the triggers bind to: required, as on the Functions host.
 QUEUES = {"SCHEDULER_EXECUTION_QUEUE": "exec-q", "SCHEDULER_DISPATCH_QUEUE": "dispatch-q"}
@@ -100,6 +101,7 @@ def test_a_queue_setting_the_triggers_bind_to_is_required(missing: str) -> None:
         ({"SCHEDULER_EXECUTOR_CONCURRENCY": "0"}, "SCHEDULER_EXECUTOR_CONCURRENCY"),
         ({"SCHEDULER_EXECUTOR_CONCURRENCY": "many"}, "SCHEDULER_EXECUTOR_CONCURRENCY"),
         ({"SCHEDULER_DISPATCH_WORKERS": "0"}, "SCHEDULER_DISPATCH_WORKERS"),
+        ({"SCHEDULER_WATCHDOG": "never"}, "SCHEDULER_WATCHDOG"),
     ],
     ids=[
         "unresolved-storage-reference",
@@ -110,6 +112,7 @@ def test_a_queue_setting_the_triggers_bind_to_is_required(missing: str) -> None:
         "no-executor-slot",
         "executor-slots-not-a-number",
         "no-dispatch-worker",
+        "unknown-watchdog-choice",
     ],
 )
 def test_unsafe_or_malformed_settings_are_refused(env: dict[str, str], field: str) -> None:
@@ -139,3 +142,13 @@ def test_an_unresolved_metrics_token_closes_only_the_metrics_endpoint() -> None:
     assert settings.unresolved_references == ("SCHEDULER_METRICS_TOKEN",)
     assert settings.configuration_problem is None
     assert reference not in settings.metrics.tokens
+
+
+@pytest.mark.parametrize(
+    ("value", "choice"),
+    [(None, WatchdogChoice.CLAIM), (" Heartbeat ", WatchdogChoice.HEARTBEAT), ("claim", "claim")],
+)
+def test_the_watchdog_choice_is_read_by_name(value: str | None, choice: str) -> None:
+    """Unset, an attempt sends its watchdog with its claim, as before the setting existed."""
+    env = QUEUES if value is None else {**QUEUES, "SCHEDULER_WATCHDOG": value}
+    assert Settings.from_env(env).watchdog == choice

@@ -19,7 +19,8 @@ history entries `history`'s. No module it calls calls back into it.
    running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A
    duplicate is skipped. The claim holds a lease, renewed while the attempt runs, and a
    watchdog message takes the attempt over within seconds if its worker dies (`lease`,
-   `heartbeat`, `watchdog`): a watchdog message is handled here too, and its takeover runs
+   `heartbeat`, `watchdog`; sent with the claim, or with the first heartbeat only, as
+   `SCHEDULER_WATCHDOG` says): a watchdog message is handled here too, and its takeover runs
    as a Rerun, its entry marked [Rerun]. An attempt with an exact start
    (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
    this happens before its second; the executor then waits for the second itself (`sleep`),
@@ -68,7 +69,7 @@ from scheduler_lib.actions import ExecutionContext, run_action
 from scheduler_lib.config import Settings
 from scheduler_lib.domain.definition import CONCURRENCY_POLICY
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.execution import claims, decide, heartbeat, late, overlap, watchdog
+from scheduler_lib.execution import claims, decide, heartbeat, late, lease, overlap, watchdog
 from scheduler_lib.execution.finish import Finish
 from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
 from scheduler_lib.execution.report import ExecutionReport
@@ -100,6 +101,8 @@ class Executor:
     action_adapters: Mapping[str, Any] = field(default_factory=dict)
     #: Uniform draws in [0, 1) for an Exponential retry's full jitter (tests seed their own).
     draw: Callable[[], float] = random.random
+    #: Real seconds between the heartbeat's renewals of a claim's lease (tests shorten it).
+    beat: float = lease.HEARTBEAT
 
     def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Process one execution message (see the module docstring); one log line says what
@@ -165,7 +168,10 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
     record, verdict, collection, following, kind = claimed
     rerun = verdict is decide.Verdict.RERUN
 
-    with heartbeat.watched(store, queue, message, message_id, clock) as beat:
+    choice, interval = settings.watchdog, executor.beat
+    with heartbeat.watched(
+        store, queue, message, message_id, clock, choice=choice, interval=interval
+    ) as beat:
         if isinstance(following, decide.Postpone):
             saved = late.postpone_late(
                 store, queue, record, message, rerun=rerun, claimed_at=following.claimed_at,

@@ -1,6 +1,15 @@
 """The worker's side of a claim's lease (`lease`): send the attempt's watchdog, renew the
 lease while the attempt runs, and delete the watchdog when the attempt ends normally.
 
+When the watchdog is sent is the deployment's choice (`SCHEDULER_WATCHDOG`,
+`WatchdogChoice`): with the claim (`claim`, the default), or with the heartbeat's first
+renewal (`heartbeat`), so that an attempt that ends before that beat (most: an HTTP call
+of well under a second after a wait of at most 2 s for its second) makes no queue operation
+for it, and one that dies before it is left to the host's redelivery of its message (the
+Rerun then comes ~10 minutes late instead of ~20 s). The beat is counted from the claim,
+like the renewals: the lease it extends was written then, and the window a dead worker is
+not watched is then `HEARTBEAT` for every attempt, whatever its wait.
+
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
 action (an HTTP call of up to 60 s); it reads the job, extends the lease of the claim this
 worker holds, and writes it ETag-conditionally, so it never undoes another writer's change
@@ -8,9 +17,10 @@ worker holds, and writes it ETag-conditionally, so it never undoes another write
 taken over by a watchdog after this worker was cut off too long) it stops, and says so
 (`lost`): an attempt that has not started its action yet then does not start it.
 
-An attempt that raises leaves its watchdog in the queue: its claim stays open, and the
-watchdog takes it over once the lease runs out (sooner than the host's retry of a failed
-invocation, and whatever the host does).
+An attempt that raises leaves its watchdog in the queue, if it sent one: its claim stays
+open, and the watchdog takes it over once the lease runs out (sooner than the host's retry
+of a failed invocation, and whatever the host does). One that had not sent it is run again
+by that retry (host.json `visibilityTimeout`, 30 s), a Rerun like the takeover.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lease, lifecycle
 from scheduler_lib.store import LostRace, TableStore, find_job, put_job, retry_lost_races
-from scheduler_lib.store.execution_queue import ExecutionQueue
+from scheduler_lib.store.execution_queue import ExecutionQueue, SentMessage
 from scheduler_lib.timeutil import Clock
+from scheduler_lib.watchdog_choice import WatchdogChoice
 
 log = logging.getLogger("scheduler.execute")
 
@@ -67,8 +78,28 @@ def renew(store: TableStore, message: ExecutionMessage, message_id: str, clock: 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
+class Watchdog:
+    """The attempt's watchdog message: sent at most once, visible just after the lease as
+    it stands when sent, and deleted at the end only if it was sent."""
+
+    def __init__(self, queue: ExecutionQueue, message: ExecutionMessage, clock: Clock) -> None:
+        self.queue, self.message, self.clock = queue, message, clock
+        self.sent: SentMessage | None = None
+
+    def send(self) -> None:
+        if self.sent is None:
+            now = self.clock()
+            visible_at = now + lease.LEASE + lease.MARGIN
+            self.sent = self.queue.send(self.message.watching(), visible_at=visible_at, now=now)
+
+    def discard(self) -> None:
+        if self.sent is not None:
+            self.queue.discard(self.sent)
+
+
 class Heartbeat:
-    """Renews a claim's lease every `interval` seconds (real time) until stopped."""
+    """Renews a claim's lease every `interval` seconds (real time) until stopped; with a
+    `watchdog`, sends it with the first renewal that succeeds (`heartbeat` choice)."""
 
     def __init__(
         self,
@@ -77,9 +108,10 @@ class Heartbeat:
         message_id: str,
         clock: Clock,
         interval: float = lease.HEARTBEAT,
+        watchdog: Watchdog | None = None,
     ) -> None:
         self.store, self.message, self.message_id = store, message, message_id
-        self.clock, self.interval = clock, interval
+        self.clock, self.interval, self.watchdog = clock, interval, watchdog
         self.lost = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
@@ -98,6 +130,8 @@ class Heartbeat:
                 if not renew(self.store, self.message, self.message_id, self.clock):
                     self.lost = True
                     return
+                if self.watchdog is not None:  # after the renewal: visible after its lease
+                    self.watchdog.send()  # once; a failed send is tried again next beat
             except Exception:  # storage unreachable: the next beat tries again
                 log.warning("lease not renewed", exc_info=True, extra={"job": self.message.job_key})
 
@@ -109,14 +143,20 @@ def watched(
     message: ExecutionMessage,
     message_id: str,
     clock: Clock,
+    *,
+    choice: WatchdogChoice = WatchdogChoice.CLAIM,
+    interval: float = lease.HEARTBEAT,
 ) -> Iterator[Heartbeat]:
-    """The claimed attempt `message`, watched while the block runs (see the module)."""
-    now = clock()
-    sent = queue.send(message.watching(), visible_at=now + lease.LEASE + lease.MARGIN, now=now)
-    beat = Heartbeat(store, message, message_id, clock)
+    """The claimed attempt `message`, watched while the block runs (see the module);
+    `interval`: the heartbeat's, in real seconds (tests shorten it)."""
+    watchdog = Watchdog(queue, message, clock)
+    if choice is WatchdogChoice.CLAIM:
+        watchdog.send()
+    later = watchdog if choice is WatchdogChoice.HEARTBEAT else None
+    beat = Heartbeat(store, message, message_id, clock, interval, later)
     beat.start()
     try:
         yield beat
     finally:
-        beat.stop()
-    queue.discard(sent)  # not reached when the attempt raised: the watchdog stays
+        beat.stop()  # joined: whether the beat sent the watchdog is known from here
+    watchdog.discard()  # not reached when the attempt raised: the watchdog (if sent) stays

@@ -13,7 +13,8 @@ and messages of its own:
   attempt runs (`heartbeat.Heartbeat`) and which is cleared when the step is done.
 - With the claim it sends a watchdog message (`ExecutionMessage.watching`), visible just
   after the lease would run out, and deletes it again when the attempt ends normally, so
-  most attempts never see it delivered.
+  most attempts never see it delivered. With `SCHEDULER_WATCHDOG=heartbeat` it is sent
+  with the first renewal instead, by an attempt still running then (`heartbeat`).
 - A watchdog that is delivered (`watchdog.look`) finds the step done (nothing to do), its
   lease still running (it comes back when that ends), or expired. An expired lease is
   confirmed first: the watchdog comes back `CONFIRM` later, and takes the attempt over only
@@ -30,7 +31,8 @@ Bound: a worker that dies is taken over `LEASE` + `CONFIRM` (+ a whole second of
 delay and the trigger's polling) after its last heartbeat, about 20 s. A step taken over
 `MAX_TAKEOVERS` times (an attempt whose invocation fails however often it runs) is left to
 the queue's own redelivery and poison handling, as is a worker that dies in the moment
-between writing its claim and sending the watchdog.
+between writing its claim and sending the watchdog (with `heartbeat`: any time before the
+first renewal, `HEARTBEAT` after the claim).
 """
 
 from __future__ import annotations
