@@ -137,6 +137,19 @@ class _Done:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _skipped(
+    executor: Executor, skip: decide.Skip, message: ExecutionMessage, kind: str | None = None
+) -> _Done:
+    """A message that does not run (`skip`); one whose own attempt was postponed before
+    (a redelivery) has its late run sent again, in case that was lost."""
+    if skip.postponed is not None:
+        late.resend_late_run(
+            executor.queue, skip.postponed, message, grace=executor.settings.grace_period,
+            now=executor.clock(),
+        )  # fmt: skip
+    return _Done(message, skip.disposition, skip.reason, kind)
+
+
 def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: int) -> _Done:
     """Steps 1-7 (see the module docstring), in order. Each step's branch ends the message
     with its `_Done`; the path of a message that runs goes straight down."""
@@ -147,7 +160,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
     takeover = None
     if message.watchdog:
         looked = watchdog.look(store, queue, message, now=clock())
-        if looked.takeover is None:
+        if looked.takeover is None and not looked.unclaimed:
             return _Done(message, looked.disposition, looked.reason)
         message, takeover = message.watched(), looked.takeover
 
@@ -157,15 +170,27 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         return _Done(message, "Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
     grace = settings.grace_period
-    claimed = claims.claim(store, message, message_id, now=clock(), takeover=takeover, grace=grace)
+    claimed = claims.claim(
+        store, message, message_id, now=clock(), takeover=takeover, grace=grace, hold=True
+    )  # fmt: skip
     if isinstance(claimed, decide.Skip):
-        if claimed.postponed is not None:  # redelivered: its late run may not have been sent
-            late.resend_late_run(queue, claimed.postponed, message, grace=grace, now=clock())
-        return _Done(message, claimed.disposition, claimed.reason)
+        return _skipped(executor, claimed, message)
     record, verdict, collection, following, kind = claimed
-    rerun = verdict is decide.Verdict.RERUN
+    wait = following if isinstance(following, decide.Wait) else None  # early: not claimed yet
 
-    with heartbeat.watched(store, queue, message, message_id, clock) as beat:
+    with heartbeat.watched(
+        store, queue, message, message_id, clock, claim_at=wait.start_at if wait else None
+    ) as beat:  # the watchdog first: a worker that dies in the wait is covered
+        if wait is not None:
+            executor.sleep(max(0.0, (wait.start_at - clock()).total_seconds()))
+            claimed = claims.claim(
+                store, message, message_id, now=clock(), grace=grace, early=claimed
+            )  # fmt: skip
+            if isinstance(claimed, decide.Skip):  # read again: as a fresh delivery would be
+                return _skipped(executor, claimed, message, kind)
+            record, verdict, collection, following, kind = claimed
+            beat.claimed.set()
+        rerun = verdict is decide.Verdict.RERUN
         if isinstance(following, decide.Postpone):
             saved = late.postpone_late(
                 store, queue, record, message, rerun=rerun, claimed_at=following.claimed_at,
@@ -175,14 +200,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
             state = saved.state if saved is not None else None
             return _Done(message, "Postponed", reason, kind, {"job_state": state})
 
-        if isinstance(following, decide.Wait) or following is None:  # None: not decided
-            early = (following.start_at - clock()).total_seconds() if following else 0
-            if early > 0:
-                executor.sleep(early)
-                confirmed = claims.confirm(store, record, collection, message, now=clock())
-                if isinstance(confirmed, decide.Skip):
-                    return _Done(message, confirmed.disposition, confirmed.reason, kind)
-                record, collection = confirmed
+        if not isinstance(following, (decide.Start, decide.NoAction)):  # None, or a clock off
             following = decide.start(record, collection, message)
 
         if isinstance(following, decide.NoAction):

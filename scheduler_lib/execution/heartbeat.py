@@ -1,6 +1,10 @@
 """The worker's side of a claim's lease (`lease`): send the attempt's watchdog, renew the
 lease while the attempt runs, and delete the watchdog when the attempt ends normally.
 
+An occurrence delivered early sends its watchdog before it waits for its second, since it is
+claimed only then (`watched` with `claim_at`): a worker that dies in the wait leaves no
+claim, and that watchdog (`before_claim`) runs the attempt (`watchdog.look`).
+
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
 action (an HTTP call of up to 60 s); it reads the job, extends the lease of the claim this
 worker holds, and writes it ETag-conditionally, so it never undoes another writer's change
@@ -68,7 +72,8 @@ def renew(store: TableStore, message: ExecutionMessage, message_id: str, clock: 
 
 
 class Heartbeat:
-    """Renews a claim's lease every `interval` seconds (real time) until stopped."""
+    """Renews a claim's lease every `interval` seconds (real time) until stopped, once the
+    attempt is `claimed` (an early delivery is claimed at its second, after the wait)."""
 
     def __init__(
         self,
@@ -81,6 +86,7 @@ class Heartbeat:
         self.store, self.message, self.message_id = store, message, message_id
         self.clock, self.interval = clock, interval
         self.lost = False
+        self.claimed = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
 
@@ -94,6 +100,8 @@ class Heartbeat:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
+            if not self.claimed.is_set():  # not claimed yet: nothing of this worker's to renew
+                continue
             try:
                 if not renew(self.store, self.message, self.message_id, self.clock):
                     self.lost = True
@@ -109,11 +117,20 @@ def watched(
     message: ExecutionMessage,
     message_id: str,
     clock: Clock,
+    *,
+    claim_at: datetime | None = None,
 ) -> Iterator[Heartbeat]:
-    """The claimed attempt `message`, watched while the block runs (see the module)."""
+    """The attempt `message`, watched while the block runs (see the module): claimed, or to
+    be claimed at `claim_at` (an early delivery's second, after the wait: the block sets
+    `Heartbeat.claimed` once it is). The watchdog becomes visible just after the lease of
+    the claim would run out."""
     now = clock()
-    sent = queue.send(message.watching(), visible_at=now + lease.LEASE + lease.MARGIN, now=now)
+    at = max(now, claim_at or now)
+    watchdog = message.watching(before_claim=at > now)
+    sent = queue.send(watchdog, visible_at=at + lease.LEASE + lease.MARGIN, now=now)
     beat = Heartbeat(store, message, message_id, clock)
+    if at <= now:
+        beat.claimed.set()
     beat.start()
     try:
         yield beat
