@@ -22,18 +22,22 @@ history entries `history`'s. No module it calls calls back into it.
    `heartbeat`, `watchdog`): a watchdog message is handled here too, and its takeover runs
    as a Rerun, its entry marked [Rerun]. An attempt with an exact start
    (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
-   this happens before its second; the executor then waits for the second itself (`sleep`),
-   so the action starts on time rather than up to a polling interval plus a second late, and
-   checks the job again (`claims.confirm`: one write of the job as claimed, conditional on
-   the claim's own ETag; the job and its collection read again only if the job changed):
-   a job deleted, created again or disabled during that wait does not run the occurrence (a
-   successor created before the second runs it, once). The collection is the one read 1-2 s
-   before the second. A message delivered far earlier than that (a clock far off) is not
-   held: it is sent again to appear at its time ("Deferred") and this copy ends. One
-   delivered more than
-   the grace period late is not run but Postponed (`late`). A Rerun whose history entry is
-   already written ran its action and only failed to update the job (step 7 gave up): it
-   goes on from step 6 ("Recorded", `finish`) instead of calling the target again.
+   the job and its collection are read, and the attempt decided, before its second; the
+   executor sends its watchdog, waits for the second itself (`sleep`), so the action starts
+   on time rather than up to a polling interval plus a second late, and claims it then: one
+   write, conditional on the ETag read before the wait, so its success proves the job did
+   not change meanwhile (`claims.claim` with `early`). Any change fails it, and the job and
+   its collection are read and decided again as a fresh delivery at that instant: a job
+   deleted, created again or disabled during the wait does not run the occurrence (a
+   successor created before the second runs it, once), a duplicate that claimed first makes
+   this one a Duplicate. Unchanged, the collection is the one read 1-2 s before the second.
+   A worker that dies in the wait leaves no claim: its watchdog, sent before the wait, runs
+   the attempt as a late delivery of its own (`watchdog`). A message delivered far earlier
+   than that (a clock far off) is not held: it is sent again to appear at its time
+   ("Deferred") and this copy ends. One delivered more than the grace period late is not
+   run but Postponed (`late`). A Rerun whose history entry is already written ran its
+   action and only failed to update the job (step 7 gave up): it goes on from step 6
+   ("Recorded", `finish`) instead of calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
