@@ -2,7 +2,8 @@
 one conditional write of the job before its action instead of two (a claim before the wait,
 then a write back at the second to prove nothing changed). Its watchdog is sent before the
 wait, so a worker that dies in the wait leaves no claim and its watchdog runs the attempt;
-a worker alive and its watchdog racing to claim run it once.
+a worker alive and its watchdog racing to claim run it once; the heartbeat, started with the
+watchdog, renews only once the attempt is claimed.
 
 Real Azurite tables and queue and a real local HTTP server; the wait goes through the fake
 clock's `sleep` (what happens "during the wait" is done there, and a worker dying in it is
@@ -25,7 +26,7 @@ from scheduler_lib import storage_calls
 from scheduler_lib.domain import Bookkeeping, CollectionRecord, JobDefinition
 from scheduler_lib.domain.executor_state import step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
-from scheduler_lib.execution import claims, execute, lease, watchdog
+from scheduler_lib.execution import claims, execute, heartbeat, lease, lifecycle, watchdog
 from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.execution.lifecycle import executor_state
 from scheduler_lib.store.collections import put_collection
@@ -322,3 +323,41 @@ def test_a_change_during_the_wait_costs_no_write_before_the_claim(
         assert target.requests == [] and driver.history(job.history_key) == []
         if change is _disabled:
             assert message.execution_tag not in executor_state(driver.job(job.key)).claims
+
+
+class _Beats:
+    """Stands for the heartbeat's stop event: `beats` intervals pass, then it is stopped,
+    so its loop runs on the test's thread, beat by beat, without waiting."""
+
+    def __init__(self, beats: int) -> None:
+        self.beats = beats
+
+    def wait(self, _timeout: float) -> bool:
+        self.beats -= 1
+        return self.beats < 0
+
+
+def test_the_heartbeat_of_an_attempt_waiting_for_its_claim_renews_only_once_claimed(
+    driver: Driver, target: HttpTarget
+) -> None:
+    """The heartbeat starts with the watchdog, before the wait: a beat before the claim at
+    the second finds nothing of this worker's to renew and must not take that for a claim
+    lost (the attempt would then not run); once claimed, it renews."""
+    job = make_job(driver.store, http_action(target.url))
+    message = ExecutionMessage.scheduled(job.key, T0, 1)
+    beat = heartbeat.Heartbeat(driver.store, message, "m1", driver.clock)
+
+    beat._stop = _Beats(2)  # type: ignore[assignment]
+    beat._run()
+    assert not beat.lost
+    assert message.execution_tag not in executor_state(driver.job(job.key)).claims
+
+    record = driver.job(job.key)
+    put_job(driver.store, lifecycle.with_claim(record, message, "m1", now=T0), etag=record.etag)
+    beat.claimed.set()
+    renewed_at = driver.clock.now  # the fake clock's next reading
+    beat._stop = _Beats(1)  # type: ignore[assignment]
+    beat._run()
+    assert not beat.lost
+    claim = step_claim(driver.job(job.key), message)
+    assert claim is not None and claim.lease_until == renewed_at + lease.LEASE
