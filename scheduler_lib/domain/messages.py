@@ -57,6 +57,10 @@ class ExecutionMessage:
     #: The expired lease (ISO) a watchdog saw on its previous visit: it takes the attempt
     #: over only if the lease is still that one (no heartbeat renewed it meanwhile).
     lease_seen: str = ""
+    #: A watchdog sent before its attempt was claimed: an occurrence delivered early is
+    #: claimed at its second, after the wait, so a worker that dies in the wait leaves no
+    #: claim; such a watchdog runs the attempt if it finds it never claimed.
+    before_claim: bool = False
 
     @classmethod
     def scheduled(
@@ -112,13 +116,14 @@ class ExecutionMessage:
         older sender, without one, belongs to any)."""
         return not self.incarnation or self.incarnation == incarnation
 
-    def watching(self, *, lease_seen: str = "") -> ExecutionMessage:
-        """The watchdog of this attempt (`lease_seen`: the expired lease it saw last time)."""
-        return replace(self, watchdog=True, lease_seen=lease_seen)
+    def watching(self, *, lease_seen: str = "", before_claim: bool = False) -> ExecutionMessage:
+        """The watchdog of this attempt (`lease_seen`: the expired lease it saw last time;
+        `before_claim`: sent before the attempt was claimed)."""
+        return replace(self, watchdog=True, lease_seen=lease_seen, before_claim=before_claim)
 
     def watched(self) -> ExecutionMessage:
         """The attempt this watchdog watches."""
-        return replace(self, watchdog=False, lease_seen="")
+        return replace(self, watchdog=False, lease_seen="", before_claim=False)
 
     def next_attempt(self) -> ExecutionMessage:
         return replace(self, attempt=self.attempt + 1)
@@ -139,6 +144,8 @@ class ExecutionMessage:
             del body["watchdog"]
         if not self.lease_seen:
             del body["lease_seen"]
+        if not self.before_claim:
+            del body["before_claim"]
         body["v"] = VERSION
         return json.dumps(body, separators=(",", ":"))
 

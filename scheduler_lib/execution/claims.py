@@ -33,9 +33,13 @@ from scheduler_lib.store import (
 
 class Claimed(NamedTuple):
     """A claimed attempt: the job as the claim wrote it, the verdict, the collection as the
-    claim read it (an attempt that does not wait for its second takes its signing secrets
-    from it, rather than reading the collection again), and what the attempt does next
-    (`decide.before_run`, on the same read) with the type of its action (metrics' label)."""
+    claim read it (an attempt takes its signing secrets from it, rather than reading the
+    collection again), and what the attempt does next (`decide.before_run`, on the same
+    read) with the type of its action (metrics' label).
+
+    When `next` is a `decide.Wait` (an early delivery, `claim(..., hold=True)`), nothing is
+    written yet: `record` is the job as read, and `claim(..., early=...)` at the second
+    writes the claim conditional on that read."""
 
     record: JobRecord
     verdict: decide.Verdict
@@ -64,67 +68,48 @@ def claim(
     now: datetime,
     takeover: Takeover | None = None,
     grace: timedelta | None = None,
+    hold: bool = False,
+    early: Claimed | None = None,
 ) -> Claimed | Skip:
     """Claim the attempt (ETag loop), or say why it is not run (`decide.runnable`,
     `decide.admit`). `takeover`: a watchdog's, for the step's expired lease (`lease`);
-    `grace`: the grace period, to decide what the claimed attempt does next with it."""
+    `grace`: the grace period, to decide what the claimed attempt does next with it.
+
+    `hold`: an attempt that is to wait for its second (`decide.Wait`) is decided but not
+    written: its claim is taken at the second, `early` being that decision. The write is
+    then conditional on the job as read before the wait, so its success proves nothing
+    changed meanwhile (one request: the read is not repeated); a conflict (the job deleted,
+    created again, disabled, replaced, or claimed by a duplicate) reads and decides again
+    as a fresh delivery at that instant would. The collection is the one read before the
+    wait unless the job changed."""
 
     def attempt() -> Claimed | Skip:
-        found = _runnable(store, message, now=now)
-        if found is None:
-            raise LostRace
-        if isinstance(found, Skip):
-            return found
-        record, collection = found
-        verdict = decide.admit(record, message, message_id, takeover)
-        if isinstance(verdict, Skip):
-            return verdict
+        nonlocal early
+        read, early = early, None  # the read before the wait serves one write only
+        if read is None:
+            found = _runnable(store, message, now=now)
+            if found is None:
+                raise LostRace
+            if isinstance(found, Skip):
+                return found
+            record, collection = found
+            verdict = decide.admit(record, message, message_id, takeover)
+            if isinstance(verdict, Skip):
+                return verdict
+        else:
+            record, verdict, collection = read.record, read.verdict, read.collection
         following = None
         if grace is not None:
             following = decide.before_run(record, collection, message, now=now, grace=grace)
         kind = decide.action_type(record, message)
+        if hold and isinstance(following, decide.Wait):
+            return Claimed(record, verdict, collection, following, kind)  # claimed at its second
         claimed = lifecycle.with_claim(record, message, message_id, now=now)
         try:
             saved = put_job(store, claimed, etag=record.etag)
         except (PreconditionFailedError, NotFoundError) as exc:
             raise LostRace from exc
         return Claimed(saved, verdict, collection, following, kind)
-
-    return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
-
-
-def confirm(
-    store: TableStore,
-    record: JobRecord,
-    collection: CollectionRecord,
-    message: ExecutionMessage,
-    *,
-    now: datetime,
-) -> tuple[JobRecord, CollectionRecord] | Skip:
-    """Check the claimed attempt again at its exact second, after the early wait: the job
-    and collection to run it with, or why it no longer runs. The claim was taken 1-2 s
-    early; a job deleted (or created again) or disabled in between must not still run an
-    occurrence it no longer has, while its successor, created before that second, runs it
-    too.
-
-    One request in the usual case: the job written back as the claim wrote it, conditional
-    on the ETag that write returned (Table storage has no conditional read; the lease needs
-    no change, the heartbeat renews it). It succeeds only if nobody changed the job during
-    the wait, so the job is as claimed, and the collection is the one the claim read 1-2 s
-    before (the trade-off: a collection disabled in that moment is treated like one
-    disabled just after the second). Any change to the job (its deletion, a new incarnation,
-    its state or definition, a heartbeat's renewal) fails that write, and the job and its
-    collection are read again, as they are now: checked at the second itself, the occurrence
-    belongs to whichever incarnation exists then (one created later starts after it: first
-    executions round up to a whole second)."""
-    with contextlib.suppress(PreconditionFailedError, NotFoundError):
-        return put_job(store, record, etag=record.etag), collection
-
-    def attempt() -> tuple[JobRecord, CollectionRecord] | Skip:
-        found = _runnable(store, message, now=now)
-        if found is None:
-            raise LostRace
-        return found
 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 

@@ -7,9 +7,10 @@ machine can be read, and tested, in one place. The I/O modules ask, then apply:
 - `runnable` and `admit` (asked by `claims` on each read of the job): drop it (`Skip`: the
   job or its collection gone, the collection disabled, a scheduled occurrence of a job that
   is not Enabled), skip it as a duplicate, or run it (`Verdict` Run or Rerun, `judge`).
-- `before_run` (asked by `claims` with the claim, on the same read): postpone it (`Postpone`:
-  its first attempt would start later than the grace period; `missed_runs_late` says whether
-  the job's missed-run policy runs it late, `late`), wait for its exact second (`Wait`), or
+- `before_run` (asked by `claims` with the claim, on the same read; asked again at the
+  second, when an early delivery's claim is written): postpone it (`Postpone`: its first
+  attempt would start later than the grace period; `missed_runs_late` says whether the
+  job's missed-run policy runs it late, `late`), wait for its exact second (`Wait`), or
   `start` it: the action to run with its context, whether its job's overlap policy has
   a say (`overlap`), or `NoAction` (the errorAction was removed meanwhile).
 - `follow_up` (asked by `finish` once the attempt's history entry is written): retry at T,
@@ -66,8 +67,9 @@ class Postpone:
 
 @dataclass(frozen=True)
 class Wait:
-    """The attempt was delivered early: wait for its exact second (`start_at`), then read
-    the job again (`claims.confirm`) and `start` it as it is then."""
+    """The attempt was delivered early: wait for its exact second (`start_at`), then claim
+    it, conditional on the job as read before the wait (`claims.claim` with `early`; read
+    again if it changed), and `start` it as it is then."""
 
     start_at: datetime
 
@@ -274,8 +276,8 @@ def collection_arm_id(record: JobRecord) -> str:
 def _signing_secrets(action: Mapping[str, Any], collection: CollectionRecord) -> tuple[str, ...]:
     """The job's own collection's signing secrets, for an HTTP action (read at each attempt,
     so a rotation applies at once and no secret is ever copied into a job): from the
-    `collection` the attempt's last read of the job found it by (the exact start's
-    confirmation at the second, else the claim), so it is not read again for them."""
+    `collection` the attempt's claim read (for an early delivery, the read before the wait
+    unless the claim at the second had to read again), so it is not read again for them."""
     if action.get("type") not in ("Http", "Https"):
         return ()
     return signing.values(collection.properties)

@@ -23,18 +23,22 @@ history entries `history`'s. No module it calls calls back into it.
    `SCHEDULER_WATCHDOG` says): a watchdog message is handled here too, and its takeover runs
    as a Rerun, its entry marked [Rerun]. An attempt with an exact start
    (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
-   this happens before its second; the executor then waits for the second itself (`sleep`),
-   so the action starts on time rather than up to a polling interval plus a second late, and
-   checks the job again (`claims.confirm`: one write of the job as claimed, conditional on
-   the claim's own ETag; the job and its collection read again only if the job changed):
-   a job deleted, created again or disabled during that wait does not run the occurrence (a
-   successor created before the second runs it, once). The collection is the one read 1-2 s
-   before the second. A message delivered far earlier than that (a clock far off) is not
-   held: it is sent again to appear at its time ("Deferred") and this copy ends. One
-   delivered more than
-   the grace period late is not run but Postponed (`late`). A Rerun whose history entry is
-   already written ran its action and only failed to update the job (step 7 gave up): it
-   goes on from step 6 ("Recorded", `finish`) instead of calling the target again.
+   the job and its collection are read, and the attempt decided, before its second; the
+   executor sends its watchdog, waits for the second itself (`sleep`), so the action starts
+   on time rather than up to a polling interval plus a second late, and claims it then: one
+   write, conditional on the ETag read before the wait, so its success proves the job did
+   not change meanwhile (`claims.claim` with `early`). Any change fails it, and the job and
+   its collection are read and decided again as a fresh delivery at that instant: a job
+   deleted, created again or disabled during the wait does not run the occurrence (a
+   successor created before the second runs it, once), a duplicate that claimed first makes
+   this one a Duplicate. Unchanged, the collection is the one read 1-2 s before the second.
+   A worker that dies in the wait leaves no claim: its watchdog, sent before the wait, runs
+   the attempt as a late delivery of its own (`watchdog`). A message delivered far earlier
+   than that (a clock far off) is not held: it is sent again to appear at its time
+   ("Deferred") and this copy ends. One delivered more than the grace period late is not
+   run but Postponed (`late`). A Rerun whose history entry is already written ran its
+   action and only failed to update the job (step 7 gave up): it goes on from step 6
+   ("Recorded", `finish`) instead of calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
@@ -140,6 +144,19 @@ class _Done:
     fields: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _skipped(
+    executor: Executor, skip: decide.Skip, message: ExecutionMessage, kind: str | None = None
+) -> _Done:
+    """A message that does not run (`skip`); one whose own attempt was postponed before
+    (a redelivery) has its late run sent again, in case that was lost."""
+    if skip.postponed is not None:
+        late.resend_late_run(
+            executor.queue, skip.postponed, message, grace=executor.settings.grace_period,
+            now=executor.clock(),
+        )  # fmt: skip
+    return _Done(message, skip.disposition, skip.reason, kind)
+
+
 def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: int) -> _Done:
     """Steps 1-7 (see the module docstring), in order. Each step's branch ends the message
     with its `_Done`; the path of a message that runs goes straight down."""
@@ -150,7 +167,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
     takeover = None
     if message.watchdog:
         looked = watchdog.look(store, queue, message, now=clock())
-        if looked.takeover is None:
+        if looked.takeover is None and not looked.unclaimed:
             return _Done(message, looked.disposition, looked.reason)
         message, takeover = message.watched(), looked.takeover
 
@@ -160,18 +177,29 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         return _Done(message, "Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
     grace = settings.grace_period
-    claimed = claims.claim(store, message, message_id, now=clock(), takeover=takeover, grace=grace)
+    claimed = claims.claim(
+        store, message, message_id, now=clock(), takeover=takeover, grace=grace, hold=True
+    )  # fmt: skip
     if isinstance(claimed, decide.Skip):
-        if claimed.postponed is not None:  # redelivered: its late run may not have been sent
-            late.resend_late_run(queue, claimed.postponed, message, grace=grace, now=clock())
-        return _Done(message, claimed.disposition, claimed.reason)
+        return _skipped(executor, claimed, message)
     record, verdict, collection, following, kind = claimed
-    rerun = verdict is decide.Verdict.RERUN
+    wait = following if isinstance(following, decide.Wait) else None  # early: not claimed yet
 
-    choice, interval = settings.watchdog, executor.beat
+    claim_at = wait.start_at if wait else None
     with heartbeat.watched(
-        store, queue, message, message_id, clock, choice=choice, interval=interval
-    ) as beat:
+        store, queue, message, message_id, clock,
+        choice=settings.watchdog, interval=executor.beat, claim_at=claim_at,
+    ) as beat:  # fmt: skip  # the watchdog first: a worker that dies in the wait is covered
+        if wait is not None:
+            executor.sleep(max(0.0, (wait.start_at - clock()).total_seconds()))
+            claimed = claims.claim(
+                store, message, message_id, now=clock(), grace=grace, early=claimed
+            )  # fmt: skip
+            if isinstance(claimed, decide.Skip):  # read again: as a fresh delivery would be
+                return _skipped(executor, claimed, message, kind)
+            record, verdict, collection, following, kind = claimed
+            beat.claimed.set()
+        rerun = verdict is decide.Verdict.RERUN
         if isinstance(following, decide.Postpone):
             saved = late.postpone_late(
                 store, queue, record, message, rerun=rerun, claimed_at=following.claimed_at,
@@ -181,14 +209,7 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
             state = saved.state if saved is not None else None
             return _Done(message, "Postponed", reason, kind, {"job_state": state})
 
-        if isinstance(following, decide.Wait) or following is None:  # None: not decided
-            early = (following.start_at - clock()).total_seconds() if following else 0
-            if early > 0:
-                executor.sleep(early)
-                confirmed = claims.confirm(store, record, collection, message, now=clock())
-                if isinstance(confirmed, decide.Skip):
-                    return _Done(message, confirmed.disposition, confirmed.reason, kind)
-                record, collection = confirmed
+        if not isinstance(following, (decide.Start, decide.NoAction)):  # None, or a clock off
             following = decide.start(record, collection, message)
 
         if isinstance(following, decide.NoAction):

@@ -2,13 +2,17 @@
 lease while the attempt runs, and delete the watchdog when the attempt ends normally.
 
 When the watchdog is sent is the deployment's choice (`SCHEDULER_WATCHDOG`,
-`WatchdogChoice`): with the claim (`claim`, the default), or with the heartbeat's first
+`WatchdogChoice`): at the start (`claim`, the default), or with the heartbeat's first
 renewal (`heartbeat`), so that an attempt that ends before that beat (most: an HTTP call
 of well under a second after a wait of at most 2 s for its second) makes no queue operation
-for it, and one that dies before it is left to the host's redelivery of its message (the
-Rerun then comes ~10 minutes late instead of ~20 s). The beat is counted from the claim,
-like the renewals: the lease it extends was written then, and the window a dead worker is
-not watched is then `HEARTBEAT` for every attempt, whatever its wait.
+for it, and one that dies before it is left to the host's redelivery of its message (~10
+minutes late: a Rerun if it had claimed, Postponed past the grace period if it died in an
+early occurrence's wait). The beats are counted from the start of the watch.
+
+An occurrence delivered early is claimed only at its second (`watched` with `claim_at`), so
+with `claim` its watchdog is sent before the wait: a worker that dies in the wait leaves no
+claim, and that watchdog (`before_claim`) runs the attempt (`watchdog.look`). The heartbeat
+renews nothing until the attempt is claimed.
 
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
 action (an HTTP call of up to 60 s); it reads the job, extends the lease of the claim this
@@ -86,11 +90,15 @@ class Watchdog:
         self.queue, self.message, self.clock = queue, message, clock
         self.sent: SentMessage | None = None
 
-    def send(self) -> None:
+    def send(self, *, claim_at: datetime | None = None) -> None:
+        """Send it (once): visible just after the lease of a claim taken now, or at
+        `claim_at` (an early delivery's second), would run out."""
         if self.sent is None:
             now = self.clock()
-            visible_at = now + lease.LEASE + lease.MARGIN
-            self.sent = self.queue.send(self.message.watching(), visible_at=visible_at, now=now)
+            at = max(now, claim_at or now)
+            watching = self.message.watching(before_claim=at > now)
+            visible_at = at + lease.LEASE + lease.MARGIN
+            self.sent = self.queue.send(watching, visible_at=visible_at, now=now)
 
     def discard(self) -> None:
         if self.sent is not None:
@@ -98,8 +106,9 @@ class Watchdog:
 
 
 class Heartbeat:
-    """Renews a claim's lease every `interval` seconds (real time) until stopped; with a
-    `watchdog`, sends it with the first renewal that succeeds (`heartbeat` choice)."""
+    """Renews a claim's lease every `interval` seconds (real time) until stopped, once the
+    attempt is `claimed` (an early delivery is claimed at its second, after the wait); with
+    a `watchdog`, sends it with the first renewal that succeeds (`heartbeat` choice)."""
 
     def __init__(
         self,
@@ -113,6 +122,7 @@ class Heartbeat:
         self.store, self.message, self.message_id = store, message, message_id
         self.clock, self.interval, self.watchdog = clock, interval, watchdog
         self.lost = False
+        self.claimed = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
 
@@ -126,6 +136,8 @@ class Heartbeat:
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
+            if not self.claimed.is_set():  # not claimed yet: nothing of this worker's to renew
+                continue
             try:
                 if not renew(self.store, self.message, self.message_id, self.clock):
                     self.lost = True
@@ -146,14 +158,20 @@ def watched(
     *,
     choice: WatchdogChoice = WatchdogChoice.CLAIM,
     interval: float = lease.HEARTBEAT,
+    claim_at: datetime | None = None,
 ) -> Iterator[Heartbeat]:
-    """The claimed attempt `message`, watched while the block runs (see the module);
-    `interval`: the heartbeat's, in real seconds (tests shorten it)."""
+    """The attempt `message`, watched while the block runs (see the module): claimed, or to
+    be claimed at `claim_at` (an early delivery's second, after the wait: the block sets
+    `Heartbeat.claimed` once it is). `interval`: the heartbeat's, in real seconds (tests
+    shorten it)."""
+    now = clock()
     watchdog = Watchdog(queue, message, clock)
     if choice is WatchdogChoice.CLAIM:
-        watchdog.send()
+        watchdog.send(claim_at=claim_at)
     later = watchdog if choice is WatchdogChoice.HEARTBEAT else None
     beat = Heartbeat(store, message, message_id, clock, interval, later)
+    if claim_at is None or claim_at <= now:
+        beat.claimed.set()
     beat.start()
     try:
         yield beat

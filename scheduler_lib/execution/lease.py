@@ -13,8 +13,11 @@ and messages of its own:
   attempt runs (`heartbeat.Heartbeat`) and which is cleared when the step is done.
 - With the claim it sends a watchdog message (`ExecutionMessage.watching`), visible just
   after the lease would run out, and deletes it again when the attempt ends normally, so
-  most attempts never see it delivered. With `SCHEDULER_WATCHDOG=heartbeat` it is sent
-  with the first renewal instead, by an attempt still running then (`heartbeat`).
+  most attempts never see it delivered. An occurrence delivered early sends it before its
+  wait and is claimed at its second (`before_claim`): a watchdog that finds no claim of
+  its occurrence at all runs it as a delivery of its own (its worker died in the wait).
+  With `SCHEDULER_WATCHDOG=heartbeat` it is sent with the first renewal instead, by an
+  attempt still running then (`heartbeat`), and none watches an early occurrence's wait.
 - A watchdog that is delivered (`watchdog.look`) finds the step done (nothing to do), its
   lease still running (it comes back when that ends), or expired. An expired lease is
   confirmed first: the watchdog comes back `CONFIRM` later, and takes the attempt over only
@@ -31,8 +34,14 @@ Bound: a worker that dies is taken over `LEASE` + `CONFIRM` (+ a whole second of
 delay and the trigger's polling) after its last heartbeat, about 20 s. A step taken over
 `MAX_TAKEOVERS` times (an attempt whose invocation fails however often it runs) is left to
 the queue's own redelivery and poison handling, as is a worker that dies in the moment
-between writing its claim and sending the watchdog (with `heartbeat`: any time before the
-first renewal, `HEARTBEAT` after the claim).
+between writing its claim and sending the watchdog, and one whose wait for its second
+overran its watchdog's visibility (~11 s) so that the watchdog, finding it unclaimed, was
+spent as a Duplicate of the claim the worker then wrote. A worker that dies in that wait
+is run by its watchdog ~11 s after the second (no lease to confirm). With `heartbeat`, a
+worker that dies before the first renewal (`HEARTBEAT` after the claim) is left to the
+queue's redelivery (10 minutes in Azure): a Rerun if it had claimed, and if it died in an
+early occurrence's wait (nothing claimed), a delivery later than the grace period:
+Postponed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,15 @@
 """A delivered watchdog message (`lease`): look at the attempt it watches, and either leave
 it (done, or still renewed), come back later, or hand it to the executor to take over.
 
+A watchdog sent before its attempt was claimed (`before_claim`: an occurrence delivered
+early is claimed at its second, after the wait) may find no claim of its occurrence at all:
+its worker died in the wait. That attempt is handed to the executor as a delivery of its
+own (`Look.unclaimed`), claimed under the watchdog's message id and run as any late
+delivery is (the grace period applies); a worker still alive that claims at the same
+moment loses the conditional write, or wins it and the watchdog's claim is the Duplicate.
+"Over" stays recognisable: a claimed step keeps its claim when done (`lifecycle`), final
+claims for a day, so a claim of the occurrence at this step or beyond means it was taken.
+
 Every look that does not take over ends the watchdog's own message; one that comes back
 sends a new watchdog, so a step has at most one in the queue at a time besides the one its
 worker sent (which that worker deletes when the attempt ends).
@@ -11,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from scheduler_lib.domain.executor_state import step_claim
+from scheduler_lib.domain.executor_state import executor_state, step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import lease
 from scheduler_lib.store import TableStore, find_job
@@ -22,11 +31,13 @@ from scheduler_lib.timeutil import iso_z
 @dataclass(frozen=True)
 class Look:
     """What a watchdog found: "Watched" (nothing to do), "Watching" (it comes back later),
-    or a `takeover` of the attempt for the executor to claim and run again."""
+    or a `takeover` of the attempt for the executor to claim and run again, or an
+    `unclaimed` attempt for the executor to claim and run as a delivery of its own."""
 
     disposition: str
     reason: str
     takeover: lease.Takeover | None = None
+    unclaimed: bool = False
 
 
 def look(
@@ -37,6 +48,8 @@ def look(
     record = find_job(store, attempt.job_key)
     if record is None or not attempt.belongs_to(record.incarnation):
         return Look("Watched", "the job no longer exists")
+    if watchdog.before_claim and attempt.execution_tag not in executor_state(record).claims:
+        return Look("Claim", "its worker stopped before claiming it", unclaimed=True)
     claim = step_claim(record, attempt)
     if claim is None or not lease.held(claim) or claim.lease_until is None:
         return Look("Watched", "the attempt is over")

@@ -1,7 +1,7 @@
-"""An occurrence delivered early is claimed before its second and checked at it with one
-write, its lease renewed conditional on the claim's own ETag (`claims.confirm`): whatever
-changed the job during the wait makes that write fail, and the attempt is read and decided
-again at that moment.
+"""An occurrence delivered early is read and decided before its second and claimed at it
+with one write, conditional on the ETag read before the wait (`claims.claim` with `early`):
+whatever changed the job during the wait makes that write fail, and the attempt is read and
+decided again at that moment, as a fresh delivery would be.
 
 Real Azurite tables and queue and a real local HTTP server; what happens "during the wait"
 is done by the fake clock's `sleep`, which the executor calls to wait for its second, so no
@@ -50,8 +50,8 @@ def _early(driver: Driver, message: ExecutionMessage, *, message_id: str = "m1")
 def test_a_job_deleted_during_the_wait_is_not_run_nor_written_back(
     driver: Driver, target: HttpTarget
 ) -> None:
-    """The write at the second is a replace conditional on the claim's ETag: on a job deleted
-    meanwhile it fails (404) instead of writing the job back."""
+    """The claim at the second is a replace conditional on the ETag read before the wait: on
+    a job deleted meanwhile it fails (404) instead of writing the job back."""
     job = make_job(driver.store, http_action(target.url))
     waits = _during_the_wait(driver, lambda: delete_job(driver.store, driver.job(job.key)))
 
@@ -67,7 +67,9 @@ def test_a_job_disabled_during_the_wait_is_not_run_and_stays_disabled(
     driver: Driver, target: HttpTarget
 ) -> None:
     """The user's change made during the wait is neither run over nor overwritten by the
-    write at the second (conditional on the job as the claim wrote it)."""
+    claim at the second (conditional on the job as read before the wait). The occurrence
+    was never claimed, so nothing of it holds up the job's completion once enabled again
+    (an occurrence claimed before it was disabled is closed instead: `lifecycle.abandoned`)."""
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
     _during_the_wait(
@@ -80,8 +82,8 @@ def test_a_job_disabled_during_the_wait_is_not_run_and_stays_disabled(
     assert target.requests == []
     after = driver.job(job.key)
     assert after.state == "Disabled"
-    claim = executor_state(after).claims[message.execution_tag]
-    assert claim.final and claim.abandoned  # enabled again, it is not held up by it
+    assert message.execution_tag not in executor_state(after).claims
+    assert driver.queue_length() == 0  # its watchdog, sent before the wait, deleted
 
 
 def test_a_job_whose_action_changed_during_the_wait_runs_the_new_action(
@@ -134,8 +136,8 @@ def test_a_second_delivery_racing_in_during_the_wait_runs_the_occurrence_once(
     driver: Driver, target: HttpTarget
 ) -> None:
     """Two deliveries of the same message (a queue's at-least-once): the second, delivered
-    during the first's wait, finds the attempt claimed by the first and is a Duplicate; the
-    first runs it."""
+    during the first's wait, reaches the second first and claims and runs the occurrence;
+    the first's claim at the second then fails, and read again it is a Duplicate."""
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
     racing: list[ExecutionReport] = []
@@ -147,8 +149,9 @@ def test_a_second_delivery_racing_in_during_the_wait_runs_the_occurrence_once(
 
     first = _early(driver, message, message_id="m1")
 
-    assert [r.disposition for r in racing] == ["Duplicate"]
-    assert first.disposition == "Ran"
+    assert [r.disposition for r in racing] == ["Ran"]
+    assert (first.disposition, first.reason) == ("Duplicate", "the occurrence already finished")
+    assert driver.queue_length() == 0  # both watchdogs deleted
     assert len(target.requests) == 1 and len(driver.history(job.history_key)) == 1
     assert driver.job(job.key).execution_count == 1
 
@@ -157,7 +160,7 @@ def test_a_job_touched_during_the_wait_is_read_again_and_runs(
     driver: Driver, target: HttpTarget
 ) -> None:
     """A change that does not stop the occurrence (here the job written back as it was, as
-    a concurrent attempt's bookkeeping would) fails the write at the second; read again,
+    a concurrent attempt's bookkeeping would) fails the claim at the second; read again,
     the occurrence still runs, once, and its claim ends done."""
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
@@ -173,8 +176,9 @@ def test_a_collection_disabled_during_the_wait_is_seen_after_the_second(
     driver: Driver, target: HttpTarget
 ) -> None:
     """The trade-off of one request at the second: the collection is not read again after
-    the wait (unless the job changed too), so one disabled 1-2 s before the second is
-    treated like one disabled just after it: this occurrence runs, the next one does not."""
+    the wait (unless the job changed too, which fails the claim), so one disabled 1-2 s
+    before the second is treated like one disabled just after it: this occurrence runs, the
+    next one does not."""
     job = make_job(driver.store, http_action(target.url))
     disabled = CollectionRecord(SUB, RG, COLL, "westeurope", properties={"state": "Disabled"})
     _during_the_wait(driver, lambda: put_collection(driver.store, disabled))

@@ -1,6 +1,6 @@
-"""Exact starts: a scheduled occurrence is delivered 1-2 s early, claimed, then checked with
-one conditional write and started at its second; anything else runs as soon as it is
-delivered; a message far too early is deferred.
+"""Exact starts: a scheduled occurrence is delivered 1-2 s early, read and decided, its
+watchdog sent, then claimed with one conditional write and started at its second; anything
+else runs as soon as it is delivered; a message far too early is deferred.
 
 Real Azurite tables and queue and a real local HTTP server; the waiting goes through the
 fake clock's `sleep`, so no test sleeps. Storage requests are counted by the cost
@@ -40,17 +40,21 @@ def waits(driver: Driver) -> list[float]:
     return asked
 
 
-def test_an_occurrence_delivered_early_is_claimed_then_started_at_its_second(
+def test_an_occurrence_delivered_early_is_claimed_and_started_at_its_second(
     driver: Driver, target: HttpTarget, waits: list[float]
 ) -> None:
+    """Not claimed before the wait (the claim is the one write before the action, taken at
+    the second), but watched: its watchdog is already queued while it waits."""
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
     claimed_before_waiting: list[bool] = []
+    watched_while_waiting: list[int] = []
     sleep = driver.clock.sleep
 
     def check_claim(seconds: float) -> None:
         claims = executor_state(driver.job(job.key)).claims
         claimed_before_waiting.append(message.execution_tag in claims)
+        watched_while_waiting.append(driver.queue_length())
         sleep(seconds)
 
     driver.clock.sleep = check_claim  # type: ignore[method-assign]
@@ -59,7 +63,8 @@ def test_an_occurrence_delivered_early_is_claimed_then_started_at_its_second(
     report = driver.run(message)
 
     assert report.disposition == "Ran"
-    assert claimed_before_waiting == [True]
+    assert claimed_before_waiting == [False] and watched_while_waiting == [1]
+    assert driver.queue_length() == 0  # the attempt ended: its watchdog deleted
     [waited] = waits
     assert 0 < waited < 1.6
     assert T0 <= report.history.start_time < T0 + timedelta(seconds=1)
@@ -185,19 +190,17 @@ def test_at_its_second_one_conditional_write_is_the_one_request_before_the_actio
     driver: Driver, target: HttpTarget, requests_made: Requests
 ) -> None:
     """Whatever the executor does between the occurrence's second and its action is lateness
-    and cost. Before the wait: the job and its collection read once, the claim written and
-    its watchdog sent; after it, one request: the claim's lease renewed from the second,
-    conditional on the claim's own ETag (the job unchanged since), and the collection the
-    claim read supplies the signing secrets (two reads were made here before)."""
+    and cost. Before the wait: the job and its collection read once and its watchdog sent;
+    after it, one request: the claim, conditional on the ETag read before the wait (the job
+    unchanged since), and the collection read then supplies the signing secrets (two reads
+    were made here once, then the claim before the wait and a write back at the second)."""
     job = make_job(driver.store, http_action(target.url))
     driver.clock.now = T0 - timedelta(seconds=1.6)
 
     report = driver.run(ExecutionMessage.scheduled(job.key, T0, 1))
 
     assert report.disposition == "Ran" and len(target.requests) == 1
-    assert requests_made.before_wait == Counter(
-        {READ_JOB: 1, READ_COLLECTION: 1, CLAIM: 1, WATCHDOG: 1}
-    )
+    assert requests_made.before_wait == Counter({READ_JOB: 1, READ_COLLECTION: 1, WATCHDOG: 1})
     assert requests_made.at_second == Counter({CLAIM: 1})
     claim = executor_state(driver.job(job.key)).claims[
         ExecutionMessage.scheduled(job.key, T0, 1).execution_tag
