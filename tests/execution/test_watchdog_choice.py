@@ -176,3 +176,29 @@ def test_a_worker_that_dies_before_its_first_beat_is_run_again_by_redelivery(
     assert entry.start_time >= T0 + timedelta(seconds=VISIBILITY_TIMEOUT - 2)
     assert (entry.expected_execution_time, entry.retry_count) == (T0, 0)
     assert claim_of(driver, message).done
+
+
+def test_with_heartbeat_a_worker_that_dies_in_an_early_wait_is_postponed_by_redelivery(
+    driver: Driver, target: HttpTarget
+) -> None:
+    """An early occurrence is claimed only at its second, and with `heartbeat` nothing is
+    sent before it: a worker that dies in the wait leaves neither a claim nor a watchdog.
+    The message the host gives back 10 minutes later is a delivery later than the grace
+    period (5 minutes): Postponed, the action not run (what docs/deploy.md says this choice
+    costs; with `claim` the watchdog sent before the wait runs it ~11 s late)."""
+    def die(_seconds: float) -> None:
+        raise WorkerKilled
+
+    driver.clock.sleep = die  # type: ignore[method-assign]  # before the runtime takes it
+    beating(driver, WatchdogChoice.HEARTBEAT, beat=60)
+    job = make_job(driver.store, http_action(target.url))
+    message = ExecutionMessage.scheduled(job.key, T0, 1)
+    driver.clock.now = T0 - timedelta(seconds=1.5)
+    with pytest.raises(WorkerKilled):
+        driver.run(message, message_id="m1")
+    assert driver.queue_length() == 0  # nothing watches the wait
+
+    driver.clock.now = T0 + timedelta(seconds=VISIBILITY_TIMEOUT)
+    again = driver.run(message, message_id="m1", dequeue_count=2)
+
+    assert again.disposition == "Postponed" and target.requests == []
