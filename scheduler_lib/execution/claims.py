@@ -9,6 +9,7 @@ another worker changed the job meanwhile), so no one's change is lost; what to d
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +22,7 @@ from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import decide, lifecycle
 from scheduler_lib.execution.decide import Skip
 from scheduler_lib.execution.lease import Takeover
+from scheduler_lib.execution.shared_reads import SharedReads
 from scheduler_lib.store import (
     LostRace,
     TableStore,
@@ -29,6 +31,9 @@ from scheduler_lib.store import (
     put_job,
     retry_lost_races,
 )
+
+#: One worker's collection reads, by (subscription, resource group, name) in lower case.
+CollectionReads = SharedReads[tuple[str, ...], CollectionRecord]
 
 
 class Claimed(NamedTuple):
@@ -70,6 +75,7 @@ def claim(
     grace: timedelta | None = None,
     hold: bool = False,
     early: Claimed | None = None,
+    collections: CollectionReads | None = None,
 ) -> Claimed | Skip:
     """Claim the attempt (ETag loop), or say why it is not run (`decide.runnable`,
     `decide.admit`). `takeover`: a watchdog's, for the step's expired lease (`lease`);
@@ -81,13 +87,14 @@ def claim(
     changed meanwhile (one request: the read is not repeated); a conflict (the job deleted,
     created again, disabled, replaced, or claimed by a duplicate) reads and decides again
     as a fresh delivery at that instant would. The collection is the one read before the
-    wait unless the job changed."""
+    wait unless the job changed. `collections`: the worker's shared collection reads
+    (`shared_reads`; claims of one collection at once send one read)."""
 
     def attempt() -> Claimed | Skip:
         nonlocal early
         read, early = early, None  # the read before the wait serves one write only
         if read is None:
-            found = _runnable(store, message, now=now)
+            found = _runnable(store, message, now=now, collections=collections)
             if found is None:
                 raise LostRace
             if isinstance(found, Skip):
@@ -115,17 +122,24 @@ def claim(
 
 
 def _runnable(
-    store: TableStore, message: ExecutionMessage, *, now: datetime
+    store: TableStore,
+    message: ExecutionMessage,
+    *,
+    now: datetime,
+    collections: CollectionReads | None = None,
 ) -> tuple[JobRecord, CollectionRecord] | Skip | None:
     """The job as `message` may run against it and its collection, or why it may not (its
     occurrence then marked abandoned); None when that mark lost a race (read again)."""
     record = find_job(store, message.job_key)
     collection = None
     if record is not None and message.belongs_to(record.incarnation):
+        names = (record.subscription_id, record.resource_group, record.collection_name)
+        read = functools.partial(get_collection, store, *names)
         with contextlib.suppress(NotFoundError):  # None: the collection is gone
-            collection = get_collection(
-                store, record.subscription_id, record.resource_group, record.collection_name
-            )
+            if collections is None:
+                collection = read()
+            else:
+                collection = collections.read(tuple(n.lower() for n in names), read)
     runnable = decide.runnable(record, collection, message)
     if not isinstance(runnable, Skip):
         return runnable

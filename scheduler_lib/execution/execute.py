@@ -77,6 +77,7 @@ from scheduler_lib.execution import claims, decide, heartbeat, late, lease, over
 from scheduler_lib.execution.finish import Finish
 from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
 from scheduler_lib.execution.report import ExecutionReport
+from scheduler_lib.execution.shared_reads import SharedReads
 from scheduler_lib.store import TableStore
 from scheduler_lib.store.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.timeutil import Clock
@@ -107,6 +108,8 @@ class Executor:
     draw: Callable[[], float] = random.random
     #: Real seconds between the heartbeat's renewals of a claim's lease (tests shorten it).
     beat: float = lease.HEARTBEAT
+    #: This worker's collection reads: claims of one collection at once share one request.
+    collections: claims.CollectionReads = field(default_factory=SharedReads)
 
     def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
         """Process one execution message (see the module docstring); one log line says what
@@ -176,9 +179,10 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         queue.send(message, visible_at=start_at, now=clock())
         return _Done(message, "Deferred", f"delivered early; sent again for {start_at.isoformat()}")
 
-    grace = settings.grace_period
+    grace, collections = settings.grace_period, executor.collections
     claimed = claims.claim(
-        store, message, message_id, now=clock(), takeover=takeover, grace=grace, hold=True
+        store, message, message_id, now=clock(), takeover=takeover, grace=grace, hold=True,
+        collections=collections,
     )  # fmt: skip
     if isinstance(claimed, decide.Skip):
         return _skipped(executor, claimed, message)
@@ -193,7 +197,8 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         if wait is not None:
             executor.sleep(max(0.0, (wait.start_at - clock()).total_seconds()))
             claimed = claims.claim(
-                store, message, message_id, now=clock(), grace=grace, early=claimed
+                store, message, message_id, now=clock(), grace=grace, early=claimed,
+                collections=collections,
             )  # fmt: skip
             if isinstance(claimed, decide.Skip):  # read again: as a fresh delivery would be
                 return _skipped(executor, claimed, message, kind)
