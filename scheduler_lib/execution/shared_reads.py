@@ -10,8 +10,9 @@ the saving grows with the load, where it matters.
 What it costs: a claim may act on a read that began up to one round trip before the claim
 asked for it. That is the same kind of moment the executor already accepts at an
 occurrence's second (a collection disabled in the last 1-2 s is seen from the next
-occurrence, `claims.claim` with `early`), and far shorter. Only the executor uses it: the API keeps
-read-your-writes (a GET after a PUT of the same client never joins a read older than it).
+occurrence, `claims.claim` with `early`), and far shorter. Only the executor uses it: the
+API keeps read-your-writes (a GET after a PUT of the same client never joins a read older
+than it).
 """
 
 from __future__ import annotations
