@@ -50,8 +50,7 @@ DASHBOARD_API = {"scheduler_lib.api.errors"}
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Settings, errors and time: what everything may use.
     ("errors", "timeutil", "storage_patience", "storage_calls", "metrics_settings",
-     "identity_audiences", "app_settings", "precision", "config", "logs", "storage_transport",
-     "storage_account"),
+     "identity_audiences", "app_settings", "precision", "config", "logs", "storage_account"),
     ("domain", "schedule"),  # the rules, pure
     ("wire",),  # the JSON in and out
     ("store", "actions"),  # the adapters: storage, and the calls a job makes

@@ -19,12 +19,17 @@ from azure.core.pipeline import PipelineResponse
 from azure.data.tables import TableServiceClient
 from azure.identity import DefaultAzureCredential
 from azure.storage.queue import QueueServiceClient
+from requests.adapters import HTTPAdapter
 
 from scheduler_lib import storage_calls
 from scheduler_lib.config import TABLES, Settings
-from scheduler_lib.storage_account import connection_pool_size, pooled_transport, service_client
+from scheduler_lib.storage_account import (
+    DirectSession,
+    connection_pool_size,
+    pooled_session,
+    service_client,
+)
 from scheduler_lib.storage_patience import INTERACTIVE
-from scheduler_lib.storage_transport import PoolTransport
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore, _client_options
 
@@ -53,16 +58,16 @@ def test_a_connection_string_wins_over_the_identity(settings: Settings) -> None:
         assert not isinstance(client.credential, DefaultAzureCredential)
 
 
-def _transport_of(client: TableServiceClient | QueueServiceClient) -> PoolTransport:
-    """The transport that carried one real request of `client` to Azurite."""
-    transports: list[PoolTransport] = []
+def _adapter_of(client: TableServiceClient | QueueServiceClient) -> HTTPAdapter:
+    """The `requests` adapter that carried one real request of `client` to Azurite."""
+    adapters: list[HTTPAdapter] = []
 
     def hook(response: PipelineResponse) -> None:
-        transports.append(response.context.transport)
+        adapters.append(response.http_response.internal_response.connection)
 
     client.get_service_properties(raw_response_hook=hook)
-    [transport] = transports
-    return transport
+    [adapter] = adapters
+    return adapter
 
 
 def test_each_client_pools_a_connection_per_thread_that_may_use_it(settings: Settings) -> None:
@@ -74,8 +79,7 @@ def test_each_client_pools_a_connection_per_thread_that_may_use_it(settings: Set
     size = connection_pool_size(sized)
     assert size == 50 + 3 * 8 + 42 > 10
     for client in (TableStore(sized).service, ExecutionQueue(sized)._service):
-        [pool] = _transport_of(client).pools()  # Azurite's origin
-        assert pool.pool is not None and pool.pool.maxsize == size
+        assert _adapter_of(client).poolmanager.connection_pool_kw["maxsize"] == size
         assert connection_pool_size(replace(sized, executor_concurrency=60)) == size + 10
 
 
@@ -216,7 +220,8 @@ def test_requests_are_counted_by_stage_only_for_the_cost_benchmark(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv(storage_calls.COUNT_CALLS_SETTING, raising=False)
-    assert pooled_transport(settings).on_request is None  # production
+    session = pooled_session(settings)
+    assert type(session) is DirectSession and session.on_request is None  # production
 
     monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
     store = TableStore(settings)
