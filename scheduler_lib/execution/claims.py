@@ -22,7 +22,7 @@ from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import decide, lifecycle
 from scheduler_lib.execution.decide import Skip
 from scheduler_lib.execution.lease import Takeover
-from scheduler_lib.execution.shared_reads import SharedReads
+from scheduler_lib.shared_reads import SharedReads
 from scheduler_lib.store import (
     LostRace,
     TableStore,

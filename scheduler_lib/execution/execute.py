@@ -77,7 +77,7 @@ from scheduler_lib.execution import claims, decide, heartbeat, late, lease, over
 from scheduler_lib.execution.finish import Finish
 from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
 from scheduler_lib.execution.report import ExecutionReport
-from scheduler_lib.execution.shared_reads import SharedReads
+from scheduler_lib.shared_reads import SharedReads
 from scheduler_lib.store import TableStore
 from scheduler_lib.store.execution_queue import EARLY_DELIVERY, ExecutionQueue
 from scheduler_lib.timeutil import Clock

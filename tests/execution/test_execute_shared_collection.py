@@ -1,4 +1,4 @@
-"""Claims of one collection at once share its read (`execution/shared_reads`, wired into
+"""Claims of one collection at once share its read (`shared_reads`, wired into
 `claims.claim` through `Executor.collections`): real Azurite, a real HTTP target, the
 executor's own threads-worth of messages run at once. The collection read is the real one;
 the first is held until the others have come to wait for it, so the overlap the saving

@@ -1,4 +1,4 @@
-"""Overlapping reads of one key share one request (`execution/shared_reads`): real threads,
+"""Overlapping reads of one key share one request (`shared_reads`): real threads,
 each joined before anything is asserted; no storage (the collection read that uses it is
 covered with Azurite in tests/execution/test_claims.py)."""
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from scheduler_lib.execution.shared_reads import SharedReads
+from scheduler_lib.shared_reads import SharedReads
 
 WAITERS = 5
 
