@@ -23,6 +23,11 @@ host runs the same `Runtime` methods the functions call:
   it was stopped runs at start-up, as with the dispatcher);
 - the metrics' flush, as `function_app.py` starts it (`Runtime.keep_metrics_flushed`).
 
+Every queue loop polls as the queue trigger does (`devtools/polling.py`): an empty receive
+doubles the wait before the next one up to host.json's `maxPollingInterval` (1 s), a message
+starts it over from its shortest (0.1 s for the dispatch and notifications queues, 0.5 s
+for the others). Idle, that is one receive a second per loop, five in all.
+
 Settings come from the environment as in Azure: without `SCHEDULER_EXECUTION_QUEUE` or
 `SCHEDULER_DISPATCH_QUEUE` (bound by the queue triggers) it stops at start-up naming the
 missing one; `make run` sets both.

@@ -10,9 +10,13 @@ local host made ~30 queue receives a second, and their CPU was the noise in
 `bench/cost.py`'s idle-subtracted numbers (docs/cost.md). The ceiling is read from
 host.json (`devtools/host_json.py`) so that the two cannot disagree.
 
-The early delivery of a scheduled occurrence (`store/execution_queue.py` EARLY_DELIVERY:
-visible 1-2 s before its second, the executor then waits for the second) is sized for that
-ceiling: a fully backed-off loop still takes the message before its second.
+The early delivery of a scheduled occurrence (`store/execution_queue.py` EARLY_DELIVERY) is
+sized for that ceiling: its message becomes visible 2 - f s before its second (f: the
+fraction of a second it was sent at, the queue's delay counting whole seconds), a fully
+backed-off loop takes it at most 1 s after that, and the executor waits for the second. Only
+a message sent late in its second (f near 1) leaves the claim's round trips less than that
+margin, and may start up to that much after its second, as in Azure, whose trigger has the
+same ceiling (docs/cost.md, "The local host polls as the Functions host does").
 
 The Functions host also randomises each step (by ±20 %); this one does not, so that the
 waits can be tested exactly.

@@ -104,9 +104,10 @@ def test_a_fully_backed_off_executor_still_starts_occurrences_on_their_second(
     settings: Settings,
 ) -> None:
     """The executor's loop waits host.json's full 1 s between polls when the occurrences'
-    messages are sent (as the dispatcher sends them, just after a whole second: the timer
-    fires at second 0). Each is visible 1-2 s before its second, so the loop takes it
-    before that second and the executor waits for the second itself (`sleep`)."""
+    messages are sent, early in a second: each is visible nearly 2 s before its second (the
+    queue's delay counts whole seconds from the send), so the loop takes it at most 1 s
+    later, before that second, and the executor waits for the second itself (`sleep`).
+    (Sent late in a second, a message is visible only ~1 s early: see `devtools/polling.py`.)"""
     slept: list[float] = []
 
     def sleep(seconds: float) -> None:
@@ -132,7 +133,7 @@ def test_a_fully_backed_off_executor_still_starts_occurrences_on_their_second(
         try:
             assert backed_off.wait(30), "the loop never reached host.json's ceiling"
             now = runtime.clock()
-            time.sleep(1 - now.microsecond / 1e6)  # the next whole second, as a timer tick
+            time.sleep(1 - now.microsecond / 1e6)  # send early in a second (see above)
             now = runtime.clock()
             first = now.replace(microsecond=0) + timedelta(seconds=2)
             due = [first + timedelta(seconds=k) for k in range(3)]
