@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -201,6 +201,13 @@ def _bare_work(url: str, count: int) -> float:
     return float(out.stdout.strip())
 
 
+def storage_requests(counts: Mapping[str, float]) -> dict[str, float]:
+    """The storage requests among the host's counts (`storage_calls`): not its invocations
+    (`invocation: ...`) nor the milliseconds they ran (`seconds: ...`), which once made the
+    idle line's "storage requests" tens of thousands."""
+    return {k: v for k, v in counts.items() if not k.startswith(("invocation", "seconds"))}
+
+
 def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
     n, idle, work = r["count"], r["idle"], r["work"]
     scale = work["seconds"] / idle["seconds"]
@@ -209,7 +216,7 @@ def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
     bare = r["bare"] / n * 1000
     calls = work["counts"]
     idle_calls = Counter({k: v * scale for k, v in idle["counts"].items()})
-    storage = {k: v for k, v in calls.items() if not k.startswith(("invocation", "seconds"))}
+    storage = storage_requests(calls)
     invocations = {k: v for k, v in calls.items() if k.startswith("invocation")}
     seconds = {k: v / 1000 for k, v in calls.items() if k.startswith("seconds")}
     print(f"\n## {label}: {n} occurrences in one minute, window {work['seconds']:.0f} s")
@@ -217,15 +224,14 @@ def report(r: dict, label: str) -> None:  # type: ignore[type-arg]
           f"lateness p50 {r['p50']:.2f} s, p99 {r['p99']:.2f} s")  # fmt: skip
     print(f"idle over {idle['seconds']:.0f} s: host {idle['host'] * 1000:.0f} ms, "
           f"Azurite {idle['azurite'] * 1000:.0f} ms, "
-          f"{sum(v for k, v in idle['counts'].items() if not k.startswith('invocation'))} "
-          "storage requests")  # fmt: skip
+          f"{sum(storage_requests(idle['counts']).values())} storage requests")  # fmt: skip
     print("\n| CPU per occurrence (above idle) | ms | × bare work |")
     print("|---|---:|---:|")
     for name, value in (("host (our processes)", host), ("Azurite", azurite),
                         ("bare work (requests loop)", bare)):  # fmt: skip
         print(f"| {name} | {value:.2f} | {value / bare:.1f} |")
     total = sum(storage.values())
-    idle_storage = sum(v for k, v in idle_calls.items() if not k.startswith("invocation"))
+    idle_storage = sum(storage_requests(idle_calls).values())
     print(f"\nstorage requests per occurrence: {total / n:.2f} "
           f"({(total - idle_storage) / n:.2f} above idle)")  # fmt: skip
     print("\n| stage (invocation: module [service method]) | per occurrence |")

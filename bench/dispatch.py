@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from http_target import Target
 
 from devtools.azurite import start_azurite
+from devtools.polling import MAX_POLLING_INTERVAL
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
@@ -62,7 +63,7 @@ from scheduler_lib.timeutil import utc_now
 
 SUB, RG, COLLECTIONS = "bench-sub", "bench-rg", 50
 BATCH = 100
-POLL_INTERVAL = 1.0  # host.json queues.maxPollingInterval: the longest an idle trigger waits
+POLL_INTERVAL = MAX_POLLING_INTERVAL  # host.json's: the longest an idle trigger waits
 
 
 # ---------------------------------------------------------------- bulk setup

@@ -23,6 +23,11 @@ host runs the same `Runtime` methods the functions call:
   it was stopped runs at start-up, as with the dispatcher);
 - the metrics' flush, as `function_app.py` starts it (`Runtime.keep_metrics_flushed`).
 
+Every queue loop polls as the queue trigger does (`devtools/polling.py`): an empty receive
+doubles the wait before the next one up to host.json's `maxPollingInterval` (1 s), a message
+starts it over from its shortest (0.1 s for the dispatch and notifications queues, 0.5 s
+for the others). Idle, that is one receive a second per loop, five in all.
+
 Settings come from the environment as in Azure: without `SCHEDULER_EXECUTION_QUEUE` or
 `SCHEDULER_DISPATCH_QUEUE` (bound by the queue triggers) it stops at start-up naming the
 missing one; `make run` sets both.
@@ -47,6 +52,7 @@ import uvicorn
 
 from devtools import thread_profile
 from devtools.host_json import queue_trigger_settings
+from devtools.polling import Backoff, poll
 from devtools.timer_monitor import TimerMonitor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
@@ -70,14 +76,15 @@ def invocation(function: str) -> Iterator[None]:
         yield
 
 
-
 log = logging.getLogger("scheduler.devhost")
 
 #: host.json's queues section, as the Functions host applies it to every queue trigger.
 MAX_DEQUEUE_COUNT, RETRY_VISIBILITY = queue_trigger_settings()
 VISIBILITY_TIMEOUT = 600  # seconds a taken message stays hidden (the Functions host's 10 min)
-POLL_INTERVAL = 0.5  # seconds between empty polls (host.json maxPollingInterval is 1 s)
-#: A dispatch worker polls more often: a control message is at the start of a minute's work.
+#: Seconds an idle loop first waits before polling again, doubled after each empty poll up
+#: to host.json's maxPollingInterval (`devtools/polling.py`).
+POLL_INTERVAL = 0.5
+#: A dispatch worker starts shorter: a control message is at the start of a minute's work.
 DISPATCH_POLL_INTERVAL = 0.1
 
 
@@ -141,16 +148,13 @@ def notify_worker_loop(runtime: Runtime, stop: threading.Event) -> None:
 def _queue_loop(
     queue: ExecutionQueue, run: Callable[[ReceivedMessage], object], stop: threading.Event
 ) -> None:
-    while not stop.is_set():
-        try:
-            messages = queue.receive(max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT)
-        except Exception:
-            log.exception("receiving from the %s queue failed", queue.name)
-            messages = []
-        for message in messages:
-            _settle(queue, message, run)
-        if not messages:
-            stop.wait(DISPATCH_POLL_INTERVAL)
+    poll(
+        stop,
+        lambda: queue.receive(max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT),
+        lambda message: _settle(queue, message, run),
+        Backoff(DISPATCH_POLL_INTERVAL),
+        what=f"{queue.name} queue",
+    )
 
 
 def housekeeping_loop(runtime: Runtime, stop: threading.Event) -> None:
@@ -161,7 +165,13 @@ def housekeeping_loop(runtime: Runtime, stop: threading.Event) -> None:
               failed="housekeeping failed; it runs again tomorrow")  # fmt: skip
 
 
-def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int | None = None) -> None:
+def worker_loop(
+    runtime: Runtime,
+    stop: threading.Event,
+    *,
+    concurrency: int | None = None,
+    wait: Callable[[float], bool] | None = None,
+) -> None:
     """Consume the execution queue until `stop` is set, as the queue trigger does: up to
     `concurrency` messages (`SCHEDULER_EXECUTOR_CONCURRENCY`) run at once, each on its own
     thread, so one slow HTTP target does not hold up the others.
@@ -170,25 +180,34 @@ def worker_loop(runtime: Runtime, stop: threading.Event, *, concurrency: int | N
     to its end, so the slots bound the occurrences started per second to about a half of
     `concurrency`: with host.json's 28 per instance (`batchSize` + `newBatchThreshold`) 2,000
     occurrences in a minute (33/s) waited in the queue for a slot and started late. In Azure
-    the host adds instances; one local host needs the slots instead."""
+    the host adds instances; one local host needs the slots instead.
+
+    Each receive asks for as many messages as there are free slots; an empty one backs off
+    (`polling.Backoff`; `wait` as in `polling.poll`)."""
     concurrency = concurrency or runtime.settings.executor_concurrency
     slots = threading.Semaphore(concurrency)
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="executor") as pool:
-        while not stop.is_set():
-            free = _acquire_free(slots, concurrency)
-            try:
-                messages = runtime.queue.receive(
-                    max_messages=free, visibility_timeout=VISIBILITY_TIMEOUT
-                )
-            except Exception:
-                log.exception("receiving from the execution queue failed")
-                messages = []
+
+    def receive() -> list[ReceivedMessage]:
+        free = _acquire_free(slots, concurrency)
+        messages: list[ReceivedMessage] = []
+        try:
+            messages = runtime.queue.receive(
+                max_messages=free, visibility_timeout=VISIBILITY_TIMEOUT
+            )
+        finally:  # the slots no message took (all of them if the receive failed)
             for _ in range(free - len(messages)):
                 slots.release()
-            for message in messages:
-                pool.submit(_run_and_release, runtime, message, slots)
-            if not messages:
-                stop.wait(POLL_INTERVAL)
+        return messages
+
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="executor") as pool:
+        poll(
+            stop,
+            receive,
+            lambda message: pool.submit(_run_and_release, runtime, message, slots),
+            Backoff(POLL_INTERVAL),
+            what="execution queue",
+            wait=wait,
+        )
 
 
 def _acquire_free(slots: threading.Semaphore, limit: int) -> int:
@@ -240,18 +259,15 @@ def _settle(
 def poison_loop(runtime: Runtime, stop: threading.Event) -> None:
     """Consume the poison queue until `stop` is set (the poison-queue trigger), one message
     at a time: poisoning is rare. A message that fails is tried again later."""
-    while not stop.is_set():
-        try:
-            messages = runtime.queue.receive(
-                max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT, poisoned=True
-            )
-        except Exception:
-            log.exception("receiving from the poison queue failed")
-            messages = []
-        for message in messages:
-            process_poisoned(runtime, message)
-        if not messages:
-            stop.wait(POLL_INTERVAL * 4)
+    poll(
+        stop,
+        lambda: runtime.queue.receive(
+            max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT, poisoned=True
+        ),
+        lambda message: process_poisoned(runtime, message),
+        Backoff(POLL_INTERVAL),
+        what="poison queue",
+    )
 
 
 def process_poisoned(runtime: Runtime, message: ReceivedMessage) -> None:
