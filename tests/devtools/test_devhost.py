@@ -5,7 +5,6 @@ target and leave history; SIGTERM must stop the host cleanly."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import pytest
 
 from devtools.azurite import ROOT, Azurite, free_port
 from scheduler_lib.config import Settings
+from tests.devtools.support import devhost_env
 from tests.support.http_target import HttpTarget
 
 KEY = "devhost-key"
@@ -29,14 +29,7 @@ COLLECTION = (
 @pytest.fixture
 def devhost(azurite: Azurite, settings: Settings) -> Iterator[tuple[str, subprocess.Popen]]:
     port = free_port()
-    env = {
-        **os.environ,
-        "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_API_KEYS": KEY,
-        "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
-        "SCHEDULER_EXECUTION_QUEUE": settings.execution_queue_name,
-        "SCHEDULER_DISPATCH_QUEUE": settings.dispatch_queue_name,
-    }
+    env = devhost_env(azurite, settings, key=KEY)
     process = subprocess.Popen(
         [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
         cwd=ROOT,

@@ -14,7 +14,6 @@ target that holds each first request and answers the reruns at once."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import pytest
 
 from devtools.azurite import ROOT, Azurite, free_port
 from scheduler_lib.config import Settings
+from tests.devtools.support import devhost_env
 from tests.devtools.test_devhost import COLLECTION, KEY, _serving, _wait_until
 from tests.support.http_target import HttpTarget
 
@@ -41,14 +41,7 @@ class Hosts:
     """Local hosts started one after the other on one storage prefix."""
 
     def __init__(self, azurite: Azurite, settings: Settings) -> None:
-        self.env = {
-            **os.environ,
-            "AzureWebJobsStorage": azurite.connection_string,
-            "SCHEDULER_API_KEYS": KEY,
-            "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
-            "SCHEDULER_EXECUTION_QUEUE": settings.execution_queue_name,
-            "SCHEDULER_DISPATCH_QUEUE": settings.dispatch_queue_name,
-        }
+        self.env = devhost_env(azurite, settings, key=KEY)
         self.processes: list[subprocess.Popen] = []
 
     def start(self) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store import get_dispatcher_state
 from scheduler_lib.wire.durations import parse_time_to_live
+from tests.devtools.support import devhost_env
 
 NOON = datetime(2026, 6, 1, 12, 0, 30, tzinfo=UTC)
 QUEUES = json.loads((ROOT / "host.json").read_text())["extensions"]["queues"]
@@ -135,22 +135,6 @@ def test_a_missed_housekeeping_day_runs_at_start_up(settings: Settings) -> None:
     assert monitor.status() == ScheduleStatus(NOON, next_daily_run(NOON), NOON)
 
 
-def _devhost_env(azurite: Azurite, settings: Settings, **changes: str | None) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_API_KEYS": "k",
-        "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
-        "SCHEDULER_EXECUTION_QUEUE": settings.execution_queue_name,
-        "SCHEDULER_DISPATCH_QUEUE": settings.dispatch_queue_name,
-    }
-    for name, value in changes.items():
-        env.pop(name, None)
-        if value is not None:
-            env[name] = value
-    return env
-
-
 @pytest.mark.parametrize("missing", ["SCHEDULER_EXECUTION_QUEUE", "SCHEDULER_DISPATCH_QUEUE"])
 def test_the_local_host_stops_at_start_up_without_a_queue_setting(
     missing: str, azurite: Azurite, settings: Settings
@@ -159,7 +143,7 @@ def test_the_local_host_stops_at_start_up_without_a_queue_setting(
     result = subprocess.run(
         [sys.executable, "-m", "devtools.devhost", "--port", str(free_port())],
         cwd=ROOT,
-        env=_devhost_env(azurite, settings, **{missing: None}),
+        env=devhost_env(azurite, settings, **{missing: None}),
         capture_output=True,
         text=True,
         timeout=30,

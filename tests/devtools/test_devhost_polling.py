@@ -11,7 +11,6 @@ wait, so no test waits for it in real time."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -31,6 +30,7 @@ from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.execution_queue import ExecutionQueue, ReceivedMessage
 from scheduler_lib.wire.durations import parse_time_to_live
+from tests.devtools.support import devhost_env
 from tests.dispatch.support import definition, make_collection, make_job
 from tests.support.http_target import HttpTarget
 
@@ -167,15 +167,7 @@ def test_an_idle_local_host_polls_each_queue_once_per_max_polling_interval(
     the dispatch workers and the notifications every 0.1 s, ~30 receives a second in all)."""
     counts = Path(tempfile.mkdtemp(prefix="polling-")) / "counts.json"
     port = free_port()
-    env = {
-        **os.environ,
-        "AzureWebJobsStorage": azurite.connection_string,
-        "SCHEDULER_API_KEYS": "k",
-        "SCHEDULER_STORAGE_PREFIX": settings.storage_prefix,
-        "SCHEDULER_EXECUTION_QUEUE": settings.execution_queue_name,
-        "SCHEDULER_DISPATCH_QUEUE": settings.dispatch_queue_name,
-        "SCHEDULER_BENCH_COUNT_CALLS": str(counts),
-    }
+    env = devhost_env(azurite, settings, SCHEDULER_BENCH_COUNT_CALLS=str(counts))
     host = subprocess.Popen(
         [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
