@@ -114,6 +114,17 @@ def _early(driver: Driver, message: ExecutionMessage, message_id: str = "m1") ->
     return driver.run(message, message_id=message_id)
 
 
+def _dies_in_the_wait(driver: Driver, message: ExecutionMessage) -> None:
+    """`message` delivered early to a worker that dies in its wait (the sleep raises)."""
+
+    def die(_seconds: float) -> None:
+        raise WorkerKilled
+
+    driver.clock.sleep = die  # type: ignore[method-assign]
+    with pytest.raises(WorkerKilled):
+        _early(driver, message)
+
+
 def test_an_early_occurrence_writes_its_job_once_before_its_action(
     driver: Driver, target: HttpTarget, seen: Seen
 ) -> None:
@@ -143,12 +154,7 @@ def test_a_worker_that_dies_in_the_wait_is_run_by_its_watchdog(
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
 
-    def die(_seconds: float) -> None:
-        raise WorkerKilled
-
-    driver.clock.sleep = die  # type: ignore[method-assign]
-    with pytest.raises(WorkerKilled):
-        _early(driver, message)
+    _dies_in_the_wait(driver, message)
     assert message.execution_tag not in executor_state(driver.job(job.key)).claims
     assert driver.queue_length() == 1  # its watchdog, left in the queue
     [body] = seen.watchdogs()
@@ -176,12 +182,7 @@ def test_a_watchdog_later_than_the_grace_period_postpones_the_occurrence(
     job = make_job(driver.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
 
-    def die(_seconds: float) -> None:
-        raise WorkerKilled
-
-    driver.clock.sleep = die  # type: ignore[method-assign]
-    with pytest.raises(WorkerKilled):
-        _early(driver, message)
+    _dies_in_the_wait(driver, message)
     [body] = seen.watchdogs()
 
     driver.clock.now = T0 + timedelta(seconds=45)
