@@ -41,8 +41,8 @@ class SharedReads(Generic[K, V]):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._flights: dict[K, _Flight[V]] = {}
-        #: Reads that took another's answer instead of sending a request (for the tests and
-        #: the benchmark; never reset).
+        #: Reads that took another's answer instead of sending a request (what the tests
+        #: check; never reset).
         self.shared = 0
 
     def read(self, key: K, load: Callable[[], V]) -> V:
