@@ -3,6 +3,12 @@
 One message per (job, occurrence, action, attempt). It carries no part of the job
 definition, so a job changed or deleted after dispatch is read fresh by the executor, and
 no secret ever sits in a queue.
+
+A queue message may also carry a *batch* of them (`batch_json`, `parse_body`): occurrences
+that start in the same second share one queue message, so they share its send, its delete,
+its function execution and its early-delivery hold (docs/cost.md). Each member is the same
+attempt as if sent alone; its claim names it by `member_id` (the queue message's id and its
+place in the batch), stable across redeliveries of the batch as a lone message's id is.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -163,3 +170,41 @@ class ExecutionMessage:
         if message.action not in (MAIN_ACTION, ERROR_ACTION):
             raise ValidationError("message.action", f"unknown action {message.action!r}")
         return message
+
+
+#: Occurrences one batch message carries at most. A member is ~250-400 bytes of JSON, so 64
+#: stay far below a Storage queue message's 64 KiB (48 KiB once base64-encoded).
+BATCH_LIMIT = 64
+
+
+def batch_json(messages: Sequence[ExecutionMessage]) -> str:
+    """One queue message's body carrying `messages` (1 to `BATCH_LIMIT`), each as
+    `ExecutionMessage.to_json` writes it."""
+    if not 1 <= len(messages) <= BATCH_LIMIT:
+        raise ValueError(f"a batch carries 1 to {BATCH_LIMIT} messages, not {len(messages)}")
+    members = ",".join(message.to_json() for message in messages)
+    return f'{{"v":{VERSION},"batch":[{members}]}}'
+
+
+def parse_body(text: str) -> list[ExecutionMessage]:
+    """The attempts a queue message's body carries: one for a lone message
+    (`ExecutionMessage.from_json`), its members in order for a batch. Anything malformed is
+    a ValidationError (the caller poisons it)."""
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise ValidationError("message", f"not an execution message: {exc}") from exc
+    if not isinstance(body, dict) or "batch" not in body:
+        return [ExecutionMessage.from_json(text)]
+    members = body.get("batch")
+    if body.get("v") != VERSION or not isinstance(members, list) or not members:
+        raise ValidationError("message.batch", "not a batch of execution messages")
+    if len(members) > BATCH_LIMIT:
+        raise ValidationError("message.batch", f"more than {BATCH_LIMIT} messages")
+    return [ExecutionMessage.from_json(json.dumps(member)) for member in members]
+
+
+def member_id(message_id: str, index: int, size: int) -> str:
+    """The id a batch's member claims its attempt under: the queue message's own id for a
+    lone message (`size` 1), else that id and the member's place in the batch."""
+    return message_id if size == 1 else f"{message_id}#{index}"
