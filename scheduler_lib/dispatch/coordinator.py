@@ -1,29 +1,47 @@
 """The timer tick, fanned out: decide which (minute, shard) pairs are due and send one
 control message per pair to the dispatch queue; the dispatch function handles each (`pair`).
 
-Every shard has a pair every tick: a shard reads from its own cursor, so a pair after
-downtime also catches what the minutes missed, and an empty shard costs one empty range
-scan. The coordinator itself reads no due row: two range queries that find rows still in the
-format before sharding (`migrate_unsharded`, nothing once moved) and one query of the shards'
-states, for the health endpoint's summary (the pairs of the previous tick, the lowest cursor).
-A tick run twice sends the same messages twice: the second of each is a duplicate.
+A shard gets a pair when it has a row in the minutes its pair would read (`shard.window`:
+from its cursor or the grace window, whichever is earlier, through the look-ahead minute),
+or when it has no cursor of its own yet (its first pair reads from the dispatcher's). The
+coordinator asks each shard with one range scan for one row's keys, the shards in parallel:
+an idle deployment spends the timer's execution and nothing else a minute (no dispatch
+invocation, no control message, no lease taken and given back). Skipping a shard loses
+nothing, because a pair would have read exactly those minutes and found nothing:
+- a row written after the check into a minute it covered is in the next tick's window (the
+  grace window, or back to the skipped shard's cursor, which stayed where it was), as it
+  is for a pair that read before the row was written; the API dispatches at once a job it
+  makes due before the next tick (`now.dispatch_if_due`), so that row costs no lateness;
+- a job whose dispatch failed keeps its row and its shard's cursor before the row's minute,
+  so its shard gets a pair every tick until it succeeds; a parked message and a row the
+  consistency check re-indexed are rows like any other; after downtime the window reaches
+  back to the cursor, so what was missed is found and postponed as before.
+If asking fails, the shard gets its pair. The coordinator's other reads: two range queries
+that find rows still in the format before sharding (`migrate_unsharded`, nothing once
+moved) and one query of the shards' states (their cursors, and for the health endpoint's
+summary the pairs since the previous tick). A tick run twice sends the same messages twice:
+the second of each is a duplicate.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
-from scheduler_lib.dispatch.report import SUMMED
+from scheduler_lib.dispatch.report import SUMMED, minute_start
+from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, LOOK_AHEAD, window
 from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
+    ShardState,
     TableStore,
     get_dispatcher_state,
+    has_rows,
     migrate_unsharded,
     minute_key,
     save_dispatcher_state,
@@ -41,39 +59,84 @@ class CoordinatorReport:
     migrated: int  # due-index rows moved into their shard this tick
 
 
+#: How often the timer ticks: a shard's last pair older than this was not the last tick's.
+TICK = timedelta(minutes=1)
+
+
 def pairs_due(settings: Settings, now: datetime) -> list[ControlMessage]:
-    """The pairs a tick at `now` hands out: every shard, at the tick's minute."""
+    """Every shard's pair at the tick's minute (`run_tick`, a whole tick in one process)."""
     minute = minute_key(now)
     return [ControlMessage(minute, shard, now) for shard in range(settings.dispatch_shards)]
+
+
+def pairs_with_work(
+    store: TableStore, settings: Settings, states: list[ShardState], *, now: datetime
+) -> list[ControlMessage]:
+    """The pairs a tick at `now` hands out: the shards with a row in their window, or
+    without a cursor yet (see the module docstring)."""
+    cursors = {state.shard: state.cursor for state in states}
+
+    def needed(shard: int) -> bool:
+        cursor = cursors.get(shard)
+        if cursor is None:
+            return True
+        start, through = window(settings, cursor, now=now)
+        try:
+            return has_rows(store, start=start, through=through, shard=shard)
+        except Exception:
+            log.warning("could not ask shard %d for rows; it gets its pair", shard, exc_info=True)
+            return True
+
+    every = pairs_due(settings, now)
+    with ThreadPoolExecutor(max_workers=min(len(every), DEFAULT_WORKERS)) as pool:
+        wanted = list(pool.map(needed, (pair.shard for pair in every)))
+    return [pair for pair, want in zip(every, wanted, strict=True) if want]
 
 
 def coordinate(
     store: TableStore, control_queue: ExecutionQueue, settings: Settings, *, now: datetime
 ) -> CoordinatorReport:
-    """Move unsharded rows, send the due pairs, store what the previous pairs did."""
+    """Move unsharded rows, send the pairs of the shards with work, store what the
+    previous pairs did."""
     now = now.astimezone(UTC)
     migrated = migrate_unsharded(store)
     if migrated:
         log.warning("moved %d due-index rows into their shards", migrated)
-    pairs = pairs_due(settings, now)
+    states = [s for s in shard_states(store) if s.shard < settings.dispatch_shards]
+    pairs = pairs_with_work(store, settings, states, now=now)
     for pair in pairs:
         control_queue.send_body(pair.to_json())
-    save_dispatcher_state(store, _state(store, settings, now, len(pairs)))
+    save_dispatcher_state(store, _state(store, settings, states, now, pairs))
     return CoordinatorReport(now, pairs, migrated)
 
 
-def _state(store: TableStore, settings: Settings, now: datetime, sent: int) -> DispatcherState:
-    """The dispatcher's state for the health endpoint: the lowest shard cursor, and the
-    shards' last pairs added up."""
-    states = [s for s in shard_states(store) if s.shard < settings.dispatch_shards]
-    cursors = [s.cursor for s in states if s.cursor is not None]
-    summary: JSONObject = {name: sum(int(s.number(name)) for s in states) for name in SUMMED}
-    summary["duration"] = max((s.number("duration") for s in states), default=0)
-    summary["pairs_sent"] = sent
+def _state(
+    store: TableStore,
+    settings: Settings,
+    states: list[ShardState],
+    now: datetime,
+    pairs: list[ControlMessage],
+) -> DispatcherState:
+    """The dispatcher's state for the health endpoint: the lowest shard cursor (a shard
+    skipped now has nothing through the look-ahead minute), and the pairs handled since
+    the previous tick added up."""
+    recent = [s for s in states if _handled_since(s, now - TICK)]
+    summary: JSONObject = {name: sum(int(s.number(name)) for s in recent) for name in SUMMED}
+    summary["duration"] = max((s.number("duration") for s in recent), default=0)
+    summary["pairs_sent"] = len(pairs)
     summary["now"] = iso_z(now)
+    sent = {pair.shard for pair in pairs}
+    through = minute_start(minute_key(now + LOOK_AHEAD))
+    cursors = [s.cursor if s.shard in sent else through for s in states if s.cursor is not None]
     cursor: datetime | None
     if len(cursors) == settings.dispatch_shards:
         cursor = min(cursors)
     else:  # a shard without a cursor of its own reads from this one (`pair`): keep it
         cursor = get_dispatcher_state(store).cursor
     return DispatcherState(cursor, now, summary)
+
+
+def _handled_since(state: ShardState, since: datetime) -> bool:
+    """Whether the shard's last pair ran at `since` or later (its summary's `now`)."""
+    ran = state.last_pair.get("now")
+    return isinstance(ran, str) and datetime.fromisoformat(ran) >= since

@@ -65,6 +65,18 @@ class TickCollections:
                 self.states.update(states)
 
 
+def window(
+    settings: Settings, cursor: datetime | None, *, now: datetime
+) -> tuple[datetime, datetime]:
+    """The instants whose minutes a shard's pair at `now` reads: from its cursor or the grace
+    window, whichever is earlier, through one minute ahead. The coordinator asks whether a
+    shard has a row in them (`coordinator.pairs_due`) before it hands the shard a pair."""
+    start = now - settings.grace_period
+    if cursor is not None and cursor < start:
+        start = cursor
+    return start, now + LOOK_AHEAD
+
+
 def run_shard(
     store: TableStore,
     queue: ExecutionQueue,
@@ -87,10 +99,7 @@ def run_shard(
     (`TickContext.observe`). With the entry point's `clock`, each
     message's delay is measured from when it is sent and the report says how long it took;
     without, all happens at `now`."""
-    start = now - settings.grace_period
-    if cursor is not None and cursor < start:
-        start = cursor
-    through = now + LOOK_AHEAD
+    start, through = window(settings, cursor, now=now)
     ctx = TickContext(
         store, queue, settings, now, minute_key(through), clock=clock, batched=True,
         observe=observe,
