@@ -12,7 +12,8 @@ runs the overdue check (`anti_entropy`, every 5 minutes).
 
 Printed per minute: function executions, table transactions, queue operations the app
 makes (sends, plus the host's delete of each message it handled) and the host's receives
-of those messages (the Functions host's polling receives them; counted apart).
+of those messages (the Functions host's polling receives them; counted apart), and how long
+at least one invocation ran (what Flex Consumption bills GB-s for; this machine's timing).
 `--busy-jobs N`: N jobs that each run every minute (a lightly loaded deployment).
 `--root` runs another checkout's code (compare a base tree: `git worktree add --detach`).
 """
@@ -50,6 +51,8 @@ def main() -> None:
     print(f"per minute: {executions / minutes:.2f} executions, {table / minutes:.2f} table "
           f"transactions, {queue / minutes:.2f} queue operations "
           f"(+ {received / minutes:.2f} receives)")  # fmt: skip
+    print(f"invocations running {counts['seconds: active'] / minutes:.0f} ms a minute "
+          f"(this machine, under its load: the instance's executing time)")  # fmt: skip
     for key, value in sorted(counts.items(), key=lambda kv: -kv[1]):
         if not key.startswith("seconds"):
             print(f"  {value / minutes:7.2f}  {key}")
