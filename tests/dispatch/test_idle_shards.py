@@ -20,7 +20,7 @@ from scheduler_lib.dispatch import CoordinatorReport
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.runtime import Runtime
-from scheduler_lib.store import park_message
+from scheduler_lib.store import get_dispatcher_state, park_message
 from scheduler_lib.store.due_index import shard_of
 from tests.dispatch.support import T0, RecordingQueue, definition, make_collection, make_job, reload
 
@@ -169,3 +169,24 @@ def test_an_idle_shard_still_catches_up_after_downtime(settings: Settings) -> No
     assert minutes.queue.sent == []  # postponed
     stored = reload(minutes.runtime.store, job)
     assert stored.next_execution_time == T0 + timedelta(minutes=70)
+
+
+def test_the_health_state_follows_the_last_tick_when_shards_are_skipped(
+    settings: Settings,
+) -> None:
+    """The dispatcher's state (what `GET /api/health` shows) sums only the pairs since the
+    previous tick, not a skipped shard's last pair of long ago, and its cursor moves on with
+    the skipped shards (nothing is left in their windows)."""
+    minutes = Minutes(settings)
+    minutes.tick(T0)
+    minutes.job("once", T0 + timedelta(minutes=2, seconds=30))
+    minutes.tick(T0 + timedelta(minutes=1))  # its shard sends the occurrence
+    store = minutes.runtime.store
+
+    minutes.tick(T0 + timedelta(minutes=2))
+    assert get_dispatcher_state(store).last_tick["messages_sent"] == 1
+    minutes.tick(T0 + timedelta(minutes=3))
+
+    state = get_dispatcher_state(store)
+    assert (state.last_tick["messages_sent"], state.last_tick["pairs_sent"]) == (0, 0)
+    assert state.cursor == T0 + timedelta(minutes=4)  # through the look-ahead minute
