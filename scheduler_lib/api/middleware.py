@@ -72,8 +72,10 @@ class _Template:
         size = len(self.segments)
         if len(parts) < size or (len(parts) > size and not self.rest):
             return False
-        pairs = zip(self.lowered, parts, strict=False)  # a mount's files: its own prefix
-        return all(lit is None or lit == part.lower() for lit, part in pairs)
+        for lit, part in zip(self.lowered, parts, strict=False):  # a mount's: its prefix
+            if lit is not None and lit != part.lower():
+                return False
+        return True
 
     def spell(self, parts: list[str]) -> str:
         """`parts` with this route's literals in their declared case."""
@@ -101,7 +103,7 @@ class RouteCase:
         """`paths`: each route's path template, and whether more segments may follow it."""
         self._exact: dict[int, list[_Template]] = {}
         self._rest: list[_Template] = []
-        for path, rest in paths:
+        for path, rest in dict.fromkeys(paths):  # a path once, whatever its methods
             template = _template(path, rest)
             if template.rest:
                 self._rest.append(template)
