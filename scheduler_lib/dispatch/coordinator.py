@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.report import SUMMED
-from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
     TableStore,
+    TickSummary,
     get_dispatcher_state,
     migrate_unsharded,
     minute_key,
@@ -67,10 +67,10 @@ def _state(store: TableStore, settings: Settings, now: datetime, sent: int) -> D
     shards' last pairs added up."""
     states = [s for s in shard_states(store) if s.shard < settings.dispatch_shards]
     cursors = [s.cursor for s in states if s.cursor is not None]
-    summary: JSONObject = {name: sum(int(s.number(name)) for s in states) for name in SUMMED}
-    summary["duration"] = max((s.number("duration") for s in states), default=0)
-    summary["pairs_sent"] = sent
-    summary["now"] = iso_z(now)
+    counts = {name: sum(int(s.number(name)) for s in states) for name in SUMMED}
+    counts["pairs_sent"] = sent
+    duration = max((s.number("duration") for s in states), default=0.0)
+    summary = TickSummary(counts, duration, {"now": iso_z(now)})
     cursor: datetime | None
     if len(cursors) == settings.dispatch_shards:
         cursor = min(cursors)
