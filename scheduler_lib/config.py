@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import isodate
 
+from scheduler_lib import key_vault_references
 from scheduler_lib.app_settings import APP_SETTINGS as APP_SETTINGS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
@@ -42,14 +43,6 @@ AZURITE_CONNECTION_STRING = (
 #: deployment uses. `Settings()` is that configuration; `from_env` applies the same rule when
 #: `SCHEDULER_EGRESS_ALLOW` is not set, and allows nothing private otherwise.
 LOCAL_EGRESS_ALLOW = ("127.0.0.0/8", "::1/128")
-
-#: Settings only the API needs. When App Service cannot resolve their Key Vault reference
-#: (the identity's role not yet propagated, Key Vault throttling) it passes the reference
-#: text itself; the worker then still loads, the dispatcher and executor keep running, and
-#: the API answers 503 until a restart resolves it. Any other unresolved reference stops
-#: the worker, since every function needs it.
-OPTIONAL_REFERENCES = ("SCHEDULER_API_KEYS", "SCHEDULER_METRICS_TOKEN")
-_REFERENCE = "@Microsoft.KeyVault("
 
 _PREFIX = re.compile(r"^[a-z][a-z0-9]{0,19}$|^$")
 
@@ -105,7 +98,7 @@ class Settings:
     identity_servicebus_namespaces: tuple[str, ...] = ()
     identity_audiences: IdentityAudiences = NO_AUDIENCES  # ManagedServiceIdentity refused
     #: App settings whose Key Vault reference App Service could not resolve (see
-    #: `OPTIONAL_REFERENCES`): what needs them answers 503 saying so, the rest keeps working.
+    #: `key_vault_references`): what needs them answers 503 saying so, the rest keeps working.
     unresolved_references: tuple[str, ...] = ()
     #: Trust App Service authentication's `X-MS-CLIENT-PRINCIPAL*` headers in the dashboard
     #: (`SCHEDULER_DASHBOARD_EASY_AUTH=true`): only when Easy Auth is on, which strips them
@@ -185,15 +178,7 @@ class Settings:
     @property
     def configuration_problem(self) -> str | None:
         """Why the API cannot serve requests now (no secret in it), or None."""
-        # An unresolved metrics token only keeps GET /api/metrics closed (`metrics_settings`).
-        api = [n for n in self.unresolved_references if n != "SCHEDULER_METRICS_TOKEN"]
-        if not api:
-            return None
-        names = ", ".join(api)
-        return (
-            f"The app setting {names} is a Key Vault reference that did not resolve: check "
-            "that the app's identity may read the secret, then restart the app."
-        )
+        return key_vault_references.configuration_problem(self.unresolved_references)
 
     @property
     def poison_queue_name(self) -> str:
@@ -219,10 +204,7 @@ class Settings:
             ) from exc
         if not isinstance(grace_period, timedelta) or grace_period < timedelta(0):
             raise ValidationError("SCHEDULER_GRACE_PERIOD", "days, hours, minutes or seconds, >= 0")
-        unresolved = tuple(name for name in APP_SETTINGS if _is_reference(env.get(name)))
-        if any(name not in OPTIONAL_REFERENCES for name in unresolved):
-            name = next(name for name in unresolved if name not in OPTIONAL_REFERENCES)
-            raise ValidationError(name, "the Key Vault reference did not resolve")
+        unresolved = key_vault_references.unresolved(env)
         # App Service leaves the reference text in place when it cannot resolve it; accepting
         # that text as a key would let anyone who reads the template in.
         raw_keys = "" if "SCHEDULER_API_KEYS" in unresolved else env.get("SCHEDULER_API_KEYS", "")
@@ -293,8 +275,3 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
 def _list(value: str | None) -> tuple[str, ...]:
     """A comma-separated app setting as a tuple of its non-empty entries."""
     return tuple(item.strip() for item in (value or "").split(",") if item.strip())
-
-
-def _is_reference(value: str | None) -> bool:
-    """An app setting App Service left as `@Microsoft.KeyVault(...)` text."""
-    return value is not None and value.lstrip().startswith(_REFERENCE)

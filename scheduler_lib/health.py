@@ -108,11 +108,14 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, HealthBody
         dispatcher["secondsSinceLastTick"] = round(age, 1)
         dispatcher["cursor"] = iso_z(state.cursor) if state.cursor else None
         tick = state.last_tick
-        dispatcher["lastTickSummary"] = {
-            name: tick.get(name)
-            for name in ("messages_sent", "postponed", "stale_dropped", "failed", "duration")
-            if name in tick
+        shown: dict[str, int | float | None] = {
+            name: tick.counts[name]
+            for name in ("messages_sent", "postponed", "stale_dropped", "failed")
+            if name in tick.counts
         }
+        if tick.duration is not None:
+            shown["duration"] = tick.duration
+        dispatcher["lastTickSummary"] = shown
         if age <= STALE_AFTER.total_seconds():
             status = "Healthy"
     repair = get_repair_state(store)

@@ -50,7 +50,8 @@ DASHBOARD_API = {"scheduler_lib.api.errors"}
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Settings, errors and time: what everything may use.
     ("errors", "timeutil", "storage_patience", "storage_calls", "metrics_settings",
-     "identity_audiences", "app_settings", "precision", "watchdog_choice", "config", "logs",
+     "identity_audiences", "app_settings", "precision", "watchdog_choice",
+     "key_vault_references", "config", "logs",
      "shared_reads", "storage_account"),
     ("domain", "schedule"),  # the rules, pure
     ("wire",),  # the JSON in and out

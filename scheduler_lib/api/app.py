@@ -99,6 +99,7 @@ def create_app(
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]  # FastAPI's documented hook
     app.add_middleware(
         ArmMiddleware,
+        routes=app.router.routes,
         api_keys=settings.api_keys,
         front_end=front_end,
         limiter=app.state.auth_limiter,

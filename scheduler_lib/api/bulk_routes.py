@@ -82,7 +82,8 @@ _BODY: JSONObject = {
 _DOC = operation(
     "Jobs_Bulk", "Enable, disable, run or delete a selection of jobs (api-version 2026-12-01)",
     (200, 400, 404),
-    description=f"Selects by `names` (a list), `tag` (`{{name, value?}}`) or `filter` (the "
+    description=f"Selects by `names` (a list of `job` or `collection/job`, as Jobs_List "
+    "names them), `tag` (`{{name, value?}}`) or `filter` (the "
     f"`$filter` of Jobs_List), at most {MAX_JOBS} jobs. Answers 200 with each job's `outcome` "
     "(Succeeded, Skipped: already in that state, NotFound, Failed with its `error`) and a "
     "`summary` of the counts; each job is changed as its single-job operation changes it.",

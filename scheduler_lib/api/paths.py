@@ -1,8 +1,9 @@
 """The ARM paths of the API (under `/api`, the Functions HTTP route prefix).
 
-`ARM_PATHS` lists every one a route serves: their literal segments (`resourceGroups`,
-`Microsoft.Scheduler`, `bulk`, ...) are the ones `middleware.canonical_path` accepts in any
-case, as ARM does, so a route declared here cannot be case-sensitive by omission."""
+`ARM_PATHS` lists every one a route serves (tests/api/test_path_case_api.py checks it
+against the OpenAPI document). Their literal segments (`resourceGroups`,
+`Microsoft.Scheduler`, `bulk`, ...) are read in any case, as ARM reads them, as those of
+every route of the app are (`middleware.RouteCase`)."""
 
 PREFIX = "/api"
 SUBSCRIPTION = PREFIX + "/subscriptions/{subscriptionId}"

@@ -34,12 +34,12 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.report import SUMMED, minute_start
 from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, LOOK_AHEAD, window
-from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     DispatcherState,
     ShardState,
     TableStore,
+    TickSummary,
     get_dispatcher_state,
     has_rows,
     migrate_unsharded,
@@ -121,10 +121,10 @@ def _state(
     skipped now has nothing through the look-ahead minute), and the pairs handled since
     the previous tick added up."""
     recent = [s for s in states if _handled_since(s, now - TICK)]
-    summary: JSONObject = {name: sum(int(s.number(name)) for s in recent) for name in SUMMED}
-    summary["duration"] = max((s.number("duration") for s in recent), default=0)
-    summary["pairs_sent"] = len(pairs)
-    summary["now"] = iso_z(now)
+    counts = {name: sum(int(s.number(name)) for s in recent) for name in SUMMED}
+    counts["pairs_sent"] = len(pairs)
+    duration = max((s.number("duration") for s in recent), default=0.0)
+    summary = TickSummary(counts, duration, {"now": iso_z(now)})
     sent = {pair.shard for pair in pairs}
     through = minute_start(minute_key(now + LOOK_AHEAD))
     cursors = [s.cursor if s.shard in sent else through for s in states if s.cursor is not None]

@@ -112,7 +112,7 @@ def dispatch_pair(
             held[0],
             cursor=report.cursor,
             handled_tick=pair.now if not report.failed else None,
-            last_pair=report.summary(),
+            last_pair=report.summary().to_json(),
         )
     except LeaseLostError:
         log.warning("shard %d was taken over before its pair finished", pair.shard)

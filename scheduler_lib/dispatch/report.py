@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 
-from scheduler_lib.domain.json_values import JSONObject
-from scheduler_lib.store import MINUTE_FORMAT, minute_key
+from scheduler_lib.store import MINUTE_FORMAT, TickSummary, minute_key
 from scheduler_lib.timeutil import iso_z
 
 
@@ -40,12 +39,17 @@ class TickReport:
             + self.history_entities_read
         )
 
-    def summary(self) -> JSONObject:
-        """JSON-ready form, stored as the last tick for the health endpoint."""
-        body: JSONObject = asdict(self)
-        body["now"], body["cursor"] = iso_z(self.now), iso_z(self.cursor)
-        body["entities_read"] = self.entities_read
-        return body
+    def summary(self) -> TickSummary:
+        """What is stored as the last tick for the health endpoint (and a shard's last pair)."""
+        counts = {f.name: getattr(self, f.name) for f in fields(self) if f.type == "int"}
+        counts["entities_read"] = self.entities_read
+        times = {
+            "now": iso_z(self.now),
+            "cursor": iso_z(self.cursor),
+            "first_minute": self.first_minute,
+            "through_minute": self.through_minute,
+        }
+        return TickSummary(counts, self.duration, times)
 
 
 #: The fields a combined report adds up over its pairs.

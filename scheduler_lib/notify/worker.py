@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any
 
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import CollectionRecord, JobRecord
@@ -30,6 +30,8 @@ from scheduler_lib.notify.notice import Notice
 from scheduler_lib.notify.rules import POSTPONED_QUIET
 from scheduler_lib.notify.subscriptions import key, subscriptions, target, wants
 from scheduler_lib.store import (
+    DeliveryStatus,
+    NoticeDelivery,
     NoticeRecord,
     TableStore,
     find_job,
@@ -52,21 +54,6 @@ BACKOFF = (
     timedelta(minutes=30),
 )
 MAX_ROUNDS = len(BACKOFF) + 1
-DELIVERED, FAILED, GAVE_UP = "Delivered", "Failed", "GaveUp"
-
-
-class Delivery(TypedDict):
-    """One subscription's delivery of a notice, as the notice record keeps it (and the
-    dashboard shows it): where to (`target`, without a secret), how it went, how often."""
-
-    key: str
-    target: str
-    format: str
-    status: str
-    attempts: int
-    statusCode: int | None
-    message: str
-    at: str
 
 
 @dataclass(frozen=True)
@@ -114,16 +101,16 @@ class NotificationWorker:
             self.store, NoticeRecord(job.key, notice.notice_id, notice.event, notice.time,
                                      notice.detail),
         )  # fmt: skip
-        done = {d["key"]: d for d in record.deliveries}
-        updates: dict[str, Delivery] = {}
+        done = {d.key: d for d in record.deliveries}
+        updates: dict[str, NoticeDelivery] = {}
         for subscription in wanted:
             previous = done.get(key(subscription))
-            if previous is not None and previous.get("status") in (DELIVERED, GAVE_UP):
+            if previous is not None and previous.settled:
                 continue
             updates[key(subscription)] = self._deliver(subscription, notice, job, previous, now)
         self._record(record, updates)
-        failed = sum(1 for u in updates.values() if u["status"] == FAILED)
-        delivered = sum(1 for u in updates.values() if u["status"] == DELIVERED)
+        failed = sum(1 for u in updates.values() if u.status is DeliveryStatus.FAILED)
+        delivered = sum(1 for u in updates.values() if u.status is DeliveryStatus.DELIVERED)
         if failed:
             delay = BACKOFF[min(notice.round, len(BACKOFF) - 1)]
             self.queue.send_body(
@@ -137,42 +124,42 @@ class NotificationWorker:
         subscription: Mapping[str, Any],
         notice: Notice,
         job: JobRecord,
-        previous: Mapping[str, Any] | None,
+        previous: NoticeDelivery | None,
         now: datetime,
-    ) -> Delivery:
+    ) -> NoticeDelivery:
         names = (job.subscription_id, job.resource_group, job.collection_name, job.name)
         payload = formats.body(notice, subscription["format"], names, deadman.health(job))
         sent = send(
             subscription, notice, payload, names, self.settings, now=now, adapters=self.adapters
         )
-        attempts = int((previous or {}).get("attempts", 0)) + 1
-        status = DELIVERED if sent.succeeded else FAILED
+        attempts = (previous.attempts if previous else 0) + 1
+        status = DeliveryStatus.DELIVERED if sent.succeeded else DeliveryStatus.FAILED
         if not sent.succeeded and notice.round + 1 >= MAX_ROUNDS:
-            status = GAVE_UP
+            status = DeliveryStatus.GAVE_UP
         log.info(
             "notification %s to %s: %s", notice.notice_id, target(subscription), status,
             extra={"job": notice.job_key},
         )  # fmt: skip
-        return {
-            "key": key(subscription),
-            "target": target(subscription),
-            "format": subscription["format"],
-            "status": status,
-            "attempts": attempts,
-            "statusCode": sent.status_code,
-            "message": "" if sent.succeeded else sent.message,
-            "at": iso_z(now),
-        }
+        return NoticeDelivery(
+            key=key(subscription),
+            target=target(subscription),
+            format=subscription["format"],
+            status=status,
+            attempts=attempts,
+            status_code=sent.status_code,
+            message="" if sent.succeeded else sent.message,
+            at=iso_z(now),
+        )
 
-    def _record(self, record: NoticeRecord, updates: dict[str, Delivery]) -> None:
+    def _record(self, record: NoticeRecord, updates: dict[str, NoticeDelivery]) -> None:
         """Merge `updates` into the record, again on a fresh read if another worker wrote
         it meanwhile (a few times; a record left behind only shows less)."""
         current: NoticeRecord | None = record
         for _ in range(3):
             if current is None:
                 current = open_notice(self.store, record)
-            merged = {d["key"]: d for d in current.deliveries}
-            merged.update({name: dict(update) for name, update in updates.items()})
+            merged = {d.key: d for d in current.deliveries}
+            merged.update(updates)
             saved = save_notice(self.store, replace(current, deliveries=tuple(merged.values())))
             if saved is not None:
                 return

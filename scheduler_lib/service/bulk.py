@@ -86,8 +86,9 @@ class JobResult:
     error: SchedulerError | None = None
 
 
-def read_request(body: Any) -> BulkRequest:
-    """The request `body` asks for, or a ValidationError naming the field."""
+def read_request(body: Any, collection: str) -> BulkRequest:
+    """The request `body` asks for of the jobs of `collection` (the path's), or a
+    ValidationError naming the field."""
     source = readers.keys(body, "", ("operation", *SELECTORS))
     if source.get("operation") is None:
         raise ValidationError("operation", "is required: Enable, Disable, Run or Delete")
@@ -100,7 +101,7 @@ def read_request(body: Any) -> BulkRequest:
         raise ValidationError(field, "give exactly one selection: names, tag or filter")
     selector = given[0]
     if selector == "names":
-        return BulkRequest(operation, names=_names(source["names"]))
+        return BulkRequest(operation, names=_names(source["names"], collection))
     if selector == "tag":
         tag = readers.keys(source["tag"], "tag", ("name", "value"))
         if tag.get("name") is None:
@@ -119,19 +120,37 @@ def read_request(body: Any) -> BulkRequest:
     return BulkRequest(operation, where=where, selector="filter")
 
 
-def _names(value: Any) -> tuple[str, ...]:
+def _names(value: Any, collection: str) -> tuple[str, ...]:
+    """The jobs' own names: each as the job's name (`job-a`) or as Jobs_List answers it,
+    the ARM name of a nested resource (`coll/job-a`), so that listed names can be sent back."""
     if not isinstance(value, list) or not value:
         raise ValidationError("names", "must be a non-empty list of job names")
     if len(value) > MAX_JOBS:
         raise ValidationError("names", f"must name at most {MAX_JOBS} jobs per request")
-    seen: set[str] = set()
+    names: list[str] = []
     for index, item in enumerate(value):
         path = f"names[{index}]"
-        name = readers.string(item, path, max_length=100)
-        if name.lower() in seen:
+        name = _job_name(readers.string(item, path, max_length=201), collection, path)
+        readers.string(name, path, max_length=100)  # the job's own name, as before
+        if name.lower() in {n.lower() for n in names}:
             raise ValidationError(path, f"names the job {name!r} twice")
-        seen.add(name.lower())
-    return tuple(value)
+        names.append(name)
+    return tuple(names)
+
+
+def _job_name(text: str, collection: str, path: str) -> str:
+    """`job-a` of `job-a` or `coll/job-a` (the collection in any case, as in the path)."""
+    if "/" not in text:
+        return text
+    parts = text.split("/")
+    if len(parts) != 2 or not parts[1]:
+        raise ValidationError(path, "must be a job's name or collection/job, as Jobs_List names it")
+    if parts[0].lower() != collection.lower():
+        raise ValidationError(
+            path, f"names a job of the collection {parts[0]!r}, not of the collection "
+            f"{collection!r} of the request's path",
+        )  # fmt: skip
+    return parts[1]
 
 
 def run_bulk(jobs: CollectionJobs, request: BulkRequest) -> list[JobResult]:

@@ -53,5 +53,5 @@ class CollectionJobs:
 def bulk(ctx: ApiContext, name: CollectionName, body: Any, now: datetime) -> list[JobResult]:
     """The one entry of the route and the dashboard: the body read (400s naming the field)
     before the collection is (404), then each job."""
-    request = read_request(body)
+    request = read_request(body, name.collection)
     return run_bulk(CollectionJobs(ctx, name, now), request)

@@ -139,9 +139,7 @@ def _history(store: TableStore, record: JobRecord, now: datetime) -> bundle.JobH
             return _entries(record, entries, truncated)
 
 
-def _entries(
-    record: JobRecord, entries: list[JSONObject], truncated: bool
-) -> bundle.JobHistory:
+def _entries(record: JobRecord, entries: list[JSONObject], truncated: bool) -> bundle.JobHistory:
     return {"job": record.name, "entries": entries, "truncated": truncated}
 
 

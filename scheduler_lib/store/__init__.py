@@ -33,6 +33,7 @@ from scheduler_lib.store.dispatch_shards import (
 )
 from scheduler_lib.store.dispatcher_state import (
     DispatcherState,
+    TickSummary,
     get_dispatcher_state,
     get_repair_state,
     save_dispatcher_state,
@@ -83,6 +84,8 @@ from scheduler_lib.store.metrics_rows import (
     save_instance_row,
 )
 from scheduler_lib.store.notification_records import (
+    DeliveryStatus,
+    NoticeDelivery,
     NoticeRecord,
     list_notices,
     open_notice,
@@ -101,15 +104,18 @@ __all__ = [
     "TICK_BUDGET",
     "TRANSACTION_LIMIT",
     "Deadline",
+    "DeliveryStatus",
     "DispatcherState",
     "DueRow",
     "HistoryEntry",
     "LeaseLostError",
     "LostRace",
     "MetricsRow",
+    "NoticeDelivery",
     "NoticeRecord",
     "ShardState",
     "TableStore",
+    "TickSummary",
     "acquire_shard",
     "add_counted_history",
     "add_due",

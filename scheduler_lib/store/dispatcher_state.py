@@ -4,8 +4,8 @@ One entity, PartitionKey `dispatcher`, RowKey `state`:
 - `Cursor`: the last minute whose due-index rows were all handled. After downtime the next
   tick reads from here, so it sees (and postpones) what was missed instead of skipping it
   silently. Absent before the first tick.
-- `LastTickAt` / `LastTick`: when the last tick ran and its summary (JSON), for the health
-  endpoint, which calls `get_dispatcher_state`.
+- `LastTickAt` / `LastTick`: when the last tick ran and its summary (`TickSummary`, as
+  JSON), for the health endpoint, which calls `get_dispatcher_state`.
 
 The entity is written with a plain upsert, last writer wins: two racing ticks both handled
 every row they read, so either cursor is safe, and a cursor that moves back only makes the
@@ -47,14 +47,44 @@ class _RepairEntity(TypedDict):
 
 
 @dataclass(frozen=True)
+class TickSummary:
+    """A tick's summary as the health endpoint shows it: its counts (a tick's `TickReport`
+    numbers, or its shards' added up by the coordinator: `messages_sent`, `postponed`,
+    `stale_dropped`, `failed`, `entities_read`, `pairs_sent`, ...), its `duration` in
+    seconds and its instants (`now`, `cursor`, the minutes read). Stored as one flat JSON
+    object, read and written here only (`to_json`, `from_json`)."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    duration: float | None = None
+    times: dict[str, str] = field(default_factory=dict)  # ISO 8601 instants, minute keys
+
+    def to_json(self) -> JSONObject:
+        body: JSONObject = {**self.counts, **self.times}
+        if self.duration is not None:
+            body["duration"] = self.duration
+        return body
+
+    @classmethod
+    def from_json(cls, value: object) -> TickSummary:
+        """The summary of a stored object (numbers and strings; anything else left out)."""
+        if not isinstance(value, dict):
+            return cls()
+        numbers = {k: v for k, v in value.items() if type(v) in (int, float)}
+        duration = numbers.pop("duration", None)
+        return cls(
+            counts={k: v for k, v in numbers.items() if isinstance(v, int)},
+            duration=None if duration is None else float(duration),
+            times={k: v for k, v in value.items() if isinstance(v, str)},
+        )
+
+
+@dataclass(frozen=True)
 class DispatcherState:
     """What the dispatcher remembers between ticks; all None/empty before the first tick."""
 
     cursor: datetime | None = None
     last_tick_at: datetime | None = None
-    #: The tick's summary as stored (JSON). Left `Any` while `health.py` reads it as numbers
-    #: unchecked: a `JSONObject` here makes that read a type error (issue 21, after merging).
-    last_tick: dict[str, Any] = field(default_factory=dict)
+    last_tick: TickSummary = field(default_factory=TickSummary)
 
 
 def get_dispatcher_state(store: TableStore) -> DispatcherState:
@@ -66,7 +96,7 @@ def get_dispatcher_state(store: TableStore) -> DispatcherState:
     return DispatcherState(
         cursor=as_datetime(entity.get("Cursor")),
         last_tick_at=as_datetime(entity.get("LastTickAt")),
-        last_tick=json.loads(entity.get("LastTick") or "{}"),
+        last_tick=TickSummary.from_json(json.loads(entity.get("LastTick") or "{}")),
     )
 
 
@@ -75,8 +105,9 @@ REPAIR_ROW = "repair"
 
 
 def get_repair_state(store: TableStore) -> dict[str, Any]:
-    """The last consistency check's report (empty before the first). `Any` for the reason
-    `DispatcherState.last_tick` is."""
+    """The last consistency check's report (empty before the first). Still `Any`: its
+    shape is `dispatch/anti_entropy.RepairReport`'s, a layer above, and `health` reads its
+    numbers unchecked (a record like `TickSummary` is the next step)."""
     try:
         entity = store.table(TABLE).get_entity(PARTITION, REPAIR_ROW)
     except ResourceNotFoundError:
@@ -99,7 +130,7 @@ def save_dispatcher_state(store: TableStore, state: DispatcherState) -> None:
     entity: _StateEntity = {
         "PartitionKey": PARTITION,
         "RowKey": ROW,
-        "LastTick": dumps(state.last_tick),
+        "LastTick": dumps(state.last_tick.to_json()),
     }
     set_present(entity, Cursor=state.cursor, LastTickAt=state.last_tick_at)
     store.table(TABLE).upsert_entity(entity, mode=UpdateMode.REPLACE)

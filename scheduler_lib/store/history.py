@@ -22,6 +22,7 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from scheduler_lib.domain import HistoryStatus
 from scheduler_lib.domain.history_counter import HistoryCounter
+from scheduler_lib.domain.json_values import JSONObject
 from scheduler_lib.store.history_cap import delete_rows, insert_known
 from scheduler_lib.store.partition_counter import COUNTED_ROWS, COUNTER_ROW, counted_page, uncount
 from scheduler_lib.store.tables import TableStore, as_datetime, stored_datetime, stored_text
@@ -50,7 +51,7 @@ class HistoryEntry:
     repeat_count: int = 0  # the occurrence number
     history_id: str | None = None
 
-    def to_properties(self) -> dict[str, Any]:
+    def to_properties(self) -> JSONObject:
         """The `properties` of a JobHistoryDefinition on the wire."""
         return {
             "startTime": iso_z(self.start_time),

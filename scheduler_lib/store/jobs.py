@@ -23,6 +23,7 @@ from typing import Any
 from azure.core.exceptions import ResourceNotFoundError
 
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord, JobState, collection_key
+from scheduler_lib.store.entity import Entity, EntityValue
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
@@ -44,8 +45,8 @@ from scheduler_lib.store.tables import (
 TABLE = "Jobs"
 
 
-def _to_entity(record: JobRecord) -> dict[str, Any]:
-    entity: dict[str, Any] = {
+def _to_entity(record: JobRecord) -> Entity:
+    entity: Entity = {
         "PartitionKey": record.collection_key,
         "RowKey": record.name.lower(),
         "SubscriptionId": record.subscription_id,
@@ -160,7 +161,7 @@ def enabled_jobs(store: TableStore, *, due_before: datetime | None = None) -> It
     across collections. A filtered scan of the table: only for the periodic consistency check
     (`anti_entropy`) and the daily housekeeping, never per job."""
     query = "State eq 'Enabled'"
-    parameters: dict[str, Any] = {}
+    parameters: dict[str, EntityValue] = {}
     if due_before is not None:
         query += " and NextExecutionTime lt @before"
         parameters["before"] = due_before

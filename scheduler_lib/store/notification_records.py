@@ -15,10 +15,12 @@ Kept `RETENTION` (as the history); the daily housekeeping deletes older rows.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypedDict
 
 from azure.core.exceptions import (
     ResourceExistsError,
@@ -42,6 +44,72 @@ _QUIET = "~quiet-"
 _MAX_MS = 10**14  # beyond year 5000 in milliseconds since the epoch
 
 
+class DeliveryStatus(StrEnum):
+    DELIVERED = "Delivered"
+    FAILED = "Failed"  # sent again with the notice's next round
+    GAVE_UP = "GaveUp"  # failed in the last round
+
+
+class _DeliveryJSON(TypedDict):
+    """A delivery as `Deliveries` stores it (the keys the dashboard has always read)."""
+
+    key: str
+    target: str
+    format: str
+    status: str
+    attempts: int
+    statusCode: int | None
+    message: str
+    at: str
+
+
+@dataclass(frozen=True)
+class NoticeDelivery:
+    """One subscription's delivery of a notice, as the record keeps it (and the dashboard
+    shows it): where to (`target`: the destination's origin, never a secret nor the URL's
+    path), how it went, how often. The stored JSON is read and written here only."""
+
+    key: str  # the subscription's (`notify.subscriptions.key`)
+    target: str
+    format: str
+    status: DeliveryStatus
+    attempts: int
+    status_code: int | None  # the last answer's, None when none came
+    message: str  # why the last attempt failed ("" when delivered)
+    at: str  # the last attempt's instant, ISO 8601
+
+    @property
+    def settled(self) -> bool:
+        """Nothing more to send: delivered, or given up."""
+        return self.status in (DeliveryStatus.DELIVERED, DeliveryStatus.GAVE_UP)
+
+    def to_json(self) -> _DeliveryJSON:
+        return {
+            "key": self.key,
+            "target": self.target,
+            "format": self.format,
+            "status": self.status.value,
+            "attempts": self.attempts,
+            "statusCode": self.status_code,
+            "message": self.message,
+            "at": self.at,
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> NoticeDelivery:
+        code = value.get("statusCode")
+        return cls(
+            key=str(value.get("key", "")),
+            target=str(value.get("target", "")),
+            format=str(value.get("format", "")),
+            status=DeliveryStatus(value.get("status", DeliveryStatus.FAILED.value)),
+            attempts=int(value.get("attempts", 0)),
+            status_code=code if isinstance(code, int) else None,
+            message=str(value.get("message", "")),
+            at=str(value.get("at", "")),
+        )
+
+
 @dataclass(frozen=True)
 class NoticeRecord:
     """One notice of a job and its deliveries (one per subscription)."""
@@ -51,7 +119,7 @@ class NoticeRecord:
     event: str
     time: datetime
     summary: str
-    deliveries: tuple[dict[str, Any], ...] = ()
+    deliveries: tuple[NoticeDelivery, ...] = ()
     etag: str | None = field(default=None, compare=False)
 
     @property
@@ -68,7 +136,7 @@ def _entity(record: NoticeRecord) -> Entity:
         "Event": record.event,
         "Time": record.time,
         "Summary": record.summary[:1024],
-        "Deliveries": dumps(list(record.deliveries)),
+        "Deliveries": dumps([delivery.to_json() for delivery in record.deliveries]),
     }
 
 
@@ -79,7 +147,9 @@ def _record(entity: Any) -> NoticeRecord:
         event=entity["Event"],
         time=as_datetime(entity["Time"]) or datetime.min,
         summary=entity.get("Summary", ""),
-        deliveries=tuple(loads(entity.get("Deliveries") or "[]")),
+        deliveries=tuple(
+            NoticeDelivery.from_json(d) for d in loads(entity.get("Deliveries") or "[]")
+        ),
         etag=entity.metadata.get("etag"),
     )
 

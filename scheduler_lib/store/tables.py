@@ -37,6 +37,7 @@ from scheduler_lib.errors import (
 )
 from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
+from scheduler_lib.store.entity import EntityValue
 
 
 def prefix_range(prefix: str) -> str:
@@ -193,7 +194,7 @@ def query_page(
     """One page of a partition's entities (optionally where property `equals[0]` has the
     value `equals[1]`), and the opaque token of the next page (None on the last)."""
     query = "PartitionKey eq @pk"
-    parameters: dict[str, Any] = {"pk": partition}
+    parameters: dict[str, EntityValue] = {"pk": partition}
     if equals is not None:
         query += f" and {equals[0]} eq @value"
         parameters["value"] = equals[1]

@@ -195,6 +195,35 @@ def test_bad_input_is_a_400_naming_the_field(jobs, body, target, words):
     assert state(jobs, "prod-a") == "Enabled"  # nothing changed
 
 
+def test_the_names_jobs_list_answers_select_their_jobs(jobs):
+    """Jobs_List names a job `coll/prod-a` (the ARM name of a nested resource): a client
+    that lists jobs and sends those names acts on the jobs, in any case of the collection,
+    and is answered with the jobs' own names."""
+    listed = jobs.get(collection_path() + "/jobs").json()["value"]
+    names = sorted(job["name"] for job in listed)
+    assert names == ["coll/dev-c", "coll/prod-a", "coll/prod-b"]
+    answer = bulk(jobs, {"operation": "Disable", "names": [*names[:2], "COLL/prod-b"]})
+    assert outcomes(answer) == {"dev-c": "Succeeded", "prod-a": "Succeeded", "prod-b": "Skipped"}
+    assert state(jobs, "dev-c") == state(jobs, "prod-a") == "Disabled"
+
+
+@pytest.mark.parametrize(
+    ("names", "target", "words"),
+    [
+        (["prod-a", "other/prod-b"], "names[1]", "collection 'coll'"),
+        (["coll/prod-a/run"], "names[0]", "collection/job"),
+        (["coll/"], "names[0]", "collection/job"),
+        (["/prod-a"], "names[0]", "collection 'coll'"),
+        (["prod-a", "Coll/PROD-A"], "names[1]", "twice"),
+    ],
+)
+def test_a_name_of_another_collection_is_a_400_naming_it(jobs, names, target, words):
+    body = {"operation": "Disable", "names": names}
+    error = arm_error(jobs.post(collection_path() + "/bulk", json=body), 400)
+    assert error.get("target", "") == target and words in error["message"], error
+    assert state(jobs, "prod-a") == "Enabled"  # nothing changed
+
+
 def test_a_selection_over_the_bound_changes_nothing(jobs, monkeypatch):
     """The bound is checked on what a tag or filter matches, before any job changes (set
     to 1 here so that two matching jobs exceed it; the 100 of the real bound: names above)."""

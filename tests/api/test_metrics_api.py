@@ -69,7 +69,7 @@ def test_the_token_opens_the_metrics_and_nothing_else(
     for outcome in (Outcome.COMPLETED, Outcome.COMPLETED, Outcome.FAULTED):
         recorder.observe(OccurrenceEnded("sub|rg|nightly|backup", "Http", outcome))
     recorder.flush(clock.now)
-    save_dispatcher_state(store, DispatcherState(None, clock.now - timedelta(seconds=42), {}))
+    save_dispatcher_state(store, DispatcherState(None, clock.now - timedelta(seconds=42)))
 
     answer = _get(metrics_server, f"Bearer {TOKEN}")
     rotated = _get(metrics_server, "Bearer old-token")

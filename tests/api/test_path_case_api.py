@@ -1,16 +1,29 @@
 """ARM paths are case-insensitive (`resourcegroups`, `microsoft.scheduler`, `jobcollections`,
 the action (`bulk`, `backfill`, `import`) and the names of collections and jobs), on the
 2026-12-01 routes too, over real HTTP and Azurite: each request below is sent in a case no
-route declares, and must be answered as its canonical spelling is. (The literals matched in
-any case are those of `api/paths.ARM_PATHS`, through `middleware.canonical_path`.)"""
+route declares, and must be answered as its canonical spelling is. So is every other route
+of the app (health, metrics, the preview, the docs, the dashboard and its files), as the
+Functions host's routing is case-insensitive: the literals matched in any case are those of
+every route the app serves (`api/middleware.RouteCase`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+from importlib import resources
+
 import httpx
 import pytest
+from fastapi import FastAPI
+from fastapi.routing import iter_route_contexts
+from starlette.routing import BaseRoute, Mount, Route
 
 from scheduler_lib.api import paths
+from scheduler_lib.config import Settings
+from scheduler_lib.metrics_settings import MetricsSettings
+from scheduler_lib.runtime import create_web_app
 from tests.api.conftest import RG, SUB, http_action, job_path, make_collection
+from tests.support.api_server import ApiServer, ManualClock, serve
 
 RECURRING = {"startTime": "2026-03-01T00:00:00Z", "recurrence": {"frequency": "Hour"}}
 
@@ -81,8 +94,7 @@ def test_every_documented_arm_route_is_in_paths_and_answers_in_any_case(server, 
     """Each ARM path of the 2026-12-01 document, its literals upper-cased and its names made
     up, sent with each of its methods: a route answers (a 404 for the missing resource,
     a 400 for the empty body), never the router's "No such route". And each is in
-    `paths.ARM_PATHS`, whose literals are the ones matched in any case, so that a route
-    added without it is caught here rather than by a client."""
+    `paths.ARM_PATHS`, the list of the ARM paths the routes serve."""
     document = httpx.get(server.api_url + "/openapi-2026-12-01.json").json()
     documented = {p: ops for p, ops in document["paths"].items() if p.startswith("/api/subs")}
     assert set(documented) == set(paths.ARM_PATHS)
@@ -96,3 +108,63 @@ def test_every_documented_arm_route_is_in_paths_and_answers_in_any_case(server, 
             response = client_ext.request(method.upper(), sent, json={})
             code = response.json().get("error", {}).get("code") if response.content else None
             assert response.status_code != 405 and code != "NotFound", (method, sent, response.text)
+
+
+@pytest.fixture
+def web_app(settings: Settings, clock: ManualClock) -> Iterator[tuple[FastAPI, ApiServer]]:
+    """The app the Functions host serves (API and dashboard), with the metrics endpoint open
+    (closed, it answers as an unknown route does), and its server."""
+    opened = replace(settings, metrics=MetricsSettings(tokens=("metrics-token",)))
+    app = create_web_app(opened, clock=clock)
+    with serve(app) as running:
+        yield app, running
+
+
+def every_route(routes: list[BaseRoute], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(method, path template) of each route, mounts' included; a mount of files as one of
+    its files."""
+    for context in iter_route_contexts(routes):  # an included router's routes, prefixed
+        route = context.original_route
+        if isinstance(route, Mount) and route.routes:
+            yield from every_route(route.routes, prefix + route.path)
+        elif isinstance(route, Mount):  # its files' names are names, not literals
+            yield "GET", f"{prefix}{route.path}/{{file}}"
+        elif isinstance(route, Route) and context.path:
+            for method in sorted((context.methods or {"GET"}) - {"HEAD"}):
+                yield method, prefix + context.path
+
+
+STATIC = resources.files("scheduler_lib.dashboard").joinpath("static")
+A_FILE = sorted(f.name for f in STATIC.iterdir() if f.is_file())[0]
+
+
+def spelled(template: str, name: str, other_case: bool) -> str:
+    """`template` with each parameter a made-up name (a static file's: a real one), and its
+    literals in another case."""
+    return "/".join(
+        A_FILE if part == "{file}" else name if part.startswith("{") else
+        part.swapcase() if other_case else part
+        for part in template.split("/")
+    )  # fmt: skip
+
+
+def test_every_route_of_the_app_answers_in_another_case(web_app):
+    """Each route of the app (the ARM ones, `/api/health`, `/api/metrics`, `/api/preview`,
+    the OpenAPI documents and `/api/docs`, every dashboard page and its static files), its
+    literals, `api` included, in another case (`/API/HEALTH`, `/API/UI/SIGNIN`): answered
+    as the declared spelling is (the same status; a name the canonical request did not
+    use, so that neither sees what the other did), never as an unknown route."""
+    app, server = web_app
+    routes = sorted(set(every_route(app.routes)))
+    assert {"/api/health", "/api/metrics", "/api/preview", "/api/ui/signin"} <= {
+        path for _, path in routes
+    }
+    headers = {"Authorization": "Bearer test-key"}
+    params = {"api-version": "2026-12-01"}
+    with httpx.Client(base_url=server.base_url, headers=headers, params=params) as http:
+        for method, template in routes:
+            declared = http.request(method, spelled(template, "one", False), json={})
+            other = http.request(method, spelled(template, "two", True), json={})
+            said = other.text[:200]
+            assert other.status_code == declared.status_code, (method, template, said)
+            assert other.status_code != 405 and "No such route" not in said, (method, template)

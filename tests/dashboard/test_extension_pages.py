@@ -18,6 +18,7 @@ import pytest
 from scheduler_lib.domain import JobDefinition
 from scheduler_lib.store import (
     HistoryEntry,
+    NoticeDelivery,
     NoticeRecord,
     add_history,
     get_job,
@@ -269,7 +270,7 @@ def test_a_job_page_shows_its_health_and_the_notifications_sent(signed_in, api, 
     record = get_job(store, SUB, "rg1", "coll", "watched")
     late = datetime(2026, 3, 4, 8, 0, tzinfo=record.created_time.tzinfo)
     put_job(store, replace(record, overdue_since=late))
-    delivery = {
+    delivery = NoticeDelivery.from_json({
         "key": "k",
         "target": "https://hooks.slack.com:443",
         "format": "Slack",
@@ -277,7 +278,7 @@ def test_a_job_page_shows_its_health_and_the_notifications_sent(signed_in, api, 
         "attempts": 1,
         "statusCode": 200,
         "message": "",
-    }
+    })  # fmt: skip
     open_notice(
         store,
         NoticeRecord(

@@ -186,6 +186,7 @@ def test_with_heartbeat_a_worker_that_dies_in_an_early_wait_is_postponed_by_rede
     The message the host gives back 10 minutes later is a delivery later than the grace
     period (5 minutes): Postponed, the action not run (what docs/deploy.md says this choice
     costs; with `claim` the watchdog sent before the wait runs it ~11 s late)."""
+
     def die(_seconds: float) -> None:
         raise WorkerKilled
 

@@ -106,8 +106,8 @@ def test_a_failure_reaches_json_slack_and_teams_once_per_streak(
     records = list_notices(system.store, job_key)
     assert [r.event for r in records] == ["Recovered", "Failed", "Failed", "Failed"]
     first = records[-1]
-    assert {d["status"] for d in first.deliveries} == {"Delivered"}
-    assert all("/json" not in d["target"] for d in first.deliveries)  # origin only
+    assert {d.status for d in first.deliveries} == {"Delivered"}
+    assert all("/json" not in d.target for d in first.deliveries)  # origin only
 
 
 def _key(running: System, job: str) -> str:
@@ -145,9 +145,9 @@ def test_a_failing_receiver_is_retried_with_backoff_then_given_up(
     ids = {(r.header("x-ms-execution-tag"), r.json()["data"]["id"]) for r in receiver.requests}
     assert ids == {(notice.notice_id, notice.notice_id)}  # the same id on every retry
     [record] = list_notices(system.store, notice.job_key)
-    assert sorted(d["status"] for d in record.deliveries) == ["Delivered", "GaveUp"]
-    gave_up = next(d for d in record.deliveries if d["status"] == "GaveUp")
-    assert gave_up["attempts"] == MAX_ROUNDS and gave_up["statusCode"] == 500
+    assert sorted(d.status for d in record.deliveries) == ["Delivered", "GaveUp"]
+    gave_up = next(d for d in record.deliveries if d.status == "GaveUp")
+    assert gave_up.attempts == MAX_ROUNDS and gave_up.status_code == 500
 
 
 def _first_notice_body(running: System, receiver: HttpTarget) -> str:
@@ -186,7 +186,7 @@ def test_a_private_receiver_is_refused_unless_the_egress_policy_allows_it(
     assert receiver.requests_to("/hook") == []
     [record] = list_notices(system.store, notice.job_key)
     [delivery] = record.deliveries
-    assert "not publicly routable" in delivery["message"]
+    assert "not publicly routable" in delivery.message
 
 
 def test_a_downtime_makes_one_postponed_notice_per_job(
