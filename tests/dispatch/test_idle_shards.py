@@ -184,9 +184,9 @@ def test_the_health_state_follows_the_last_tick_when_shards_are_skipped(
     store = minutes.runtime.store
 
     minutes.tick(T0 + timedelta(minutes=2))
-    assert get_dispatcher_state(store).last_tick["messages_sent"] == 1
+    assert get_dispatcher_state(store).last_tick.counts["messages_sent"] == 1
     minutes.tick(T0 + timedelta(minutes=3))
 
     state = get_dispatcher_state(store)
-    assert (state.last_tick["messages_sent"], state.last_tick["pairs_sent"]) == (0, 0)
+    assert (state.last_tick.counts["messages_sent"], state.last_tick.counts["pairs_sent"]) == (0, 0)
     assert state.cursor == T0 + timedelta(minutes=4)  # through the look-ahead minute
