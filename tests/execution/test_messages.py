@@ -1,6 +1,5 @@
 """Execution messages survive the queue and identify their occurrence."""
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -58,25 +57,3 @@ def test_late_and_buffered_runs_round_trip_and_plain_messages_keep_their_form() 
     assert buffered.buffered and buffered.start_at is None
     for message in (late, buffered):
         assert ExecutionMessage.from_json(message.to_json()) == message
-
-
-def test_the_json_of_a_message_is_the_text_every_version_wrote() -> None:
-    """The body is built from the fields directly (not `dataclasses.asdict`): the same
-    text, field for field and in the same order, as the executor and older workers read."""
-    plain = ExecutionMessage.scheduled("s|r|c|j", datetime(2026, 3, 4, 9, 0, tzinfo=UTC), 3, "i1")
-    assert plain.to_json() == (
-        '{"job_key":"s|r|c|j","occurrence":"2026-03-04T09:00:00+00:00",'
-        f'"execution_tag":"{plain.execution_tag}","occurrence_number":3,"action":"MainAction",'
-        '"attempt":0,"manual":false,"incarnation":"i1","v":1}'
-    )
-    every = replace(
-        plain, jitter_seconds=7, buffered=True, catch_up="backfill", watchdog=True,
-        lease_seen="l1", before_claim=True, attempt=2,
-    )  # fmt: skip
-    assert every.to_json() == (
-        '{"job_key":"s|r|c|j","occurrence":"2026-03-04T09:00:00+00:00",'
-        f'"execution_tag":"{plain.execution_tag}","occurrence_number":3,"action":"MainAction",'
-        '"attempt":2,"manual":false,"incarnation":"i1","jitter_seconds":7,"buffered":true,'
-        '"catch_up":"backfill","watchdog":true,"lease_seen":"l1","before_claim":true,"v":1}'
-    )
-    assert ExecutionMessage.from_json(every.to_json()) == every
