@@ -11,6 +11,7 @@ caused.
 from __future__ import annotations
 
 import multiprocessing
+import ssl
 import threading
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,7 +23,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-def _serve(conn: Connection) -> None:
+def _serve(conn: Connection, tls: tuple[str, str] | None = None) -> None:
     lateness: list[float] = []
     tags: list[str] = []
     lock = threading.Lock()
@@ -43,6 +44,10 @@ def _serve(conn: Connection) -> None:
             pass
 
     server = _Server(("127.0.0.1", 0), Handler)
+    if tls is not None:  # HTTPS with this certificate and key (files)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     conn.send(server.server_address[1])
     while (command := conn.recv()) != "stop":
@@ -63,12 +68,14 @@ class Target:
     """`Target()` starts it; then `url`, `count()`, `tags()` (each request's execution tag),
     `take()` (lateness in s, and forget them), `stop()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, tls: tuple[str, str] | None = None) -> None:
+        """`tls`: serve HTTPS with this (certificate file, key file)."""
         context = multiprocessing.get_context("spawn")
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child,), daemon=True)
+        self._process = context.Process(target=_serve, args=(child, tls), daemon=True)
         self._process.start()
-        self.url = f"http://127.0.0.1:{self._conn.recv()}/hook"
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self._conn.recv()}/hook"
 
     def count(self) -> int:
         self._conn.send("count")

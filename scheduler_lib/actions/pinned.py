@@ -39,6 +39,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.util import connection
 
 from scheduler_lib.actions.egress import EgressDenied, EgressPolicy
+from scheduler_lib.actions.trust import trust_context
 
 __all__ = ["Deadline", "EgressDenied", "pinned_session", "read_capped"]
 
@@ -212,6 +213,19 @@ class _PinnedAdapter(HTTPAdapter):
             kwargs["ssl_context"] = self._ssl_context
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = self._pools
+
+    def cert_verify(self, conn: Any, url: str, verify: Any, cert: Any) -> None:
+        """requests' choice of CA bundle, then that bundle's context loaded once (`trust`),
+        so urllib3 does not load the file for each new connection. Not with a client
+        certificate's context (its own, per attempt) nor without verification."""
+        super().cert_verify(conn, url, verify, cert)
+        bundle = getattr(conn, "ca_certs", None) or getattr(conn, "ca_cert_dir", None)
+        if self._ssl_context is not None or cert or not bundle:
+            return
+        context = trust_context(bundle)
+        if context is not None:
+            conn.conn_kw["ssl_context"] = context
+            conn.ca_certs = conn.ca_cert_dir = None
 
 
 def read_capped(response: requests.Response, limit: int) -> tuple[bytes, bool]:
