@@ -8,9 +8,11 @@ the action runs, and a watchdog message sent at the claim takes an expired lease
 (`execution/lease.py`). A living worker is never taken over: the actions are held longer
 than a lease before the kill, and no second request arrives meanwhile.
 
-Real pieces: two `python -m devtools.devhost` processes one after the other (the second
-stands for the other instances of a Function App), the session's Azurite, a real HTTP
-target that holds each first request and answers the reruns at once."""
+Real pieces: two `python -m devtools.devhost` processes (the second, started while the first
+runs its actions, stands for the other instances of a Function App: they are already running
+when one dies, so the bound after the kill does not include a host's start-up, which on a
+loaded machine alone took longer than the bound), the session's Azurite, a real HTTP target
+that holds each first request and answers the reruns at once."""
 
 from __future__ import annotations
 
@@ -30,11 +32,16 @@ from tests.devtools.test_devhost import COLLECTION, KEY, _serving, _wait_until
 from tests.support.http_target import HttpTarget
 
 JOBS = 12
+ALIVE = 20.0  # seconds the actions run under living hosts before the kill
 #: How long the target holds each first request: longer than a lease and its confirmation
-#: (`lease.LEASE` + `lease.CONFIRM`), so a takeover of a living worker would show.
-HOLD = 40.0
-ALIVE = 20.0  # seconds the actions run under a living host before the kill
+#: (`lease.LEASE` + `lease.CONFIRM`), so a takeover of a living worker would show, and
+#: longer than the second host's start-up and `ALIVE`, so every action is still in flight
+#: when its host is killed (checked before the kill). Released at once by the target's close.
+HOLD = 180.0
 BOUND = 30.0  # seconds after the kill within which every occurrence must run again
+#: Seconds the first host may take to run the jobs: its first tick is at the next minute,
+#: up to 60 s after they are created. Only bounds a hang.
+FIRST_RUN = 150.0
 
 
 class Hosts:
@@ -100,13 +107,15 @@ def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
                 }}  # fmt: skip
                 created = client.put(f"{COLLECTION}/jobs/j{i}", json=job)
                 assert created.status_code == 201, created.text
-        target.wait_for_requests(JOBS, timeout=60)
+        first = target.wait_for_requests(JOBS, timeout=FIRST_RUN)
+        other = hosts.start()  # another instance, running before the first one dies
         time.sleep(ALIVE)  # the actions run on: a living worker is not taken over
         assert len(target.requests) == JOBS
+        assert time.monotonic() < min(r.arrived for r in first) + HOLD, "HOLD too short"
 
         hosts.processes[0].kill()  # SIGKILL: no shutdown, its messages stay hidden
         killed = time.monotonic()
-        with _client(hosts.start()) as client:
+        with _client(other) as client:
             try:
                 target.wait_for_requests(2 * JOBS, timeout=BOUND + 15)
             finally:
