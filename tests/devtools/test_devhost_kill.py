@@ -33,12 +33,18 @@ from tests.devtools.test_devhost import COLLECTION, KEY, _wait_until
 from tests.support.http_target import HttpTarget
 
 JOBS = 12
+EXTENSIONS = {"api-version": "2026-12-01"}  # for the action's `timeout`
 ALIVE = 20.0  # seconds the actions run under living hosts before the kill
 #: How long the target holds each first request: longer than a lease and its confirmation
 #: (`lease.LEASE` + `lease.CONFIRM`), so a takeover of a living worker would show, and
-#: longer than the second host's start-up and `ALIVE`, so every action is still in flight
-#: when its host is killed (checked before the kill). Released at once by the target's close.
-HOLD = 180.0
+#: longer than the second host's start-up (`support.STARTUP`) and `ALIVE`, so every action
+#: is still in flight when its host is killed (checked before the kill). Released at once by
+#: the target's close.
+HOLD = 360.0
+#: The actions' own attempt timeout (2026-12-01), longer than `HOLD`: with the default 60 s
+#: a loaded machine's slow start of the second host let the first attempts time out (and
+#: retry) before the kill.
+ATTEMPT = "PT8M"
 BOUND = 30.0  # seconds after the kill within which every occurrence must run again
 #: Seconds the first host may take to run the jobs: its first tick is at the next minute,
 #: up to 60 s after they are created. Only bounds a hang.
@@ -110,9 +116,9 @@ def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
                 request = {"method": "POST", "uri": target.url_for(f"/j{i}")}
                 job = {"properties": {
                     "startTime": start.isoformat().replace("+00:00", "Z"),
-                    "action": {"type": "Http", "request": request},
+                    "action": {"type": "Http", "timeout": ATTEMPT, "request": request},
                 }}  # fmt: skip
-                created = client.put(f"{COLLECTION}/jobs/j{i}", json=job)
+                created = client.put(f"{COLLECTION}/jobs/j{i}", json=job, params=EXTENSIONS)
                 assert created.status_code == 201, created.text
         first = target.wait_for_requests(JOBS, timeout=FIRST_RUN)
         other = hosts.start()  # another instance, running before the first one dies
@@ -139,7 +145,9 @@ def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
 
             _wait_until(recorded, timeout=30, what="the reruns' history")
             for i in range(JOBS):
-                [entry] = _history(client, i)
+                entries = _history(client, i)
+                assert len(entries) == 1, (entries, len(target.requests_to(f"/j{i}")))
+                [entry] = entries
                 assert entry["status"] == "Completed" and entry["retryCount"] == 0
                 assert entry["message"].startswith("[Rerun] "), entry["message"]
                 assert entry["expectedExecutionTime"] == start.isoformat().replace("+00:00", "Z")
