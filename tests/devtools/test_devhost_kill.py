@@ -30,7 +30,7 @@ from devtools.azurite import ROOT, Azurite, free_port
 from scheduler_lib.config import Settings
 from tests.devtools.support import devhost_env, wait_serving
 from tests.devtools.test_devhost import COLLECTION, KEY, _wait_until
-from tests.support.http_target import HttpTarget
+from tests.support.http_target import HttpTarget, RecordedRequest
 
 JOBS = 12
 EXTENSIONS = {"api-version": "2026-12-01"}  # for the action's `timeout`
@@ -136,9 +136,15 @@ def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
             reruns = requests[JOBS:]
             late = sorted(round(r.arrived - killed, 1) for r in reruns)
             assert len(reruns) == JOBS and late[-1] <= BOUND, f"reruns after the kill (s): {late}"
+            occurrences: dict[int, datetime] = {}
             for i in range(JOBS):
                 first, again = target.requests_to(f"/j{i}")
                 assert again.header("x-ms-execution-tag") == first.header("x-ms-execution-tag")
+                occurrences[i] = _expected(first)
+                assert _expected(again) == occurrences[i]
+                # `start`, or for a job created after it had passed (12 PUTs took longer than
+                # its 5 s on a loaded machine) the second the job was created: it runs at once.
+                assert occurrences[i] >= start
 
             def recorded() -> bool:
                 return all(_history(client, i) for i in range(JOBS))
@@ -150,8 +156,15 @@ def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
                 [entry] = entries
                 assert entry["status"] == "Completed" and entry["retryCount"] == 0
                 assert entry["message"].startswith("[Rerun] "), entry["message"]
-                assert entry["expectedExecutionTime"] == start.isoformat().replace("+00:00", "Z")
+                assert datetime.fromisoformat(entry["expectedExecutionTime"]) == occurrences[i]
             assert len(target.requests) == 2 * JOBS  # none ran a third time
+
+
+def _expected(request: RecordedRequest) -> datetime:
+    """The occurrence an attempt ran for, as the scheduler told the target."""
+    header = request.header("x-ms-scheduler-expected-execution-time")
+    assert header, request.headers
+    return datetime.fromisoformat(header)
 
 
 def _history(client: httpx.Client, i: int) -> list[dict]:
