@@ -120,11 +120,11 @@ def test_occurrences_in_flight_when_the_host_is_killed_run_again_within_seconds(
                 }}  # fmt: skip
                 created = client.put(f"{COLLECTION}/jobs/j{i}", json=job, params=EXTENSIONS)
                 assert created.status_code == 201, created.text
-        first = target.wait_for_requests(JOBS, timeout=FIRST_RUN)
+        held = target.wait_for_requests(JOBS, timeout=FIRST_RUN)
         other = hosts.start()  # another instance, running before the first one dies
         time.sleep(ALIVE)  # the actions run on: a living worker is not taken over
         assert len(target.requests) == JOBS
-        assert time.monotonic() < min(r.arrived for r in first) + HOLD, "HOLD too short"
+        assert time.monotonic() < min(r.arrived for r in held) + HOLD, "HOLD too short"
 
         hosts.processes[0].kill()  # SIGKILL: no shutdown, its messages stay hidden
         killed = time.monotonic()
