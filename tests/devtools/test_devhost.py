@@ -17,7 +17,7 @@ import pytest
 
 from devtools.azurite import ROOT, Azurite, free_port
 from scheduler_lib.config import Settings
-from tests.devtools.support import devhost_env
+from tests.devtools.support import devhost_env, wait_serving
 from tests.support.http_target import HttpTarget
 
 KEY = "devhost-key"
@@ -41,20 +41,12 @@ def devhost(azurite: Azurite, settings: Settings) -> Iterator[tuple[str, subproc
     base = f"http://127.0.0.1:{port}/api"
     try:
         # A new deployment ticks at the next minute, not at start-up: wait for the API.
-        _wait_until(lambda: _serving(base), timeout=60, what="the devhost's API")
+        wait_serving(process, base)
         yield base, process
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-
-
-def _serving(base: str) -> bool:
-    """The API answers and reaches its storage (Degraded until the first tick)."""
-    try:
-        return httpx.get(base + "/health", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _wait_until(condition, *, timeout: float, what: str) -> None:

@@ -19,10 +19,13 @@ from devtools.azurite import ROOT, free_port
 from devtools.devhost import worker_loop
 from devtools.local_run import banner
 from scheduler_lib.runtime import Runtime
+from tests.devtools.support import STARTUP
 from tests.support.api_server import serve
 
 #: Bounded: before the fix both commands started the whole scheduler and never returned.
-TIMEOUT = 30
+#: Only that hang: the imports (`devtools.devhost`, uvicorn, the Azure SDKs) took over 30 s
+#: on a loaded machine (the same start-up as the host's, `support.STARTUP`).
+TIMEOUT = STARTUP
 
 
 def _local_run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
