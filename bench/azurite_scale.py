@@ -164,7 +164,7 @@ def kinds(env: Loaded, count: int) -> dict[str, Callable[[int], int]]:
     jobs, history = env.store.table("Jobs"), env.store.table("JobHistory")
     collections = env.store.table("JobCollections")
     pick = [(r * 7919) % env.size for r in range(count)]
-    counters: dict[int, HistoryCounter] = {}
+    counters: dict[int, HistoryCounter | None] = {}
 
     def point_read(_: int) -> int:
         for i in pick:
@@ -176,11 +176,11 @@ def kinds(env: Loaded, count: int) -> dict[str, Callable[[int], int]]:
 
         for i in pick:
             if i not in env.etags:
-                env.etags[i] = jobs.get_entity(*_keys(env, i)).metadata["etag"]
+                env.etags[i] = str(jobs.get_entity(*_keys(env, i)).metadata["etag"])
             meta = jobs.update_entity(
                 env._job(i), mode=UpdateMode.REPLACE, **etag_kwargs(env.etags[i])
             )
-            env.etags[i] = meta["etag"]
+            env.etags[i] = str(meta["etag"])
         return count
 
     def collection(_: int) -> int:
