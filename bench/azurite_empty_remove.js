@@ -8,8 +8,10 @@
 // request costs O(M log M) in the messages of every queue, M. A scheduler that sends its
 // occurrences' messages up to a minute ahead (invisible until their second) keeps M at a
 // minute's occurrences, so Azurite's queue requests slow with the load (docs/cost.md,
-// "Azurite's cost as the tables grow"); Azure's do not. Removing nothing now returns early,
-// as removing something did before.
+// "Azurite's cost as the tables grow"); Azure's do not. Removing nothing now returns early.
+// A receive also updates its messages with `Collection.update(docs)`, which for an array
+// turns the adaptive indices off and rebuilds the four afterwards: here each message is
+// updated on its own, the indices adjusted in place (the same documents, the same indices).
 "use strict";
 const loki = require("lokijs");
 
@@ -19,4 +21,15 @@ loki.Collection.prototype.remove = function (doc) {
     return undefined;
   }
   return remove.call(this, doc);
+};
+
+const update = loki.Collection.prototype.update;
+loki.Collection.prototype.update = function (doc) {
+  if (Array.isArray(doc)) {
+    for (const one of doc) {
+      update.call(this, one);
+    }
+    return undefined;
+  }
+  return update.call(this, doc);
 };
