@@ -149,7 +149,9 @@ def executor(
             if not workers:  # a run timing the messages alone: just delete them
                 queue.delete(message)
                 continue
-            handler.handle(message.body, message_id=message.id, dequeue_count=message.dequeue_count)
+            handler.handle_body(
+                message.body, message_id=message.id, dequeue_count=message.dequeue_count
+            )
             queue.delete(message)
 
     threads = [threading.Thread(target=poll)] + [

@@ -229,11 +229,12 @@ def _run_and_release(
 
 
 def process_message(runtime: Runtime, message: ReceivedMessage) -> None:
-    """Run one message; delete it, release it for another try, or poison it."""
+    """Run one message (a lone execution message, or a batch's members at once); delete
+    it, release it for another try, or poison it."""
     _settle(
         runtime.queue,
         message,
-        lambda m: runtime.execute(m.body, message_id=m.id, dequeue_count=m.dequeue_count),
+        lambda m: runtime.execute_queued(m.body, message_id=m.id, dequeue_count=m.dequeue_count),
     )
 
 

@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Settings, errors and time: what everything may use.
     ("errors", "timeutil", "storage_patience", "storage_calls", "metrics_settings",
      "identity_audiences", "app_settings", "precision", "watchdog_choice", "config", "logs",
-     "shared_reads", "storage_account"),
+     "shared_reads", "storage_account", "concurrent_calls"),
     ("domain", "schedule"),  # the rules, pure
     ("wire",),  # the JSON in and out
     ("store", "actions"),  # the adapters: storage, and the calls a job makes
