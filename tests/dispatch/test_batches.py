@@ -14,6 +14,7 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain.messages import BATCH_LIMIT, ExecutionMessage, parse_body
+from scheduler_lib.store.dispatcher_state import get_dispatcher_state
 from scheduler_lib.store.due_index import add_due
 from scheduler_lib.store.jobs import delete_job, put_job
 from scheduler_lib.store.tables import TableStore
@@ -50,6 +51,7 @@ def test_jobs_due_in_the_same_second_are_one_queue_message(
         ExecutionMessage.scheduled(j.key, T0, 1) for j in jobs
     ]
     assert (report.messages_sent, report.queue_sends) == (5, 1)
+    assert get_dispatcher_state(store).last_tick["queue_sends"] == 1  # the health endpoint's
     nxt = T0 + timedelta(hours=1)
     assert [reload(store, j).next_execution_time for j in jobs] == [nxt] * 5
     assert all_rows(store) == sorted((j.key, nxt) for j in jobs)
