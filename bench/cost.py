@@ -291,7 +291,8 @@ def summary(  # type: ignore[type-arg]
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=600)
-    parser.add_argument("--minutes", type=int, default=1, help="spread the jobs over this many (0: all at one second)")
+    parser.add_argument("--minutes", type=int, default=1,
+                        help="spread the jobs over this many (0: all at one second)")  # fmt: skip
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="an app setting for the host")  # fmt: skip
