@@ -190,9 +190,11 @@ class Runtime:
         report = combine_results(coordinated.now, self.drain_dispatch(), self.clock)
         self.upkeep(report.now)
         log.info(
-            "dispatcher tick: %d due rows, %d sent, %d postponed, %d stale, %.2fs",
+            "dispatcher tick: %d due rows, %d sent in %d queue messages, %d postponed, "
+            "%d stale, %.2fs",
             report.rows_read,
             report.messages_sent,
+            report.queue_sends,
             report.postponed,
             report.stale_dropped,
             report.duration,
