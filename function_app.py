@@ -4,8 +4,8 @@
 - Timer, every minute at second 0: the dispatcher's coordinator (one control message per
   due (minute, shard) pair of the due index).
 - Queue, on the dispatch queue: one (minute, shard) pair dispatched under the shard's lease.
-- Queue, on the execution queue: one execution message (poisoned by the host after
-  host.json's maxDequeueCount failed attempts).
+- Queue, on the execution queue: one execution message, or a batch of them run at once
+  (poisoned by the host after host.json's maxDequeueCount failed attempts).
 - Queue, on its poison queue: a poisoned message, recorded in its job's history and status.
 - Queue, on the notifications queue (beside the execution queue): one notice, delivered
   to its job's webhook subscriptions (docs/notifications.md).
@@ -45,7 +45,7 @@ def dispatch_pair(msg: func.QueueMessage) -> None:
     arg_name="msg", queue_name="%SCHEDULER_EXECUTION_QUEUE%", connection="AzureWebJobsStorage"
 )
 def executor(msg: func.QueueMessage) -> None:
-    runtime.execute(
+    runtime.execute_queued(
         msg.get_body().decode("utf-8"),
         message_id=msg.id or "",
         dequeue_count=msg.dequeue_count or 1,

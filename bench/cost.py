@@ -14,7 +14,8 @@ storage transactions and function executions. One run:
    host and of Azurite (utime+stime of the process and its children, /proc/<pid>/stat), and
    the storage calls made meanwhile;
 3. `--count` one-time HTTP jobs created through the API, due spread evenly over `--minutes`
-   minutes (one by default; e.g. `--count 40 --minutes 4` for isolated occurrences) a few
+   minutes (one by default; e.g. `--count 40 --minutes 4` for isolated occurrences;
+   `--minutes 0`: all due at the same second, the minute's first) a few
    minutes ahead (as bench/lateness.py); the window starts once they are created (the API's
    cost is not counted) and ends 5 s after the last action arrived: everything the
    dispatcher, the executor and the watchdog did for them falls in it;
@@ -153,7 +154,7 @@ def run(  # type: ignore[type-arg]
         if datetime.now(UTC) > minute - timedelta(seconds=60):
             raise SystemExit("creating the jobs took too long to place them ahead; rerun")
         before = probe.take()
-        end = minute + timedelta(minutes=minutes - 1, seconds=90)
+        end = minute + timedelta(minutes=max(minutes, 1) - 1, seconds=90)
         while datetime.now(UTC) < end and target.count() < count:
             time.sleep(0.5)
         time.sleep(5)  # a doubled delivery, a watchdog's check, a finish still in hand
@@ -290,7 +291,8 @@ def summary(  # type: ignore[type-arg]
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=600)
-    parser.add_argument("--minutes", type=int, default=1, help="spread the jobs over this many")
+    parser.add_argument("--minutes", type=int, default=1,
+                        help="spread the jobs over this many (0: all at one second)")  # fmt: skip
     parser.add_argument("--idle", type=float, default=60.0)
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="an app setting for the host")  # fmt: skip

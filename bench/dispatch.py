@@ -50,7 +50,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import TickReport, run_tick
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import parse_body
 from scheduler_lib.execution.execute import Executor
 from scheduler_lib.store import jobs as job_store
 from scheduler_lib.store.collections import put_collection
@@ -132,8 +132,8 @@ def executor(
             messages = queue.receive(max_messages=32, visibility_timeout=300)
             now = utc_now()
             for message in messages:
-                occurrence = ExecutionMessage.from_json(message.body).occurrence
-                received.append((now - occurrence).total_seconds())
+                for member in parse_body(message.body):  # a batch: each occurrence it carries
+                    received.append((now - member.occurrence).total_seconds())
                 work.put(message)
             if not messages:
                 time.sleep(POLL_INTERVAL)
@@ -149,7 +149,9 @@ def executor(
             if not workers:  # a run timing the messages alone: just delete them
                 queue.delete(message)
                 continue
-            handler.handle(message.body, message_id=message.id, dequeue_count=message.dequeue_count)
+            handler.handle_body(
+                message.body, message_id=message.id, dequeue_count=message.dequeue_count
+            )
             queue.delete(message)
 
     threads = [threading.Thread(target=poll)] + [

@@ -234,9 +234,10 @@ def trace_message(settings: Any, *, early: bool = False) -> list[str]:
 
         def run() -> Any:
             clock.now = T0 + timedelta(milliseconds=-1500 if early else 500)
-            return runtime.executor.handle(
+            [report] = runtime.executor.handle_body(
                 message.to_json(), message_id=uuid.uuid4().hex, dequeue_count=1
             )
+            return report
 
         return run
 

@@ -182,6 +182,9 @@ def worker_loop(
     occurrences in a minute (33/s) waited in the queue for a slot and started late. In Azure
     the host adds instances; one local host needs the slots instead.
 
+    A batch message takes one slot, as one invocation does in Azure; its members run on the
+    executor's own threads (`Executor.members`).
+
     Each receive asks for as many messages as there are free slots; an empty one backs off
     (`polling.Backoff`; `wait` as in `polling.poll`)."""
     concurrency = concurrency or runtime.settings.executor_concurrency
@@ -229,11 +232,12 @@ def _run_and_release(
 
 
 def process_message(runtime: Runtime, message: ReceivedMessage) -> None:
-    """Run one message; delete it, release it for another try, or poison it."""
+    """Run one message (a lone execution message, or a batch's members at once); delete
+    it, release it for another try, or poison it."""
     _settle(
         runtime.queue,
         message,
-        lambda m: runtime.execute(m.body, message_id=m.id, dequeue_count=m.dequeue_count),
+        lambda m: runtime.execute_queued(m.body, message_id=m.id, dequeue_count=m.dequeue_count),
     )
 
 

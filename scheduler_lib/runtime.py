@@ -35,13 +35,14 @@ from scheduler_lib.dispatch import (
 from scheduler_lib.domain.outcomes import Event
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import (
+    ExecutionMessage,
     ExecutionQueue,
     ExecutionReport,
     Executor,
     PoisonReport,
     execution_events,
     poison_events,
-    record_poisoned,
+    record_poisoned_body,
 )
 from scheduler_lib.housekeeping import HousekeepingReport, run_housekeeping
 from scheduler_lib.metrics import FLUSH_EVERY, MetricsRecorder, fold_stale
@@ -189,9 +190,11 @@ class Runtime:
         report = combine_results(coordinated.now, self.drain_dispatch(), self.clock)
         self.upkeep(report.now)
         log.info(
-            "dispatcher tick: %d due rows, %d sent, %d postponed, %d stale, %.2fs",
+            "dispatcher tick: %d due rows, %d sent in %d queue messages, %d postponed, "
+            "%d stale, %.2fs",
             report.rows_read,
             report.messages_sent,
+            report.queue_sends,
             report.postponed,
             report.stale_dropped,
             report.duration,
@@ -213,23 +216,51 @@ class Runtime:
         except Exception:
             log.exception("tick upkeep failed; the next tick tries again")
 
-    def execute(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
-        """Execute one message from the execution queue (the queue trigger)."""
+    def execute_queued(
+        self, body: str, *, message_id: str, dequeue_count: int
+    ) -> list[ExecutionReport]:
+        """Execute every attempt one message of the execution queue carries (the queue
+        trigger): one, or a batch's members at once (`Executor.handle_body`). Each member's
+        report is observed; if any member raised, the others' are observed first, then the
+        invocation fails (an ExceptionGroup) so that the host delivers the batch again."""
         self.ensure_storage()
-        report = self.executor.handle(body, message_id=message_id, dequeue_count=dequeue_count)
-        for event in execution_events(report):
-            self.observe(event)
+        try:
+            ended = self.executor.handle_body(
+                body, message_id=message_id, dequeue_count=dequeue_count
+            )
+            reports = [report for report in ended if isinstance(report, ExecutionReport)]
+            for report in reports:
+                self._observe_execution(report)
+        finally:
+            self.flush_metrics()
+        if failed := [error for error in ended if isinstance(error, Exception)]:
+            raise ExceptionGroup(f"{len(failed)} of {len(ended)} attempts failed", failed)
+        return reports
+
+    def execute(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
+        """Execute one lone execution message (tests and tools that hand in one at a time;
+        the queue trigger calls `execute_queued`, which takes a batch as well)."""
+        self.ensure_storage()
+        report = self.executor.handle_message(
+            ExecutionMessage.from_json(body), member_id=message_id, dequeue_count=dequeue_count
+        )
+        self._observe_execution(report)
         self.flush_metrics()
         return report
 
-    def record_poisoned(self, body: str, *, message_id: str) -> PoisonReport:
-        """Record a message from the poison queue in its job (the poison-queue trigger)."""
+    def _observe_execution(self, report: ExecutionReport) -> None:
+        for event in execution_events(report):
+            self.observe(event)
+
+    def record_poisoned(self, body: str, *, message_id: str) -> list[PoisonReport]:
+        """Record a message from the poison queue in its job (the poison-queue trigger), each
+        member of a batch in its own."""
         self.ensure_storage()
-        report = record_poisoned(self.store, body, message_id=message_id, now=self.clock())
-        for event in poison_events(report):
+        reports = record_poisoned_body(self.store, body, message_id=message_id, now=self.clock())
+        for event in (event for report in reports for event in poison_events(report)):
             self.observe(event)
         self.flush_metrics()
-        return report
+        return reports
 
     def notify(self, body: str) -> NotifyReport:
         """Deliver one notice from the notifications queue (its queue trigger)."""

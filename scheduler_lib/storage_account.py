@@ -36,6 +36,7 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
 from urllib3.util.retry import Retry
 
+from scheduler_lib.concurrent_calls import MEMBER_THREADS
 from scheduler_lib.config import Settings
 
 C = TypeVar("C")
@@ -49,9 +50,10 @@ DISPATCH_THREADS = 8
 
 
 def connection_pool_size(settings: Settings) -> int:
-    """Connections one storage client keeps open for reuse: one per thread that may use it."""
+    """Connections one storage client keeps open for reuse: one per thread that may use it
+    (a batch message's members run on the executor's `MEMBER_THREADS` besides its slots)."""
     dispatch = settings.dispatch_workers * DISPATCH_THREADS
-    return settings.executor_concurrency + dispatch + OTHER_THREADS
+    return settings.executor_concurrency + MEMBER_THREADS + dispatch + OTHER_THREADS
 
 
 def pooled_session(settings: Settings, kind: str = "storage") -> DirectSession:

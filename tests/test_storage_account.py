@@ -22,6 +22,7 @@ from azure.storage.queue import QueueServiceClient
 from requests.adapters import HTTPAdapter
 
 from scheduler_lib import storage_calls
+from scheduler_lib.concurrent_calls import MEMBER_THREADS
 from scheduler_lib.config import TABLES, Settings
 from scheduler_lib.storage_account import (
     DirectSession,
@@ -77,7 +78,7 @@ def test_each_client_pools_a_connection_per_thread_that_may_use_it(settings: Set
     ("Connection pool is full, discarding connection")."""
     sized = replace(settings, executor_concurrency=50, dispatch_workers=3)
     size = connection_pool_size(sized)
-    assert size == 50 + 3 * 8 + 42 > 10
+    assert size == 50 + MEMBER_THREADS + 3 * 8 + 42 > 10
     for client in (TableStore(sized).service, ExecutionQueue(sized)._service):
         assert _adapter_of(client).poolmanager.connection_pool_kw["maxsize"] == size
         assert connection_pool_size(replace(sized, executor_concurrency=60)) == size + 10

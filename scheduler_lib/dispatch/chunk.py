@@ -1,8 +1,10 @@
 """One chunk of a dispatcher tick: up to `CHUNK` jobs (and parked messages), soonest first.
 
 Per chunk: read its jobs (in parallel), write the rows of the next occurrences they are
-expected to need in table transactions, handle each job (`dispatch_read_job`: send, advance,
-collect its old rows) or parked message, then delete the collected rows in transactions.
+expected to need in table transactions, send the occurrences they are expected to send
+that become visible in the same second as one queue message (`batch.py`), handle each
+job (`dispatch_read_job`: send what no batch carried, advance, collect its old rows) or
+parked message, then delete the collected rows in transactions.
 That saves two round trips per job over writing and deleting rows one by one, and keeps
 the order that makes a tick safe: a job's next row exists before the job points at it, and
 its old row goes only after it moved on. A failure of either batch is not a failure of the
@@ -17,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
 
+from scheduler_lib.dispatch.batch import send_batches
 from scheduler_lib.dispatch.context import Counts, TickContext, read_job
 from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
 from scheduler_lib.domain import JobRecord
@@ -51,8 +54,10 @@ def dispatch_chunk(
     keys = [key for key, _ in units if key is not None]
     jobs = dict(zip(keys, run(lambda key: _read_or_error(ctx, key), keys), strict=True))
     counts, failed_minutes = Counts(job_entities_read=len(keys)), list[str]()
-    prewritten = _prewrite(ctx, [(jobs[key], rows) for key, rows in units if key is not None])
-    ctx = replace(ctx, prewritten=prewritten)
+    read = [(jobs[key], rows) for key, rows in units if key is not None]
+    prewritten = _prewrite(ctx, read)
+    in_batches, counts.queue_sends = send_batches(ctx, read, pool)
+    ctx = replace(ctx, prewritten=prewritten, sent_in_batches=in_batches)
     tasks: list[Task] = [
         (rows, _bind(_task, ctx, jobs[key], rows) if key is not None else
          _bind(_send_parked, ctx, rows[0]))

@@ -15,7 +15,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.domain import JobRecord, JobState, split_job_key
 from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
-from scheduler_lib.execution import ExecutionQueue
+from scheduler_lib.execution import ExecutionMessage, ExecutionQueue
 from scheduler_lib.store import (
     DueRow,
     LostRace,
@@ -39,7 +39,11 @@ class Counts:
 
     job_entities_read: int = 0
     history_entities_read: int = 0
+    #: Occurrences sent (execution messages), each counted by its job's task, lone or
+    #: carried by a batch.
     messages_sent: int = 0
+    #: Queue messages that took: one per lone message, one per batch (`batch.py`).
+    queue_sends: int = 0
     parked_sent: int = 0
     postponed: int = 0
     stale_dropped: int = 0
@@ -62,7 +66,7 @@ class TickContext:
     expects in transactions first (`prewritten`: a job advanced to one of them needs no write
     of its own) and collects the rows it is done with (`remove_row`) to delete them in
     transactions afterwards (`take_removals`). Without `batched` (the API's `dispatch_now`)
-    each row is removed at once."""
+    each row is removed at once. It batches its sends too: `sent_in_batches`."""
 
     store: TableStore
     queue: ExecutionQueue
@@ -73,6 +77,9 @@ class TickContext:
     clock: Clock | None = None
     batched: bool = False
     prewritten: frozenset[tuple[str, datetime]] = frozenset()
+    #: Messages the chunk sent in batches before its jobs' tasks ran (`batch.py`): a task
+    #: does not send one of these again.
+    sent_in_batches: frozenset[ExecutionMessage] = frozenset()
     #: Takes what the tick decides about occurrences (a postponement: `Outcome.MISSED`).
     observe: Observer = ignore
     _removals: list[DueRow] = field(default_factory=list)

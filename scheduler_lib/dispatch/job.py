@@ -11,6 +11,10 @@ The order of writes is what makes a tick safe to crash, repeat or race:
    dispatcher does not own), re-applies the advance;
 4. remove the old row.
 
+Step 1 may have been done before the job's task ran: occurrences that become visible in
+the same second are sent by the chunk as one batch message first (`batch.py`); `_send` then
+skips a message identical to one a batch carried, and does the rest as for any other.
+
 A crash after 1 re-sends the same message next tick; after 2 leaves a harmless stale row;
 after 3 leaves the old row, which the next tick finds stale and drops. The job never
 advances past an occurrence whose message was not sent. What to do with a row (drop,
@@ -91,9 +95,10 @@ def _decide(ctx: TickContext, job: JobRecord, row: DueRow) -> Stale | Postpone |
 def _send(
     ctx: TickContext, job: JobRecord, row: DueRow, send: Send, counts: Counts
 ) -> tuple[JobRecord | None, bool]:
-    number, start = send.number, send.start
-    message = ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation, start=start)
-    ctx.queue.send(message, visible_at=start, now=ctx.send_now())
+    message = _message(job, row, send)
+    if message not in ctx.sent_in_batches:  # only the very message a batch carried (batch.py)
+        ctx.queue.send(message, visible_at=send.start, now=ctx.send_now())
+        counts.queue_sends += 1
     counts.messages_sent += 1
     log.debug(
         "occurrence sent",
@@ -109,14 +114,37 @@ def _send(
     return stored, won
 
 
+def _message(job: JobRecord, row: DueRow, send: Send) -> ExecutionMessage:
+    number, start = send.number, send.start
+    return ExecutionMessage.scheduled(job.key, row.due, number, job.incarnation, start=start)
+
+
+def _first_send(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> tuple[DueRow, Send] | None:
+    """The job's first row and its `Send`, if the job's task starts by sending it."""
+    first = min(rows, key=lambda r: r.due)
+    decision = _decide(ctx, job, first)
+    return (first, decision) if isinstance(decision, Send) else None
+
+
 def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> datetime | None:
     """The next occurrence's row this job will need if its first row is sent as usual, for
     the tick to write in a batch before it handles the job (None: not the usual case, or no
     next occurrence; `advance_job` then writes whatever it needs itself)."""
-    first = min(rows, key=lambda r: r.due)
-    if not isinstance(_decide(ctx, job, first), Send):
+    planned = _first_send(ctx, job, rows)
+    return advanced(job, planned[0].due).next_execution_time if planned is not None else None
+
+
+def expected_message(
+    ctx: TickContext, job: JobRecord, rows: list[DueRow]
+) -> tuple[ExecutionMessage, datetime] | None:
+    """The message this job's task will send first, and when it is to become visible, as
+    `_send` will build it from the job as read (None: its first row is not sent), for the
+    tick to send in a batch before it handles the job (`batch.py`)."""
+    planned = _first_send(ctx, job, rows)
+    if planned is None:
         return None
-    return advanced(job, first.due).next_execution_time
+    row, send = planned
+    return _message(job, row, send), send.start
 
 
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, stale: Stale, counts: Counts) -> None:

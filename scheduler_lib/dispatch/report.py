@@ -21,7 +21,8 @@ class TickReport:
     job_entities_read: int
     collection_entities_read: int
     history_entities_read: int
-    messages_sent: int
+    messages_sent: int  # occurrences sent
+    queue_sends: int  # the queue messages they took (a batch of them is one)
     parked_sent: int
     postponed: int
     stale_dropped: int

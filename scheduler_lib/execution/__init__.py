@@ -17,7 +17,7 @@ from scheduler_lib.domain.messages import BACKFILL, CATCH_UP, MAIN_ACTION, Execu
 from scheduler_lib.execution.execute import ExecutionReport, Executor
 from scheduler_lib.execution.outcomes import execution_events, poison_events
 from scheduler_lib.execution.pause import failure_streak
-from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned
+from scheduler_lib.execution.poisoned import PoisonReport, record_poisoned, record_poisoned_body
 from scheduler_lib.store.execution_queue import ExecutionQueue, ReceivedMessage
 
 __all__ = [
@@ -35,4 +35,5 @@ __all__ = [
     "failure_streak",
     "poison_events",
     "record_poisoned",
+    "record_poisoned_body",
 ]

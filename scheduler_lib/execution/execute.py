@@ -5,7 +5,14 @@ This module drives the state machine: it reads (through `claims`), asks `decide`
 and makes the one report of the message. The rules are `decide`'s and `lifecycle`'s, the
 history entries `history`'s. No module it calls calls back into it.
 
-`Executor.handle` is what the queue-triggered function calls for each message. In order:
+`Executor.handle_body` is what the queue-triggered function calls for each queue message: one
+execution message, or a batch (`messages.parse_body`: occurrences starting in the same second
+share one send, delete, function execution and early hold). Each member is handled as if
+delivered alone (`handle_message`), under its `member_id` (its claim's owner, stable across
+redeliveries) and the batch's dequeue count, all at once on the worker's `concurrent_calls`
+pool, so their waits overlap. Each runs to its end; if any raised, the invocation raises
+once all ended, and in the batch redelivered the finished members are Duplicates (their
+claims say so) and the failed one runs. For each message, in order:
 1. Parse. A malformed body raises ValidationError: it will never become valid, and the Functions
    host moves it to the poison queue after 5 dequeues, where it stays for inspection (dropping
    it would lose the evidence).
@@ -57,7 +64,8 @@ history entries `history`'s. No module it calls calls back into it.
 An exception from the action layer itself (a bug, or a stored definition it cannot send) is a
 failed attempt like a failing target (`run_action` records it), so it follows the retry policy
 and the errorAction. A message that still fails five times (storage down) is poisoned, and the
-poison-queue function records that in the job's history (`poisoned`).
+poison-queue function records that in the job's history (`poisoned`; a batch's members
+each in their own job's).
 """
 
 from __future__ import annotations
@@ -67,12 +75,14 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from scheduler_lib.actions import ExecutionContext, run_action
+from scheduler_lib.concurrent_calls import MEMBER_THREADS, ConcurrentCalls
 from scheduler_lib.config import Settings
 from scheduler_lib.domain.definition import CONCURRENCY_POLICY
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage, member_id, parse_body
 from scheduler_lib.execution import claims, decide, heartbeat, late, lease, overlap, watchdog
 from scheduler_lib.execution.finish import Finish
 from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
@@ -110,12 +120,32 @@ class Executor:
     beat: float = lease.HEARTBEAT
     #: This worker's collection reads: claims of one collection at once share one request.
     collections: claims.CollectionReads = field(default_factory=SharedReads)
+    #: This worker's threads for batch members (`MEMBER_THREADS`, shared by every batch).
+    members: ConcurrentCalls = field(default_factory=lambda: ConcurrentCalls(MEMBER_THREADS))
 
-    def handle(self, body: str, *, message_id: str, dequeue_count: int) -> ExecutionReport:
-        """Process one execution message (see the module docstring); one log line says what
-        became of it (never the outcome message: that is the history's business)."""
-        done = _handle(self, body, message_id=message_id, dequeue_count=dequeue_count)
+    def handle_body(
+        self, body: str, *, message_id: str, dequeue_count: int
+    ) -> list[ExecutionReport | Exception]:
+        """Process every attempt one queue message carries (see the module docstring): in
+        the members' order, each one's report or what it raised (the entry point raises once
+        it has observed the others). A lone message is handled in this thread and raises."""
+        messages = parse_body(body)
+        size = len(messages)
+        calls = [
+            partial(self.handle_message, message, member_id=member_id(message_id, index, size),
+                    dequeue_count=dequeue_count)
+            for index, message in enumerate(messages)
+        ]  # fmt: skip
+        return [calls[0]()] if size == 1 else self.members.run_all(calls)
+
+    def handle_message(
+        self, message: ExecutionMessage, *, member_id: str, dequeue_count: int
+    ) -> ExecutionReport:
+        """Process one attempt, claimed under `member_id` (see the module docstring); one log
+        line says what became of it (never the outcome message: that is the history's)."""
+        done = _handle(self, message, message_id=member_id, dequeue_count=dequeue_count)
         message, entry = done.message, done.fields.get("history")
+        took = round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
         report = ExecutionReport(
             done.disposition, done.reason, message.job_key, message.execution_tag,
             message.action, message.attempt, action_type=done.action_type,
@@ -127,10 +157,7 @@ class Executor:
                 "job": report.job_key, "occurrence": message.occurrence.isoformat(),
                 "tag": report.execution_tag, "action": report.action_name,
                 "attempt": report.attempt, "outcome": entry.status if entry else None,
-                "duration_ms": (
-                    round((entry.end_time - entry.start_time).total_seconds() * 1000)
-                    if entry else None
-                ),
+                "duration_ms": took,
             },
         )  # fmt: skip
         return report
@@ -160,13 +187,14 @@ def _skipped(
     return _Done(message, skip.disposition, skip.reason, kind)
 
 
-def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: int) -> _Done:
-    """Steps 1-7 (see the module docstring), in order. Each step's branch ends the message
+def _handle(
+    executor: Executor, message: ExecutionMessage, *, message_id: str, dequeue_count: int
+) -> _Done:
+    """Steps 2-7 (see the module docstring), in order. Each step's branch ends the message
     with its `_Done`; the path of a message that runs goes straight down."""
     store, queue, settings, clock = (
         executor.store, executor.queue, executor.settings, executor.clock
     )  # fmt: skip
-    message = ExecutionMessage.from_json(body)
     takeover = None
     if message.watchdog:
         looked = watchdog.look(store, queue, message, now=clock())
@@ -246,17 +274,12 @@ def _handle(executor: Executor, body: str, *, message_id: str, dequeue_count: in
         else:
             started = clock()  # the instant the action starts is the one its request says
             context = ExecutionContext(
-                job_id=following.job_id,
-                job_collection_id=following.collection_id,
-                expected_execution_time=message.occurrence,
-                execution_tag=message.execution_tag,
-                retry_count=message.attempt,
-                occurrence_number=message.occurrence_number,
-                placeholders=following.placeholders,
-                signing_secrets=following.signing_secrets,
-                sent_at=started,
-                action_name=message.action,
-            )
+                job_id=following.job_id, job_collection_id=following.collection_id,
+                expected_execution_time=message.occurrence, execution_tag=message.execution_tag,
+                retry_count=message.attempt, occurrence_number=message.occurrence_number,
+                placeholders=following.placeholders, signing_secrets=following.signing_secrets,
+                sent_at=started, action_name=message.action,
+            )  # fmt: skip
             adapters = dict(executor.action_adapters or {})
             outcome = run_action(following.action, context, settings, **adapters)
             ended = clock()

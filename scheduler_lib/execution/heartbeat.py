@@ -92,11 +92,13 @@ class Watchdog:
 
     def send(self, *, claim_at: datetime | None = None) -> None:
         """Send it (once): visible just after the lease of a claim taken now, or at
-        `claim_at` (an early delivery's second), would run out."""
+        `claim_at` (an early delivery's second, not claimed yet: `before_claim`, even when
+        that second has passed by now, since the claim is still to be written), would run
+        out."""
         if self.sent is None:
             now = self.clock()
             at = max(now, claim_at or now)
-            watching = self.message.watching(before_claim=at > now)
+            watching = self.message.watching(before_claim=claim_at is not None)
             visible_at = at + lease.LEASE + lease.MARGIN
             self.sent = self.queue.send(watching, visible_at=visible_at, now=now)
 
@@ -162,15 +164,17 @@ def watched(
 ) -> Iterator[Heartbeat]:
     """The attempt `message`, watched while the block runs (see the module): claimed, or to
     be claimed at `claim_at` (an early delivery's second, after the wait: the block sets
-    `Heartbeat.claimed` once it is). `interval`: the heartbeat's, in real seconds (tests
-    shorten it)."""
-    now = clock()
+    `Heartbeat.claimed` once the claim is written). Never by the clock: a thread that reaches
+    this after the second (a starved worker) has still not written its claim, and a renewal
+    before that write would find none, take the attempt for taken over and drop it, with its
+    watchdog deleted and no one else to run it. `interval`: the heartbeat's, in real seconds
+    (tests shorten it)."""
     watchdog = Watchdog(queue, message, clock)
     if choice is WatchdogChoice.CLAIM:
         watchdog.send(claim_at=claim_at)
     later = watchdog if choice is WatchdogChoice.HEARTBEAT else None
     beat = Heartbeat(store, message, message_id, clock, interval, later)
-    if claim_at is None or claim_at <= now:
+    if claim_at is None:  # claimed already; otherwise only once the claim is written
         beat.claimed.set()
     beat.start()
     try:

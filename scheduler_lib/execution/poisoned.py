@@ -14,7 +14,9 @@ Idempotent under redelivery of the poisoned message: the occurrence's claim is m
 the same ETag-conditional write that counts it, and a message whose occurrence is already
 final is not recorded again. The history entry is written first, so a crash in between leaves
 an entry and a redelivery that writes it again (rare, and visible) rather than none.
-A body that is not an execution message names no job: it is logged and dropped.
+A body that is not an execution message names no job: it is logged and dropped. A batch
+(`record_poisoned_body`) is recorded member by member, each in its own job, under its
+`member_id` (the id its claim names); a member that had finished before is already final.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from datetime import datetime
 
 from scheduler_lib.domain import HistoryStatus
 from scheduler_lib.domain.executor_state import executor_state
-from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage
+from scheduler_lib.domain.messages import ERROR_ACTION, ExecutionMessage, member_id, parse_body
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import claims, lifecycle
 from scheduler_lib.execution.decide import action_type
@@ -52,15 +54,39 @@ class PoisonReport:
     action_type: str | None = None  # of the attempt's action, when recorded
 
 
+def record_poisoned_body(
+    store: TableStore, body: str, *, message_id: str, now: datetime
+) -> list[PoisonReport]:
+    """Record each attempt a poisoned queue message carries (one, or a batch's members, one
+    after the other: a redelivery after a failure records the rest, see module)."""
+    try:
+        messages = parse_body(body)
+    except ValidationError as exc:
+        log.error("poisoned message %s is not an execution message: %s", message_id, exc)
+        return [PoisonReport("Dropped", "not an execution message")]
+    size = len(messages)
+    return [
+        _record(store, message, member_id(message_id, index, size), now=now)
+        for index, message in enumerate(messages)
+    ]
+
+
 def record_poisoned(
     store: TableStore, body: str, *, message_id: str, now: datetime
 ) -> PoisonReport:
-    """Record a poisoned execution message in its job's history and status (see module)."""
+    """Record a poisoned lone execution message in its job's history and status."""
     try:
         message = ExecutionMessage.from_json(body)
     except ValidationError as exc:
         log.error("poisoned message %s is not an execution message: %s", message_id, exc)
         return PoisonReport("Dropped", "not an execution message")
+    return _record(store, message, message_id, now=now)
+
+
+def _record(
+    store: TableStore, message: ExecutionMessage, message_id: str, *, now: datetime
+) -> PoisonReport:
+    """Record one poisoned attempt, claimed (if ever) under `message_id` (see module)."""
     extra = {"job": message.job_key, "tag": message.execution_tag, "action": message.action}
     record = find_job(store, message.job_key)
     if record is None or not message.belongs_to(record.incarnation):

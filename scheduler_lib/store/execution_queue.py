@@ -17,12 +17,17 @@ not share its instance (docs/cost.md). A deployment that does not need the secon
 `SCHEDULER_PRECISION=minute`: every message becomes visible at its time, never earlier, and
 an occurrence starts when the queue trigger takes it (its polling interval and the claim
 later), without the hold and without the executor's second read of the job at the second.
+
+Occurrences that would become visible in the same second may share one queue message
+(`send_batch`, `domain.messages.batch_json`: the dispatcher's `dispatch/batch.py`): one send,
+one delete, one function execution and one hold for all of them.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,7 +44,7 @@ from azure.storage.queue import (
 )
 
 from scheduler_lib.config import Settings
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from scheduler_lib.precision import Precision
 from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
@@ -155,14 +160,31 @@ class ExecutionQueue:
         Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
         in the due index by the caller instead.
         """
+        delay = self.delay_seconds(message, visible_at=visible_at, now=now)
+        return self.send_body(message.to_json(), delay_seconds=delay)
+
+    def send_batch(
+        self, members: Sequence[tuple[ExecutionMessage, datetime]], *, now: datetime
+    ) -> SentMessage:
+        """Send `members` (each message with the `visible_at` `send` would take; 1 to
+        `BATCH_LIMIT`) as one queue message (`batch_json`), visible when the first of them
+        would be if sent alone: none later than alone. The dispatcher gives it messages that
+        `delay_seconds` puts in the same second, so none is earlier either (by less than a
+        second if `now` crossed a second meanwhile). Raises ValueError as `send` does."""
+        delay = min(self.delay_seconds(m, visible_at=at, now=now) for m, at in members)
+        return self.send_body(batch_json([m for m, _ in members]), delay_seconds=delay)
+
+    def delay_seconds(
+        self, message: ExecutionMessage, *, visible_at: datetime, now: datetime
+    ) -> int:
+        """The whole seconds after `now` that `send` makes `message` visible at (see `send`;
+        what the dispatcher groups a batch's members by)."""
         delay = visible_at - now
         if delay > MAX_DELAY:
             raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
         if message.start_at is not None and self.settings.precision is Precision.SECOND:
-            seconds = max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
-        else:
-            seconds = max(0, math.ceil(delay.total_seconds()))
-        return self.send_body(message.to_json(), delay_seconds=seconds)
+            return max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
+        return max(0, math.ceil(delay.total_seconds()))
 
     def send_body(self, body: str, *, delay_seconds: int = 0) -> SentMessage:
         """Send a message as it is (an execution message's JSON, a control message, one sent

@@ -10,6 +10,7 @@ N sends, so tests can inject a crash half-way through a tick.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +19,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
 from scheduler_lib.domain.keys import split_job_key
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from scheduler_lib.schedule.recurrence import parse_schedule
 from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import add_due, due_rows
@@ -138,12 +139,16 @@ class Sent:
 
 
 class RecordingQueue(ExecutionQueue):
-    """The real execution queue, remembering each message it really sent.
+    """The real execution queue, remembering each message it really sent: every execution
+    message in `sent` (a batch's members each as it would be alone), every queue message's
+    body in `bodies` (a batch once).
 
-    `fail_after=N` makes every send after the first N raise `failure` (an Exception: a
-    storage outage; `SimulatedCrash`: the worker dies). `crash_after_send=True` raises only
-    after the message was really sent (a crash between send and advance). `on_send` runs
-    after each real send (to change a job in between, as another writer would)."""
+    `fail_after=N` makes every queue message after the first N (a batch is one) raise
+    `failure` (an Exception: a storage outage; `SimulatedCrash`: the worker dies);
+    `fail_batches=N` makes the first N batches fail alone. `crash_after_send=True` raises
+    only after the message was really sent (a crash between send and advance). `on_send`
+    runs after each real send, for each member of a batch (to change a job in between, as
+    another writer would)."""
 
     def __init__(
         self,
@@ -153,29 +158,60 @@ class RecordingQueue(ExecutionQueue):
         failure: type[BaseException] = ConnectionError,
         crash_after_send: bool = False,
         on_send: Any = None,
+        fail_batches: int = 0,
     ) -> None:
         super().__init__(settings)
         self.sent: list[Sent] = []
+        self.bodies: list[str] = []
         self.fail_after = fail_after
         self.failure = failure
         self.crash_after_send = crash_after_send
         self.on_send = on_send
+        self.fail_batches = fail_batches
         self._lock = threading.Lock()
         self._attempts = 0
 
-    def send(self, message: ExecutionMessage, *, visible_at: datetime, now: datetime) -> None:
+    def send(self, message: ExecutionMessage, *, visible_at: datetime, now: datetime) -> Any:
+        return self._record(
+            [(message, visible_at)],
+            now,
+            message.to_json(),
+            lambda: super(RecordingQueue, self).send(message, visible_at=visible_at, now=now),
+        )
+
+    def send_batch(
+        self, members: Sequence[tuple[ExecutionMessage, datetime]], *, now: datetime
+    ) -> Any:
+        with self._lock:
+            failing, self.fail_batches = self.fail_batches > 0, max(0, self.fail_batches - 1)
+        if failing:
+            raise self.failure("injected failure of a batch")
+        body = batch_json([m for m, _ in members])
+        return self._record(
+            list(members),
+            now,
+            body,
+            lambda: super(RecordingQueue, self).send_batch(members, now=now),
+        )
+
+    def _record(
+        self, members: list[tuple[ExecutionMessage, datetime]], now: datetime, body: str, send: Any
+    ) -> Any:
         with self._lock:
             self._attempts += 1
             failing = self.fail_after is not None and self._attempts > self.fail_after
         if failing and not self.crash_after_send:
             raise self.failure("injected failure before sending")
-        super().send(message, visible_at=visible_at, now=now)
+        result = send()
         with self._lock:
-            self.sent.append(Sent(message, message.to_json(), visible_at, now))
+            self.sent += [Sent(m, m.to_json(), at, now) for m, at in members]
+            self.bodies.append(body)
         if self.on_send is not None:
-            self.on_send(message)
+            for message, _ in members:
+                self.on_send(message)
         if failing:
             raise self.failure("injected failure after sending")
+        return result
 
     def tags(self) -> set[str]:
         return {s.message.execution_tag for s in self.sent}

@@ -14,7 +14,7 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import Bookkeeping, JobRecord
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage, parse_body
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
 from scheduler_lib.store.due_index import add_due
 from scheduler_lib.store.jobs import delete_job, put_job
@@ -35,11 +35,21 @@ DUE = T0 + timedelta(seconds=30)
 NEXT = DUE + timedelta(hours=1)
 
 
+def _jobs(store: TableStore, n: int, *, per_second: int) -> list[JobRecord]:
+    """`n` hourly jobs, `per_second` of them due at each second from DUE on (1: each sent
+    alone; more: in one shard, sent in batches of that many)."""
+    return [
+        make_job(store, f"j{i:03d}", definition(DUE + timedelta(seconds=i // per_second)))
+        for i in range(n)
+    ]
+
+
 def _assert_each_job_dispatched_once(
     store: TableStore, jobs: list[JobRecord], *queues: RecordingQueue
 ) -> None:
     """Every job advanced exactly once, its one occurrence sent, every copy identical."""
-    expected = {j.key: ExecutionMessage.scheduled(j.key, DUE, 1).to_json() for j in jobs}
+    due = {j.key: j.next_execution_time or DUE for j in jobs}
+    expected = {j.key: ExecutionMessage.scheduled(j.key, due[j.key], 1).to_json() for j in jobs}
     bodies: dict[str, set[str]] = {}
     for queue in queues:
         for sent in queue.sent:
@@ -47,23 +57,30 @@ def _assert_each_job_dispatched_once(
     assert bodies == {key: {body} for key, body in expected.items()}
     for job in jobs:
         stored = reload(store, job)
-        assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (NEXT, 1)
-    assert all_rows(store) == sorted((j.key, NEXT) for j in jobs)
+        nxt = due[job.key] + timedelta(hours=1)
+        assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (nxt, 1)
+    assert all_rows(store) == sorted((j.key, due[j.key] + timedelta(hours=1)) for j in jobs)
 
 
+ALONE = pytest.param(1, 8, id="alone")
+#: Two jobs a second in one shard: ten batches, of which the first four are sent.
+IN_BATCHES = pytest.param(2, 4, id="batches", marks=pytest.mark.shards(1))
+
+
+@pytest.mark.parametrize(("per_second", "fail_after"), [ALONE, IN_BATCHES])
 @pytest.mark.parametrize("workers", [pytest.param(1, id="sequential"), pytest.param(4, id="pool")])
 def test_queue_failing_half_way_holds_the_cursor_and_the_next_tick_finishes(
-    store: TableStore, settings: Settings, workers: int
+    store: TableStore, settings: Settings, workers: int, per_second: int, fail_after: int
 ) -> None:
-    jobs = make_jobs(store, 20, DUE)
-    failing = RecordingQueue(settings, fail_after=8).ready()
+    jobs = _jobs(store, 20, per_second=per_second)
+    failing = RecordingQueue(settings, fail_after=fail_after).ready()
 
     first = run_tick(store, failing, settings, now=T0, workers=workers)
 
-    assert (first.messages_sent, first.failed) == (8, 12)
+    assert (first.messages_sent, first.queue_sends, first.failed) == (8, fail_after, 12)
     assert get_dispatcher_state(store).cursor == T0 - timedelta(minutes=1)  # before 09:00
     unsent = [j for j in jobs if j.key not in {s.message.job_key for s in failing.sent}]
-    assert all(reload(store, j).next_execution_time == DUE for j in unsent)  # not advanced
+    assert all(reload(store, j).next_execution_time == j.next_execution_time for j in unsent)
 
     healthy = RecordingQueue(settings).ready()
     second = run_tick(store, healthy, settings, now=T0 + timedelta(seconds=5), workers=workers)
@@ -76,7 +93,7 @@ def test_crash_between_send_and_advance_resends_the_identical_message(
     store: TableStore, settings: Settings
 ) -> None:
     """The 4th send reaches the queue, then the worker dies before advancing that job."""
-    jobs = make_jobs(store, 6, DUE)
+    jobs = _jobs(store, 6, per_second=1)
     crashing = RecordingQueue(
         settings, fail_after=3, failure=SimulatedCrash, crash_after_send=True
     ).ready()
@@ -85,29 +102,64 @@ def test_crash_between_send_and_advance_resends_the_identical_message(
         run_tick(store, crashing, settings, now=T0, workers=1)
 
     assert len(crashing.sent) == 4
-    victim = crashing.sent[-1].message.job_key
-    assert next(reload(store, j) for j in jobs if j.key == victim).next_execution_time == DUE
+    victim = next(j for j in jobs if j.key == crashing.sent[-1].message.job_key)
+    assert reload(store, victim).next_execution_time == victim.next_execution_time
     assert get_dispatcher_state(store).cursor is None  # the dead tick saved nothing
 
     rerun = RecordingQueue(settings).ready()
     run_tick(store, rerun, settings, now=T0, workers=1)
 
     resent = {s.message.job_key for s in rerun.sent}
-    assert victim in resent
+    assert victim.key in resent
     assert len(resent) == 3  # the victim again, and the two never reached
     _assert_each_job_dispatched_once(store, jobs, crashing, rerun)
 
 
-def test_crash_before_sending_loses_nothing(store: TableStore, settings: Settings) -> None:
-    jobs = make_jobs(store, 6, DUE)
-    crashing = RecordingQueue(settings, fail_after=2, failure=SimulatedCrash).ready()
+@pytest.mark.shards(1)
+def test_crash_after_a_batch_was_sent_resends_its_identical_members(
+    store: TableStore, settings: Settings
+) -> None:
+    """The batch of six reaches the queue, then the worker dies before any of them advanced:
+    the next tick sends the same six again (the executor runs each tag once)."""
+    jobs = _jobs(store, 6, per_second=6)
+    crashing = RecordingQueue(
+        settings, fail_after=0, failure=SimulatedCrash, crash_after_send=True
+    ).ready()
+
+    with pytest.raises(SimulatedCrash):
+        run_tick(store, crashing, settings, now=T0, workers=1)
+
+    assert [len(parse_body(body)) for body in crashing.bodies] == [6]
+    assert all(reload(store, j).next_execution_time == DUE for j in jobs)  # none advanced
+
+    rerun = RecordingQueue(settings).ready()
+    report = run_tick(store, rerun, settings, now=T0, workers=1)
+
+    assert (report.messages_sent, report.queue_sends) == (6, 1)
+    _assert_each_job_dispatched_once(store, jobs, crashing, rerun)
+
+
+@pytest.mark.parametrize(
+    ("per_second", "fail_after", "resent"),
+    [
+        pytest.param(1, 2, 4, id="alone"),
+        # two batches of three: the first is sent, the worker dies before the second, before
+        # any job advanced: all six go again
+        pytest.param(3, 1, 6, id="batches", marks=pytest.mark.shards(1)),
+    ],
+)
+def test_crash_before_sending_loses_nothing(
+    store: TableStore, settings: Settings, per_second: int, fail_after: int, resent: int
+) -> None:
+    jobs = _jobs(store, 6, per_second=per_second)
+    crashing = RecordingQueue(settings, fail_after=fail_after, failure=SimulatedCrash).ready()
 
     with pytest.raises(SimulatedCrash):
         run_tick(store, crashing, settings, now=T0, workers=1)
     rerun = RecordingQueue(settings).ready()
     run_tick(store, rerun, settings, now=T0 + timedelta(seconds=40), workers=1)
 
-    assert len(rerun.sent) == 4
+    assert len(rerun.sent) == resent
     _assert_each_job_dispatched_once(store, jobs, crashing, rerun)
 
 

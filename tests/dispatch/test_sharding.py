@@ -55,10 +55,11 @@ def _each_sent_once(store: TableStore, jobs: list[JobRecord], *queues: Recording
     assert sorted(sent.values()) == [1] * len(jobs)  # no occurrence doubled...
     keys = {j.key for j in jobs}
     assert {s.message.job_key for q in queues for s in q.sent} == keys  # ...or lost
+    nxt = {j.key: (j.next_execution_time or DUE) + timedelta(hours=1) for j in jobs}
     for job in jobs:
         stored = reload(store, job)
-        assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (NEXT, 1)
-    assert [r for r in all_rows(store) if r[0] in keys] == sorted((k, NEXT) for k in keys)
+        assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (nxt[job.key], 1)
+    assert [r for r in all_rows(store) if r[0] in keys] == sorted(nxt.items())
 
 
 def _pair(store: TableStore, job_key: str, now: datetime = T0) -> ControlMessage:
@@ -114,8 +115,9 @@ def test_a_pair_whose_shard_is_leased_waits_and_the_lease_ends(
 
 def test_a_worker_killed_mid_pair_loses_nothing(store: TableStore, settings: Settings) -> None:
     """Killed after sending and advancing some jobs, holding the lease: the pair is taken
-    over when the lease expires, the rest is sent, nothing twice with a different body."""
-    jobs = make_jobs(store, 30, DUE)
+    over when the lease expires, the rest is sent, nothing twice with a different body. (Each
+    job due at a second of its own: each is sent alone, and half of them can be.)"""
+    jobs = [make_job(store, f"j{i:03d}", definition(DUE + timedelta(seconds=i))) for i in range(30)]
     victims = [j for j in jobs if shard_of(j.key, settings.dispatch_shards) == 0]
     pair = ControlMessage(minute_key(T0), 0, T0)
     killed = RecordingQueue(settings).ready()

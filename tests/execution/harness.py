@@ -8,6 +8,7 @@ Not a test module (no `test_` prefix); the fixtures are imported by the executor
 from __future__ import annotations
 
 import random
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,7 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord
 from scheduler_lib.domain.collections import CollectionRecord
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from scheduler_lib.execution.execute import ExecutionReport
 from scheduler_lib.runtime import Runtime
 from scheduler_lib.store.collections import put_collection
@@ -35,19 +36,23 @@ SUB, RG, COLL = "Sub-1234", "My-RG", "Nightly-Jobs"
 
 
 class FakeClock:
-    """A clock the test moves; every reading advances it by `tick` so that start < end."""
+    """A clock the test moves; every reading advances it by `tick` so that start < end.
+    Thread-safe: a batch's members read it from threads of their own."""
 
     def __init__(self, now: datetime = T0, tick: timedelta = timedelta(milliseconds=250)):
         self.now = now
         self.tick = tick
+        self._lock = threading.Lock()
 
     def __call__(self) -> datetime:
-        value = self.now
-        self.now += self.tick
-        return value
+        with self._lock:
+            value = self.now
+            self.now += self.tick
+            return value
 
     def advance(self, delta: timedelta) -> None:
-        self.now += delta
+        with self._lock:
+            self.now += delta
 
     def sleep(self, seconds: float) -> None:
         """What the executor calls to wait for an exact start: time passes, at once."""
@@ -133,6 +138,15 @@ class Driver:
     def execute(self, body: str, *, message_id: str, dequeue_count: int = 1) -> ExecutionReport:
         """What the queue trigger does with one message body."""
         return self.runtime.execute(body, message_id=message_id, dequeue_count=dequeue_count)
+
+    def run_batch(
+        self, messages: list[ExecutionMessage], *, message_id: str = "batch-1",
+        dequeue_count: int = 1,
+    ) -> list[ExecutionReport]:  # fmt: skip
+        """What the queue trigger does with one queue message carrying `messages`."""
+        return self.runtime.execute_queued(
+            batch_json(messages), message_id=message_id, dequeue_count=dequeue_count
+        )
 
     def job(self, key: str) -> JobRecord:
         record = find_job(self.store, key)

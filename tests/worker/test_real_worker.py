@@ -19,6 +19,7 @@ from azure_functions_runtime import handle_event
 
 from devtools.azurite import ROOT, Azurite
 from scheduler_lib.config import Settings
+from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from tests.support.http_target import HttpTarget
 from tests.worker.host import (
     SUCCESS,
@@ -174,3 +175,35 @@ def test_timer_and_queue_functions_run_through_the_worker_on_real_queues(
     assert host.invoke("poisoned", *queue_data(bad)).result.status == SUCCESS
     swept = host.invoke("housekeeping", timer_data(last=now - timedelta(days=1), next_=now))
     assert swept.result.status == SUCCESS, swept.result.exception.message
+
+
+def test_the_executor_function_runs_a_batch_message_through_the_worker(
+    host: FunctionsHost,
+) -> None:
+    """One queue message carrying two attempts (`batch_json`), handed to the executor
+    function as the host would: one invocation, both members run (on the executor's member
+    threads inside the worker), each in its own job's history."""
+    runtime = _app().runtime
+    with HttpTarget() as target:
+        _http(host, "PUT", f"{COLLECTION}?api-version=2016-03-01", STANDARD)
+        jobs = [f"{COLLECTION}/jobs/b{i}?api-version=2016-03-01" for i in range(2)]
+        for job in jobs:
+            call = {"method": "POST", "uri": target.url_for("/hook"), "body": job[-30:]}
+            properties = {"startTime": "2099-01-01T00:00:00Z",
+                          "action": {"type": "Http", "request": call}}  # fmt: skip
+            assert _http(host, "PUT", job, {"properties": properties})[0] == 201
+            assert _http(host, "POST", job.replace("?", "/run?"))[0] == 200
+        runs = []
+        while len(runs) < 2:  # both runs were sent before the PUT/POSTs answered
+            runs += runtime.queue.receive(max_messages=2)
+        members = [ExecutionMessage.from_json(message.body) for message in runs]
+        runtime.queue.send_body(batch_json(members))
+        [batch] = list(runtime.queue.client.receive_messages(max_messages=1))
+
+        ran = host.invoke("executor", *queue_data(batch))
+
+        assert ran.result.status == SUCCESS, ran.result.exception.message
+        assert len(target.wait_for_requests(2)) == 2
+    for job in jobs:
+        _, _, history = _http(host, "GET", job.replace("?", "/history?"))
+        assert [h["properties"]["status"] for h in history["value"]] == ["Completed"]
