@@ -10,7 +10,7 @@ N sends, so tests can inject a crash half-way through a tick.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -24,7 +24,7 @@ from scheduler_lib.schedule.recurrence import parse_schedule
 from scheduler_lib.store.collections import put_collection
 from scheduler_lib.store.due_index import add_due, due_rows
 from scheduler_lib.store.execution_queue import ExecutionQueue
-from scheduler_lib.store.jobs import get_job, put_job
+from scheduler_lib.store.jobs import delete_job, get_job, put_job
 from scheduler_lib.store.tables import TableStore
 
 SUB, RG = "0000-sub", "rg1"
@@ -116,6 +116,21 @@ def set_job(store: TableStore, job: JobRecord, **changes: Any) -> JobRecord:
     if isinstance(changes.get("definition"), dict):  # the stored JSON, as another writer has it
         changes["definition"] = JobDefinition(changes["definition"])
     return put_job(store, replace(current, **changes))
+
+
+def recreated_on_send(
+    store: TableStore, old: JobRecord, due: datetime
+) -> Callable[[ExecutionMessage], None]:
+    """A `RecordingQueue` hook: when the tick sends `old`'s message (incarnation "first"),
+    the API deletes the job and creates it again as incarnation "second", due at `due`."""
+
+    def api_deletes_and_creates_again(message: ExecutionMessage) -> None:
+        if message.incarnation == "first":
+            delete_job(store, reload(store, old), etag=None)
+            put_job(store, replace(old, incarnation="second", etag=None), create_only=True)
+            add_due(store, old.key, due, incarnation="second")
+
+    return api_deletes_and_creates_again
 
 
 def all_rows(store: TableStore) -> list[tuple[str, datetime]]:

@@ -6,7 +6,6 @@ the bodies `RecordingQueue` really sent. One shard (`shards(1)`): a batch is per
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -15,8 +14,6 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain.messages import BATCH_LIMIT, ExecutionMessage, parse_body
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
-from scheduler_lib.store.due_index import add_due
-from scheduler_lib.store.jobs import delete_job, put_job
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import (
     T0,
@@ -25,6 +22,7 @@ from tests.dispatch.support import (
     definition,
     make_job,
     make_jobs,
+    recreated_on_send,
     reload,
     set_job,
 )
@@ -135,13 +133,7 @@ def test_a_job_deleted_and_created_again_after_its_batch_gets_its_own_message(
     old, other = make_jobs(store, 2, LATER)
     old = set_job(store, old, incarnation="first")
 
-    def api_deletes_and_creates_again(message: ExecutionMessage) -> None:
-        if message.incarnation == "first":
-            delete_job(store, reload(store, old), etag=None)
-            put_job(store, replace(old, incarnation="second", etag=None), create_only=True)
-            add_due(store, old.key, LATER, incarnation="second")
-
-    queue = RecordingQueue(settings, on_send=api_deletes_and_creates_again).ready()
+    queue = RecordingQueue(settings, on_send=recreated_on_send(store, old, LATER)).ready()
     report = run_tick(store, queue, settings, now=T0)
 
     [batch, lone] = [parse_body(body) for body in queue.bodies]

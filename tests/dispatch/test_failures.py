@@ -16,8 +16,6 @@ from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import Bookkeeping, JobRecord
 from scheduler_lib.domain.messages import ExecutionMessage, parse_body
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
-from scheduler_lib.store.due_index import add_due
-from scheduler_lib.store.jobs import delete_job, put_job
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import (
     T0,
@@ -27,6 +25,7 @@ from tests.dispatch.support import (
     definition,
     make_job,
     make_jobs,
+    recreated_on_send,
     reload,
     set_job,
 )
@@ -260,13 +259,7 @@ def test_job_deleted_and_created_again_during_the_tick_gets_its_own_occurrence(
     old = make_job(store, "j", definition(DUE))
     old = set_job(store, old, incarnation="first")
 
-    def api_deletes_and_creates_again(message: ExecutionMessage) -> None:
-        if message.incarnation == "first":
-            delete_job(store, reload(store, old), etag=None)
-            put_job(store, replace(old, incarnation="second", etag=None), create_only=True)
-            add_due(store, old.key, DUE, incarnation="second")
-
-    queue = RecordingQueue(settings, on_send=api_deletes_and_creates_again).ready()
+    queue = RecordingQueue(settings, on_send=recreated_on_send(store, old, DUE)).ready()
     run_tick(store, queue, settings, now=T0)
 
     sent = [(s.message.incarnation, s.message.occurrence) for s in queue.sent]
