@@ -1,9 +1,8 @@
-"""What became of one execution message (`ExecutionReport`), and the one log line per
-message the executor writes about it."""
+"""What became of one execution message (`ExecutionReport`); the executor writes the one
+log line about it (`Executor.handle_message`)."""
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -12,8 +11,6 @@ from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.domain.outcomes import JobTurn
 from scheduler_lib.execution.finish import Delivery
 from scheduler_lib.store import HistoryEntry
-
-log = logging.getLogger("scheduler.execute")
 
 
 @dataclass(frozen=True)
@@ -41,25 +38,3 @@ class ExecutionReport:
     start_at: datetime | None = None
     #: How the attempt's end changed the job (streak, state), when it wrote it.
     turn: JobTurn | None = None
-
-
-def log_report(report: ExecutionReport, message: ExecutionMessage) -> None:
-    """One line per message, with the context fields `logs.py` renders (never the outcome
-    message: it holds the target's answer, which is the history's business, not the log's)."""
-    entry = report.history
-    log.info(
-        "execution %s: %s",
-        report.disposition,
-        report.reason,
-        extra={
-            "job": report.job_key,
-            "occurrence": message.occurrence.isoformat(),
-            "tag": report.execution_tag,
-            "action": report.action_name,
-            "attempt": report.attempt,
-            "outcome": entry.status if entry else None,
-            "duration_ms": (
-                round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
-            ),
-        },
-    )
