@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableTransactionError, UpdateMode
@@ -225,16 +225,25 @@ def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
 def has_rows(store: TableStore, *, start: datetime, through: datetime, shard: int) -> bool:
     """Whether one shard has any row in the minutes `due_rows` would read: the same range
     scan asking for one row's keys only, so an empty shard costs one request."""
-    entities = store.table(TABLE).query_entities(
+    entities = _range_scan(
+        store, start, through, shard, select=["PartitionKey"], results_per_page=1
+    )
+    return next(iter(entities), None) is not None
+
+
+def _range_scan(
+    store: TableStore, start: datetime, through: datetime, shard: int, **options: Any
+) -> Iterable[Any]:
+    """One shard's rows from the minute containing `start` through the one containing
+    `through` (one PartitionKey range scan; `options` go to the query)."""
+    return store.table(TABLE).query_entities(
         "PartitionKey ge @lo and PartitionKey le @hi",
         parameters={
             "lo": partition_key(shard, minute_key(start)),
             "hi": partition_key(shard, minute_key(through)),
         },
-        select=["PartitionKey"],
-        results_per_page=1,
+        **options,
     )
-    return next(iter(entities), None) is not None
 
 
 def due_rows(
@@ -248,14 +257,7 @@ def due_rows(
         rows = [r for s in every for r in due_rows(store, start=start, through=through, shard=s)]
         yield from sorted(rows, key=lambda r: (r.minute, r.row_key))
         return
-    entities = store.table(TABLE).query_entities(
-        "PartitionKey ge @lo and PartitionKey le @hi",
-        parameters={
-            "lo": partition_key(shard, minute_key(start)),
-            "hi": partition_key(shard, minute_key(through)),
-        },
-    )
-    for entity in entities:
+    for entity in _range_scan(store, start, through, shard):
         due = as_datetime(entity.get("Due"))
         if due is not None:
             job_key = entity.get("JobKey") or entity["RowKey"]
