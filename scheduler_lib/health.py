@@ -110,7 +110,7 @@ def _check_storage(store: TableStore, *, now: datetime) -> tuple[int, HealthBody
         tick = state.last_tick
         shown: dict[str, int | float | None] = {
             name: tick.counts[name]
-            for name in ("messages_sent", "postponed", "stale_dropped", "failed")
+            for name in ("messages_sent", "queue_sends", "postponed", "stale_dropped", "failed")
             if name in tick.counts
         }
         if tick.duration is not None:

@@ -9,6 +9,7 @@ from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.health import STALE_AFTER, check_health
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
+from tests.dispatch.support import make_collection, make_jobs
 
 NOW = datetime(2026, 3, 4, 9, 0, tzinfo=UTC)
 
@@ -38,6 +39,20 @@ def test_a_recent_tick_is_healthy_and_an_old_one_degraded(settings: Settings) ->
     assert body["dispatcher"]["lastTickSummary"]["messages_sent"] == 0
     later = NOW + STALE_AFTER + timedelta(seconds=1)
     assert check_health(store, now=later)[1]["status"] == "Degraded"
+
+
+def test_the_summary_shows_the_queue_messages_the_occurrences_took(settings: Settings) -> None:
+    """Occurrences due at the same second leave as one batch message: the health summary
+    shows both numbers, so an operator sees what the queue was charged for."""
+    settings = replace(settings, dispatch_shards=1)  # a batch is per shard
+    store = _store(settings)
+    queue = ExecutionQueue(settings)
+    queue.ensure()
+    make_collection(store)
+    make_jobs(store, 3, NOW)
+    run_tick(store, queue, settings, now=NOW)
+    summary = check_health(store, now=NOW)[1]["dispatcher"]["lastTickSummary"]
+    assert (summary["messages_sent"], summary["queue_sends"]) == (3, 1)
 
 
 def test_unreachable_storage_is_503(settings: Settings) -> None:
