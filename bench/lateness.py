@@ -1,7 +1,7 @@
 """End-to-end lateness of action starts through the local host.
 
     .venv/bin/python bench/lateness.py [--counts 1000,2000,5000] [--dispatch-workers 2]
-                                       [--root PATH] [--margin SECONDS]
+                                       [--root PATH] [--margin SECONDS] [--wait SECONDS]
 
 For each count: a fresh Azurite, the local host (`python -m devtools.devhost`, the same
 `Runtime` as function_app.py) in its own process, and an HTTP target in another that records
@@ -57,7 +57,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run(count: int, root: Path, dispatch_workers: int, margin: float = 90.0) -> dict[str, float]:
+def run(
+    count: int, root: Path, dispatch_workers: int, margin: float = 90.0, wait: float = 90.0
+) -> dict[str, float]:
     azurite, target = start_azurite(), Target()
     port = free_port()
     env = {
@@ -109,7 +111,7 @@ def run(count: int, root: Path, dispatch_workers: int, margin: float = 90.0) -> 
         while datetime.now(UTC) < minute:
             time.sleep(0.2)
         cpu_start = (tree_cpu(host.pid), tree_cpu(azurite.process.pid), time.monotonic())
-        end = minute + timedelta(seconds=90)
+        end = minute + timedelta(seconds=wait)
         while datetime.now(UTC) < end and target.count() < count:
             time.sleep(0.5)
         wall = time.monotonic() - cpu_start[2]
@@ -151,6 +153,13 @@ def main(argv: list[str] | None = None) -> None:
         help="seconds added to the creation time when placing the minute "
         "ahead (more on a loaded machine)",
     )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=90.0,
+        help="seconds from the minute's start to wait for arrivals: an occurrence later "
+        "than that counts as missing (more where the machine cannot keep up)",
+    )
     args = parser.parse_args(argv)
     print(f"host: {args.label} ({args.root}), dispatch workers {args.dispatch_workers}")
     print()
@@ -161,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for count in (int(n) for n in args.counts.split(",")):
         print(f"[{datetime.now(UTC):%H:%M:%S}] {count} in one minute", file=sys.stderr)
-        r = run(count, args.root.resolve(), args.dispatch_workers, args.margin)
+        r = run(count, args.root.resolve(), args.dispatch_workers, args.margin, args.wait)
         print(
             f"| {r['count']:,} | {r['received']:,} | {r['p50']:.2f} | {r['p99']:.2f} "
             f"| {r['max']:.2f} | {r['missing']} | {r['doubled']} | {r['early']} "
