@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/lateness.py [--counts 1000,2000,5000] [--dispatch-workers 2]
                                        [--root PATH] [--margin SECONDS] [--wait SECONDS]
+                                       [--instances N]
 
 For each count: a fresh Azurite, the local host (`python -m devtools.devhost`, the same
 `Runtime` as function_app.py) in its own process, and an HTTP target in another that records
@@ -12,7 +13,12 @@ host's ticks dispatch them (not the API's immediate dispatch). Printed: lateness
 max of the action starts, how many occurrences were missing, doubled or early, and the cores
 the host and Azurite used from the minute's start to the last arrival (CPU seconds over wall
 seconds, `/proc`): the local host is one Python process, so a host near 1 core is bound by
-its CPU (the interpreter's lock), not by its executor slots or the queue.
+its CPU (the interpreter's lock), not by its executor slots or the queue. `--instances N`
+runs N local hosts against the one Azurite, as a deployment the platform scaled out to N
+instances (each one Python process, as a Flex Consumption instance runs one): the timer fires
+in each (in Azure one instance holds it), which the dispatcher's shard leases make harmless;
+the host cores are those of all of them together. `--wait`: how long after the minute's start
+arrivals are waited for; later ones count as missing.
 
 `--root` runs the host from another checkout of the project (e.g. `git archive main` unpacked
 in a temporary directory) to compare with it in the same run on the same machine.
@@ -58,10 +64,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def run(
-    count: int, root: Path, dispatch_workers: int, margin: float = 90.0, wait: float = 90.0
+    count: int,
+    root: Path,
+    dispatch_workers: int,
+    margin: float = 90.0,
+    wait: float = 90.0,
+    instances: int = 1,
 ) -> dict[str, float]:
     azurite, target = start_azurite(), Target()
-    port = free_port()
     env = {
         **os.environ,
         **LOCAL_SETTINGS,
@@ -71,15 +81,20 @@ def run(
         "PYTHONPATH": str(root),
     }
     log = open(f"/tmp/lateness-host-{count}.log", "wb")  # noqa: SIM115  # closed below
-    host = subprocess.Popen(
-        [sys.executable, "-m", "devtools.devhost", "--port", str(port)],
-        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    ports = [free_port() for _ in range(instances)]
+    command = [sys.executable, "-m", "devtools.devhost", "--port"]
+    hosts = [
+        subprocess.Popen(
+            [*command, str(port)], cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+        for port in ports
+    ]
+    port = ports[0]  # the API of the first creates the jobs
     try:
         deadline = time.monotonic() + 60
-        while not port_open(port):
-            if time.monotonic() > deadline or host.poll() is not None:
-                raise RuntimeError("the host did not start")
+        while not all(port_open(p) for p in ports):
+            if time.monotonic() > deadline or any(h.poll() is not None for h in hosts):
+                raise RuntimeError("a host did not start")
             time.sleep(0.1)
         api = httpx.Client(
             base_url=f"http://127.0.0.1:{port}/api{BASE}",
@@ -110,18 +125,20 @@ def run(
             raise SystemExit("creating the jobs took too long to place them ahead; rerun")
         while datetime.now(UTC) < minute:
             time.sleep(0.2)
-        cpu_start = (tree_cpu(host.pid), tree_cpu(azurite.process.pid), time.monotonic())
+        cpu_start = (hosts_cpu(hosts), tree_cpu(azurite.process.pid), time.monotonic())
         end = minute + timedelta(seconds=wait)
         while datetime.now(UTC) < end and target.count() < count:
             time.sleep(0.5)
         wall = time.monotonic() - cpu_start[2]
-        host_cores = (tree_cpu(host.pid) - cpu_start[0]) / wall
+        host_cores = (hosts_cpu(hosts) - cpu_start[0]) / wall
         azurite_cores = (tree_cpu(azurite.process.pid) - cpu_start[1]) / wall
         time.sleep(3)  # a doubled delivery would arrive within seconds
         tags, lateness = target.tags(), target.take()
     finally:
-        host.terminate()
-        host.wait(timeout=60)
+        for host in hosts:
+            host.terminate()
+        for host in hosts:
+            host.wait(timeout=60)
         log.close()
         target.stop()
         azurite.stop()
@@ -138,6 +155,11 @@ def run(
         "host_cores": host_cores,
         "azurite_cores": azurite_cores,
     }
+
+
+def hosts_cpu(hosts: list[subprocess.Popen[bytes]]) -> float:
+    """CPU seconds of every host process (and its children) together."""
+    return sum(tree_cpu(host.pid) for host in hosts)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -160,8 +182,18 @@ def main(argv: list[str] | None = None) -> None:
         help="seconds from the minute's start to wait for arrivals: an occurrence later "
         "than that counts as missing (more where the machine cannot keep up)",
     )
+    parser.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        help="local hosts against the one Azurite, as a deployment scaled out to that many "
+        "instances (each one Python process, as a Flex Consumption instance runs one)",
+    )
     args = parser.parse_args(argv)
-    print(f"host: {args.label} ({args.root}), dispatch workers {args.dispatch_workers}")
+    print(
+        f"host: {args.label} ({args.root}), dispatch workers {args.dispatch_workers}, "
+        f"instances {args.instances}"
+    )
     print()
     print(
         "| jobs in one minute | received | p50 s | p99 s | max s | missing | doubled | early "
@@ -170,7 +202,10 @@ def main(argv: list[str] | None = None) -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|", flush=True)
     for count in (int(n) for n in args.counts.split(",")):
         print(f"[{datetime.now(UTC):%H:%M:%S}] {count} in one minute", file=sys.stderr)
-        r = run(count, args.root.resolve(), args.dispatch_workers, args.margin, args.wait)
+        r = run(
+            count, args.root.resolve(), args.dispatch_workers, args.margin, args.wait,
+            args.instances,
+        )  # fmt: skip
         print(
             f"| {r['count']:,} | {r['received']:,} | {r['p50']:.2f} | {r['p99']:.2f} "
             f"| {r['max']:.2f} | {r['missing']} | {r['doubled']} | {r['early']} "
