@@ -34,6 +34,11 @@ lone member's would be: just after the lease of a claim taken now, or of the lat
 member waits for. Delivered, it is a batch like any other: each member is looked at as a
 lone watchdog (`watchdog.look`) under its member id, and one that comes back later sends a
 lone watchdog of that member only. With `heartbeat` each member sends its own, as alone.
+A member that raises leaves the batch's watchdog in the queue, as a lone attempt leaves its
+own: the members that ended are over when it looks, the others are taken over or (never
+claimed: `before_claim`) run, where a lone on-time attempt that died before its claim was
+left to the host's retry. Members that are watchdogs themselves (a delivered batch's
+watchdog) are not covered: each of those sends its own after a takeover, as alone.
 """
 
 from __future__ import annotations
