@@ -293,3 +293,21 @@ def test_a_member_still_running_when_the_batch_watchdog_comes_is_left_and_watche
 
     assert (late.disposition, late.reason) == ("Watched", "the attempt is over")
     assert len(target.requests) == 1
+
+
+def test_a_member_sent_again_for_later_is_not_watched_by_the_batch(
+    driver: Driver, target: HttpTarget, seen: Seen
+) -> None:
+    """A member due far later than its batch (a clock far off) is Deferred, never claimed
+    by this invocation: the batch's watchdog watches only the other, as a lone attempt
+    deferred sends none."""
+    later, now = _batch(driver, target.url, 2)
+    later = replace(later, occurrence=T0 + timedelta(minutes=1))
+    driver.clock.now = T0 + timedelta(seconds=0.5)
+
+    reports = driver.run_batch([later, now], message_id="b1")
+
+    assert [r.disposition for r in reports] == ["Deferred", "Ran"]
+    [dog] = seen.watchdogs()
+    assert dog.members == [now.watching(before_claim=True)]
+    assert driver.queue_length() == 1  # the deferred member, sent again
