@@ -9,6 +9,8 @@ that start in the same second share one queue message, so they share its send, i
 its function execution and its early-delivery hold (docs/cost.md). Each member is the same
 attempt as if sent alone; its claim names it by `member_id` (the queue message's id and its
 place in the batch), stable across redeliveries of the batch as a lone message's id is.
+A batch's members share one watchdog message too, itself a batch of each member's
+`watching` message (`execution/heartbeat.py`).
 """
 
 from __future__ import annotations

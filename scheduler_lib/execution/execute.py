@@ -10,18 +10,16 @@ execution message, or a batch (`messages.parse_body`: occurrences starting in th
 share one send, delete, function execution and early hold). Each member is handled as if
 delivered alone (`handle_message`), under its `member_id` (its claim's owner, stable across
 redeliveries) and the batch's dequeue count, all at once on the worker's `concurrent_calls`
-pool, so their waits overlap. Each runs to its end; if any raised, the invocation raises
-once all ended, and in the batch redelivered the finished members are Duplicates (their
-claims say so) and the failed one runs. For each message, in order:
-1. Parse. A malformed body raises ValidationError: it will never become valid, and the Functions
-   host moves it to the poison queue after 5 dequeues, where it stays for inspection (dropping
-   it would lose the evidence).
+pool, so their waits overlap, and watched by one watchdog message (`heartbeat.BatchWatchdog`).
+Each runs to its end; if any raised, the invocation raises once all ended, and in the batch
+redelivered the finished members are Duplicates and the failed one runs. For each message:
+1. Parse. A malformed body raises ValidationError: it never becomes valid; the Functions host
+   moves it to the poison queue after 5 dequeues, where it stays for inspection.
 2. Look the job up fresh (messages carry no definition). The job or its collection gone, or the
    collection disabled -> dropped. A scheduled message of a job that is not Enabled (Disabled,
    Completed, Faulted) -> dropped, and the rest of its occurrence with it. A manual run
-   (`POST .../run`) runs whatever the job's state: the user asked for it explicitly, and the API
-   decides whether to accept that request; a disabled collection still stops it
-   (`decide.runnable`).
+   (`POST .../run`) runs whatever the job's state (the user asked for it; the API decides
+   whether to accept it); a disabled collection still stops it (`decide.runnable`).
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
    running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A
    duplicate is skipped. The claim holds a lease, renewed while the attempt runs, and a
@@ -48,10 +46,8 @@ claims say so) and the failed one runs. For each message, in order:
    ("Recorded", `finish`) instead of calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
-5. Write one history entry: MainAction/ErrorAction, Completed/Failed, start/end/expected time,
-   retryCount = attempt, repeatCount = occurrence number (0 for a manual run), message = the
-   action's outcome message (status code and the first 2048 bytes of the answer, or the
-   error): `history.attempt_record`.
+5. Write one history entry (`history.attempt_record`): action, status, times, retryCount =
+   attempt, repeatCount = occurrence number (0 for a manual run), the outcome's message.
 6. Follow up (`decide.follow_up`, `retry`): a failed attempt with retries left -> the next
    attempt after retryInterval; retries of the main action exhausted -> the errorAction, if
    any, at once, under the main action's policy unless it has its own. The follow-up is sent
@@ -61,11 +57,9 @@ claims say so) and the failed one runs. For each message, in order:
    marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
    deleted while its action ran keeps no history (its purge is requested again).
 
-An exception from the action layer itself (a bug, or a stored definition it cannot send) is a
-failed attempt like a failing target (`run_action` records it), so it follows the retry policy
-and the errorAction. A message that still fails five times (storage down) is poisoned, and the
-poison-queue function records that in the job's history (`poisoned`; a batch's members
-each in their own job's).
+An exception from the action layer itself (a bug, a definition it cannot send) is a failed
+attempt like a failing target (`run_action` records it). A message that still fails five
+times (storage down) is poisoned, recorded in each member's job's history (`poisoned`).
 """
 
 from __future__ import annotations
@@ -126,24 +120,31 @@ class Executor:
     def handle_body(
         self, body: str, *, message_id: str, dequeue_count: int
     ) -> list[ExecutionReport | Exception]:
-        """Process every attempt one queue message carries (see the module docstring): in
-        the members' order, each one's report or what it raised (the entry point raises once
-        it has observed the others). A lone message is handled in this thread and raises."""
+        """Process every attempt one queue message carries (see the module): each one's report
+        or what it raised, in order; a lone message runs in this thread and raises."""
         messages = parse_body(body)
         size = len(messages)
-        calls = [
+        if size == 1:
+            return [self.handle_message(messages[0], member_id=message_id,
+                                        dequeue_count=dequeue_count)]  # fmt: skip
+        shared = heartbeat.BatchWatchdog(self.queue, messages, self.clock)
+        shared.send(self.settings.watchdog, horizon=MAX_START_WAIT)  # one for the members
+        ended = self.members.run_all([
             partial(self.handle_message, message, member_id=member_id(message_id, index, size),
-                    dequeue_count=dequeue_count)
+                    dequeue_count=dequeue_count, covered=index in shared.covered)
             for index, message in enumerate(messages)
-        ]  # fmt: skip
-        return [calls[0]()] if size == 1 else self.members.run_all(calls)
+        ])  # fmt: skip
+        if not any(isinstance(one, Exception) for one in ended):
+            shared.discard()  # a member that raised leaves it, as a lone attempt its own
+        return ended
 
     def handle_message(
-        self, message: ExecutionMessage, *, member_id: str, dequeue_count: int
-    ) -> ExecutionReport:
-        """Process one attempt, claimed under `member_id` (see the module docstring); one log
-        line says what became of it (never the outcome message: that is the history's)."""
-        done = _handle(self, message, message_id=member_id, dequeue_count=dequeue_count)
+        self, message: ExecutionMessage, *, member_id: str, dequeue_count: int,
+        covered: bool = False,
+    ) -> ExecutionReport:  # fmt: skip
+        """Process one attempt, claimed under `member_id` (see the module docstring; `covered`:
+        watched by its batch's watchdog); one log line says what became of it."""
+        done = _handle(self, message, member_id, dequeue_count, covered)
         message, entry = done.message, done.fields.get("history")
         took = round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
         report = ExecutionReport(
@@ -188,8 +189,9 @@ def _skipped(
 
 
 def _handle(
-    executor: Executor, message: ExecutionMessage, *, message_id: str, dequeue_count: int
-) -> _Done:
+    executor: Executor, message: ExecutionMessage, message_id: str, dequeue_count: int,
+    covered: bool,
+) -> _Done:  # fmt: skip
     """Steps 2-7 (see the module docstring), in order. Each step's branch ends the message
     with its `_Done`; the path of a message that runs goes straight down."""
     store, queue, settings, clock = (
@@ -220,7 +222,7 @@ def _handle(
     claim_at = wait.start_at if wait else None
     with heartbeat.watched(
         store, queue, message, message_id, clock,
-        choice=settings.watchdog, interval=executor.beat, claim_at=claim_at,
+        choice=settings.watchdog, interval=executor.beat, claim_at=claim_at, covered=covered,
     ) as beat:  # fmt: skip  # the watchdog first: a worker that dies in the wait is covered
         if wait is not None:
             executor.sleep(max(0.0, (wait.start_at - clock()).total_seconds()))

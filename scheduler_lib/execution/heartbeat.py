@@ -25,16 +25,30 @@ An attempt that raises leaves its watchdog in the queue, if it sent one: its cla
 open, and the watchdog takes it over once the lease runs out (sooner than the host's retry
 of a failed invocation, and whatever the host does). One that had not sent it is run again
 by that retry (host.json `visibilityTimeout`, 30 s), a Rerun like the takeover.
+
+A batch's members (`messages.batch_json`) share one watchdog message with `claim`
+(`BatchWatchdog`): a batch of each member's watchdog, sent once before the members start and
+deleted once all of them ended normally, instead of a send and a delete per member. It is
+sent before any member's claim, so each of its members is `before_claim`, and visible when a
+lone member's would be: just after the lease of a claim taken now, or of the latest second a
+member waits for. Delivered, it is a batch like any other: each member is looked at as a
+lone watchdog (`watchdog.look`) under its member id, and one that comes back later sends a
+lone watchdog of that member only. With `heartbeat` each member sends its own, as alone.
+A member that raises leaves the batch's watchdog in the queue, as a lone attempt leaves its
+own: the members that ended are over when it looks, the others are taken over or (never
+claimed: `before_claim`) run, where a lone on-time attempt that died before its claim was
+left to the host's retry. Members that are watchdogs themselves (a delivered batch's
+watchdog) are not covered: each of those sends its own after a takeover, as alone.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.executor_state import executor_state, step_claim
@@ -107,6 +121,43 @@ class Watchdog:
             self.queue.discard(self.sent)
 
 
+class BatchWatchdog:
+    """The one watchdog message of a batch's members (see the module): `covered`, the
+    indexes of the members it watches (none of them sends its own); sent at most once."""
+
+    def __init__(
+        self, queue: ExecutionQueue, messages: Sequence[ExecutionMessage], clock: Clock
+    ) -> None:
+        self.queue, self.messages, self.clock = queue, messages, clock
+        self.covered: frozenset[int] = frozenset()
+        self.sent: SentMessage | None = None
+
+    def send(self, choice: WatchdogChoice, *, horizon: timedelta) -> None:
+        """With `claim`, send it for every member that is not itself a watchdog (those are
+        looked at as alone) and does not start more than `horizon` from now (deferred, not
+        held: never claimed by this invocation), if there are any."""
+        if choice is not WatchdogChoice.CLAIM:
+            return
+        now = self.clock()
+        covered = {
+            index for index, message in enumerate(self.messages)
+            if not message.watchdog
+            and (message.start_at is None or message.start_at - now <= horizon)
+        }  # fmt: skip
+        if self.sent is not None or not covered:
+            return
+        starts = [self.messages[index].start_at for index in covered]
+        at = max([now, *(start for start in starts if start is not None)])
+        visible_at = at + lease.LEASE + lease.MARGIN
+        watching = [self.messages[i].watching(before_claim=True) for i in sorted(covered)]
+        self.sent = self.queue.send_batch([(w, visible_at) for w in watching], now=now)
+        self.covered = frozenset(covered)
+
+    def discard(self) -> None:
+        if self.sent is not None:
+            self.queue.discard(self.sent)
+
+
 class Heartbeat:
     """Renews a claim's lease every `interval` seconds (real time) until stopped, once the
     attempt is `claimed` (an early delivery is claimed at its second, after the wait); with
@@ -161,6 +212,7 @@ def watched(
     choice: WatchdogChoice = WatchdogChoice.CLAIM,
     interval: float = lease.HEARTBEAT,
     claim_at: datetime | None = None,
+    covered: bool = False,
 ) -> Iterator[Heartbeat]:
     """The attempt `message`, watched while the block runs (see the module): claimed, or to
     be claimed at `claim_at` (an early delivery's second, after the wait: the block sets
@@ -168,9 +220,10 @@ def watched(
     this after the second (a starved worker) has still not written its claim, and a renewal
     before that write would find none, take the attempt for taken over and drop it, with its
     watchdog deleted and no one else to run it. `interval`: the heartbeat's, in real seconds
-    (tests shorten it)."""
+    (tests shorten it). `covered`: a batch member whose batch sent its watchdog
+    (`BatchWatchdog`), so it sends none of its own."""
     watchdog = Watchdog(queue, message, clock)
-    if choice is WatchdogChoice.CLAIM:
+    if choice is WatchdogChoice.CLAIM and not covered:
         watchdog.send(claim_at=claim_at)
     later = watchdog if choice is WatchdogChoice.HEARTBEAT else None
     beat = Heartbeat(store, message, message_id, clock, interval, later)

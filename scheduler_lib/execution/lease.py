@@ -18,6 +18,8 @@ and messages of its own:
   its occurrence at all runs it as a delivery of its own (its worker died in the wait).
   With `SCHEDULER_WATCHDOG=heartbeat` it is sent with the first renewal instead, by an
   attempt still running then (`heartbeat`), and none watches an early occurrence's wait.
+  A batch's members share one watchdog message (`heartbeat.BatchWatchdog`), sent before
+  any of them claims (`before_claim`) and deleted once all of them ended.
 - A watchdog that is delivered (`watchdog.look`) finds the step done (nothing to do), its
   lease still running (it comes back when that ends), or expired. An expired lease is
   confirmed first: the watchdog comes back `CONFIRM` later, and takes the attempt over only

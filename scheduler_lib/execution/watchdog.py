@@ -13,6 +13,12 @@ claims for a day, so a claim of the occurrence at this step or beyond means it w
 Every look that does not take over ends the watchdog's own message; one that comes back
 sends a new watchdog, so a step has at most one in the queue at a time besides the one its
 worker sent (which that worker deletes when the attempt ends).
+
+A batch's watchdog (`heartbeat.BatchWatchdog`: one message for all its members, each
+`before_claim`) is delivered as a batch: the executor looks at each member here as at a
+lone watchdog, under its member id (`messages.member_id`), so a member's takeover or its
+unclaimed run is claimed by that id, and a member that comes back later sends a lone
+watchdog of its own: the batch's message is spent once.
 """
 
 from __future__ import annotations
