@@ -45,7 +45,7 @@ class PartResponse:
 
     request = None
 
-    def __init__(self, status_code: int, reason: str, headers: CaseInsensitiveDict[str], body: str):
+    def __init__(self, status_code: int, reason: str, headers: CaseInsensitiveDict, body: str):
         self.status_code = status_code
         self.reason = reason
         self.headers = headers
@@ -99,12 +99,12 @@ def _split(text: str, boundary: str) -> Iterator[str]:
 def _http(message: str) -> PartResponse:
     head, _, body = message.partition("\n\n")
     status_line, *lines = head.split("\n")
-    _, status, reason = (status_line.split(" ", 2) + [""])[:3]
+    _, status, reason = [*status_line.split(" ", 2), ""][:3]
     return PartResponse(int(status), reason, _headers(lines), body)
 
 
-def _headers(lines: list[str]) -> CaseInsensitiveDict[str]:
-    headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+def _headers(lines: list[str]) -> CaseInsensitiveDict:
+    headers: CaseInsensitiveDict = CaseInsensitiveDict()
     for line in lines:
         name, colon, value = line.partition(":")
         if colon:
@@ -137,7 +137,9 @@ def decode_error(
             error_type = _ERRORS.get(code, HttpResponseError)
         except ValueError:
             error_type = HttpResponseError
-    exc = error_type(message=f"{message}\nErrorCode:{getattr(code, 'value', code)}", response=response)
+    exc = error_type(
+        message=f"{message}\nErrorCode:{getattr(code, 'value', code)}", response=response
+    )
     exc.error_code = code  # type: ignore[attr-defined]  # set by the SDK on its errors too
     exc.additional_info = {}  # type: ignore[attr-defined]  # idem
     return exc

@@ -38,6 +38,7 @@ _VERSIONS = "x-ms-version: 2019-02-02\r\nDataServiceVersion: 3.0\r\n"
 def entity_json(source: Mapping[str, Any]) -> str:
     """`source` as the JSON body the SDK sends for it."""
     properties: dict[str, Any] = {}
+    edm: EdmType | None
     for name, value in source.items():
         if value is None:
             continue
@@ -137,10 +138,17 @@ def operation_part(base: str, table: str, operation: tuple[Any, ...], index: int
         raise ValueError("PartitionKey and/or RowKey were not provided in entity")
     kind = str(getattr(kind, "value", kind)).lower()
     target = f"{base}/{_quoted(table)}"
-    keyed = f"{target}(PartitionKey='{_key(entity['PartitionKey'])}',RowKey='{_key(entity['RowKey'])}')"
+    keyed = (
+        f"{target}(PartitionKey='{_key(entity['PartitionKey'])}',RowKey='{_key(entity['RowKey'])}')"
+    )
     mode = options.pop("mode", UpdateMode.MERGE)
     if kind == "create":
-        line, body, accept, match = f"POST {target}", entity_json(entity), ";odata=minimalmetadata", None
+        line, body, accept, match = (
+            f"POST {target}",
+            entity_json(entity),
+            ";odata=minimalmetadata",
+            None,
+        )
     elif kind in ("upsert", "update"):
         line = f"{_verb(mode)} {keyed}"
         body, accept = entity_json(entity), ""
@@ -208,4 +216,4 @@ def batch_body(batch: str, changeset: str, parts: list[str]) -> bytes:
     return (
         f"--{batch}\r\nContent-Type: multipart/mixed; boundary={changeset}\r\n\r\n"
         f"{inner}--{changeset}--\r\n\r\n--{batch}--\r\n"
-    ).encode("utf-8")
+    ).encode()
