@@ -43,12 +43,15 @@ from azure.core.pipeline import PipelineRequest
 from azure.core.pipeline.policies import (
     AzureSasCredentialPolicy,
     BearerTokenCredentialPolicy,
+    DistributedTracingPolicy,
+    HttpLoggingPolicy,
     RetryPolicy,
     SansIOHTTPPolicy,
     UserAgentPolicy,
 )
 from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest, HttpResponse
+from azure.core.tracing.decorator import distributed_trace
 from azure.data.tables import RequestTooLargeError, TableClient, TableTransactionError
 
 from scheduler_lib.storage_patience import StoragePatience
@@ -84,6 +87,8 @@ class Changesets:
             RetryPolicy(**patience.retry_options()),
             _DatePolicy(),  # after the retry policy: each try is dated and signed afresh
             _credential_policy(credential),
+            DistributedTracingPolicy(),  # as in the SDK's pipeline: a span per request,
+            HttpLoggingPolicy(),  # and its log line when azure-core's logger is at INFO
         ]
         self._client: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
             self._base, policies=policies, transport=transport
@@ -148,6 +153,7 @@ class ChangesetTableClient(TableClient):
         super().__init__(*args, **kwargs)
         self._changesets = changesets
 
+    @distributed_trace
     def submit_transaction(  # type: ignore[override]  # the SDK's keywords are refused
         self, operations: Iterable[Any]
     ) -> list[Mapping[str, Any]]:
