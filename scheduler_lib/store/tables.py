@@ -171,6 +171,7 @@ class TableStore:
                 credential=service.credential,
                 api_version=service.api_version,
                 session=self._session,
+                session_owner=False,  # the service client's: closing a table keeps it
                 changesets=self._changesets,
                 **_verify_option(),
                 **_client_options(self.patience),
