@@ -79,12 +79,16 @@ class Azurite:
 
 
 def start_azurite(
-    *, location: Path | None = None, ports: tuple[int, int, int] | None = None
+    *,
+    location: Path | None = None,
+    ports: tuple[int, int, int] | None = None,
+    options: tuple[str, ...] = (),
 ) -> Azurite:
     """Start Azurite and wait until all three services accept connections.
 
     Without `location` the data lives in memory; without `ports` it takes free ones
-    (blob, queue, table).
+    (blob, queue, table). `options`: more of Azurite's command-line options (e.g. HTTPS and
+    OAuth: `--cert`, `--key`, `--oauth basic`).
     """
     if not AZURITE_BIN.exists():
         raise RuntimeError(f"{AZURITE_BIN} is missing: run `npm ci` (make does it)")
@@ -111,6 +115,7 @@ def start_azurite(
             "127.0.0.1",
             "--tablePort",
             str(table),
+            *options,
         ],
         cwd=workdir,
         # Its own session: Ctrl-C in a terminal must stop the scheduler first, not the

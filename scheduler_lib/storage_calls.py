@@ -37,6 +37,7 @@ COUNT_CALLS_SETTING = "SCHEDULER_BENCH_COUNT_CALLS"
 #: Modules that only carry a request for someone else: never a stage.
 ADAPTERS = (
     "scheduler_lib.store.tables",
+    "scheduler_lib.store.changeset",  # and changeset_body, changeset_answer
     "scheduler_lib.store.etag",
     "scheduler_lib.storage_account",
     "scheduler_lib.storage_calls",

@@ -14,6 +14,7 @@ back up to 24 s after storage did, and everything due meanwhile ran that much la
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,20 @@ class StoragePatience:
         if self.read_timeout is not None:
             options["read_timeout"] = self.read_timeout
         return options
+
+    def retry_options(self) -> dict[str, Any]:
+        """azure-core's `RetryPolicy` options (azure-data-tables' retry policy is one, and
+        `store/changeset.py` builds one from the same values)."""
+        if self.retries is None:
+            return {}
+        return {
+            "retry_total": self.retries,
+            "retry_connect": self.retries,
+            "retry_read": self.retries,
+            "retry_status": self.retries,
+            "retry_backoff_factor": self.backoff,
+            "retry_mode": "fixed",
+        }
 
 
 #: A try a second apart for about a minute and a half: a 60 s outage is ridden out without

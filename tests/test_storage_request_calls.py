@@ -73,3 +73,27 @@ def test_a_queue_request_runs_none_of_requests_per_request_work(settings: Settin
     calls = _calls(lambda: queue.discard(queue.send_body("{}", delay_seconds=60)))
     assert calls[("azure/core/pipeline/transport/_requests_basic.py", "send")] == 2
     assert {call for call in SKIPPED if calls[call]} == set()
+
+
+def test_a_transaction_is_encoded_and_read_without_the_email_package(settings: Settings) -> None:
+    """A transaction's multipart body is written and its answer read by `store/changeset.py`,
+    not by the `email` package (azure-core's `set_multipart_mixed` and `parts()`): 2,592 of
+    the 7,089 calls of a transaction of two entities went there, and it cost 2.8 times a
+    single write's calls. What is left of `email` is http.client's parse of the answer's
+    headers, which every request has (no more than a single write's)."""
+    store = TableStore(settings)
+    store.ensure_tables()
+    table = store.table("JobHistory")
+    rows = [{"PartitionKey": "p", "RowKey": key, "N": 1} for key in ("a", "b")]
+    operations = [("upsert", row) for row in rows]
+    table.submit_transaction(operations)  # the origin's pool key is worked out once, here
+
+    transaction = _calls(lambda: table.submit_transaction(operations))
+    single = _calls(lambda: table.upsert_entity(rows[0]))
+
+    def in_email(calls: Counter[tuple[str, str]]) -> int:
+        return sum(n for (path, _), n in calls.items() if "/email/" in path)
+
+    assert not [path for path, _ in transaction if path.endswith("email/generator.py")]
+    assert in_email(transaction) <= in_email(single) * 1.5
+    assert sum(transaction.values()) <= sum(single.values()) * 1.5

@@ -35,8 +35,15 @@ from scheduler_lib.errors import (
     ServiceUnavailableError,
     ValidationError,
 )
-from scheduler_lib.storage_account import Once, service_client
+from scheduler_lib.storage_account import (
+    DirectSession,
+    Once,
+    ca_bundle,
+    pooled_session,
+    service_client,
+)
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
+from scheduler_lib.store.changeset import Changesets, ChangesetTableClient
 from scheduler_lib.store.entity import EntityValue
 
 
@@ -127,19 +134,48 @@ class TableStore:
         self._ready = Once()
 
     @cached_property
+    def _session(self) -> DirectSession:
+        return pooled_session(self.settings, "table")
+
+    @cached_property
     def service(self) -> TableServiceClient:
         return service_client(
             TableServiceClient,
             self.settings,
             self.settings.table_endpoint,
+            session=self._session,
             **_client_options(self.patience),
         )
 
+    @cached_property
+    def _changesets(self) -> Changesets:
+        service = self.service
+        return Changesets(
+            service.url,
+            service.credential,
+            session=self._session,
+            patience=self.patience,
+            verify=ca_bundle(),
+            api_version=service.api_version,
+        )
+
     def table(self, logical: str) -> TableClient:
-        """The client of one of `config.TABLES`, by its logical name."""
+        """The client of one of `config.TABLES`, by its logical name: the SDK's, with its
+        transactions sent by `Changesets` (over the same connections and credential)."""
         client = self._clients.get(logical)
         if client is None:
-            client = self.service.get_table_client(self.settings.table_name(logical))
+            service = self.service
+            client = ChangesetTableClient(
+                service.url,
+                table_name=self.settings.table_name(logical),
+                credential=service.credential,
+                api_version=service.api_version,
+                session=self._session,
+                session_owner=False,  # the service client's: closing a table keeps it
+                changesets=self._changesets,
+                **_verify_option(),
+                **_client_options(self.patience),
+            )
             self._clients[logical] = client
         return client
 
@@ -158,17 +194,13 @@ class TableStore:
 
 def _client_options(patience: StoragePatience) -> dict[str, Any]:
     """azure-data-tables' retry options (its TablesRetryPolicy reads them) and timeouts."""
-    options: dict[str, Any] = patience.transport_options()
-    if patience.retries is not None:
-        options.update(
-            retry_total=patience.retries,
-            retry_connect=patience.retries,
-            retry_read=patience.retries,
-            retry_status=patience.retries,
-            retry_backoff_factor=patience.backoff,
-            retry_mode="fixed",
-        )
-    return options
+    return {**patience.transport_options(), **patience.retry_options()}
+
+
+def _verify_option() -> dict[str, str]:
+    """The CA bundle as `service_client` gives it to the service client."""
+    bundle = ca_bundle()
+    return {"connection_verify": bundle} if bundle else {}
 
 
 def write_entity(
