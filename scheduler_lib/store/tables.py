@@ -35,6 +35,7 @@ from scheduler_lib.errors import (
     ServiceUnavailableError,
     ValidationError,
 )
+from scheduler_lib.group_commit import GroupCommit
 from scheduler_lib.storage_account import Once, service_client
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 from scheduler_lib.store.entity import EntityValue
@@ -118,11 +119,21 @@ class TableStore:
 
     Built once per worker from `Settings`: a connection string (Azurite, or an account key)
     or, in Azure, the account name and the managed identity through DefaultAzureCredential.
+    `group_writes`: the job replaces of this store's callers that wait at the same moment
+    share transactions (`store/grouped_writes.py`; the worker's store, not the API's).
     """
 
-    def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        patience: StoragePatience = BACKGROUND,
+        group_writes: bool = False,
+    ) -> None:
         self.settings = settings
         self.patience = patience
+        #: Group commit of job writes (`group_writes`), else None: each write alone.
+        self.writes: GroupCommit[Any, Any] | None = GroupCommit() if group_writes else None
         self._clients: dict[str, TableClient] = {}
         self._ready = Once()
 
