@@ -49,7 +49,7 @@ AGAIN = _Again()
 #: What became of one write of a group: its result, its error, or `AGAIN`.
 Outcome: TypeAlias = "R | BaseException | _Again"
 SendOne: TypeAlias = Callable[[W], R]
-SendGroup: TypeAlias = Callable[[list[W]], list[Outcome[R]]]
+SendGroup: TypeAlias = "Callable[[list[W]], list[Outcome[R]]]"
 
 
 class _Write(Generic[W, R]):
