@@ -15,6 +15,13 @@ their order; at most `MAX_OPERATIONS` and `MAX_WEIGHT`, the rest in the next rou
 group. No write waits longer than it would have behind the one in flight. A round of one
 is sent alone.
 
+A write conditional on a version (`condition`: an ETag) that a write of the same row
+sent through here has already replaced cannot succeed (versions never come back): rather
+than costing a round of its own (a transaction fails at its first failing write, so each
+such write would fail one round of up to 100), it is settled at once with the error its
+request would get (`superseded`). Two writers that read a row at once and both write it
+(a lease renewal and an outcome) make exactly such a pair.
+
 What a caller sees is what its lone write would show: its own result, or its own error.
 `send_group` says per write what happened: a result, an error for that caller alone, or
 `AGAIN` (not applied: a transaction is all or nothing, so the others of a transaction one
@@ -55,8 +62,12 @@ SendGroup: TypeAlias = "Callable[[list[W]], list[Outcome[R]]]"
 class _Write(Generic[W, R]):
     """One caller's write while it waits: its outcome once settled, or a round to send."""
 
-    def __init__(self, row: Hashable, item: W, weight: int) -> None:
+    def __init__(
+        self, row: Hashable, item: W, weight: int, condition: Hashable | None,
+        superseded: Callable[[W], BaseException] | None,
+    ) -> None:  # fmt: skip
         self.row, self.item, self.weight = row, item, weight
+        self.condition, self.superseded = condition, superseded
         self.wake = threading.Event()
         self.round: list[_Write[W, R]] | None = None
         self.settled = False
@@ -72,6 +83,8 @@ class GroupCommit(Generic[W, R]):
         self._lock = threading.Lock()
         #: Keys with a write in flight, and the writes waiting behind it.
         self._waiting: dict[Hashable, list[_Write[W, R]]] = {}
+        #: Per key in flight: (row, condition) pairs a write sent here has replaced.
+        self._replaced: dict[Hashable, set[tuple[Hashable, Hashable]]] = {}
         #: Groups sent as one (what the tests check; never reset).
         self.groups = 0
 
@@ -84,20 +97,26 @@ class GroupCommit(Generic[W, R]):
         send_one: SendOne[W, R],
         send_group: SendGroup[W, R],
         weight: int = 0,
+        condition: Hashable | None = None,
+        superseded: Callable[[W], BaseException] | None = None,
     ) -> R:
         """`send_one(item)`'s result, or its error: sent alone at once when nothing of `key`
         is in flight, else in the next group of `key` (the writes of one key pass functions
-        that reach the same place; a round's sender uses its own)."""
+        that reach the same place; a round's sender uses its own). `condition`: the version
+        of `row` the write requires, and `superseded(item)` the error it gets once a write
+        sent here replaced that version (see the module)."""
+        mine: _Write[W, R] = _Write(row, item, weight, condition, superseded)
         with self._lock:
             waiting = self._waiting.get(key)
             if waiting is None:
-                self._waiting[key] = []
+                self._waiting[key], self._replaced[key] = [], set()
             else:
-                mine: _Write[W, R] = _Write(row, item, weight)
                 waiting.append(mine)
         if waiting is None:
             try:
-                return send_one(item)
+                value = send_one(item)
+                self._applied(key, mine)
+                return value
             finally:
                 self._hand_on(key)
         while not mine.settled:
@@ -142,19 +161,42 @@ class GroupCommit(Generic[W, R]):
                 write.error = outcome
             else:
                 write.value = outcome  # type: ignore[assignment]  # an R: not AGAIN, no error
+                self._applied(key, write)
             write.settled = True
             write.wake.set()
+
+    def _applied(self, key: Hashable, write: _Write[W, R]) -> None:
+        if write.condition is not None:
+            with self._lock:
+                self._replaced[key].add((write.row, write.condition))
 
     def _hand_on(self, key: Hashable) -> None:
         """The write in flight ended: the first waiting write sends the next round."""
         with self._lock:
             waiting = self._waiting[key]
-            if not waiting:
-                del self._waiting[key]
-                return
-            group = self._take(waiting)
-        group[0].round = group
-        group[0].wake.set()
+            doomed = self._doomed(key, waiting)
+            group = self._take(waiting) if waiting else None
+            if group is None:
+                del self._waiting[key], self._replaced[key]
+        for write in doomed:  # settled without a request: none could succeed
+            assert write.superseded is not None  # `_doomed` takes only those that have one
+            write.error = write.superseded(write.item)
+            write.settled = True
+            write.wake.set()
+        if group is not None:
+            group[0].round = group
+            group[0].wake.set()
+
+    def _doomed(self, key: Hashable, waiting: list[_Write[W, R]]) -> list[_Write[W, R]]:
+        """Take out of `waiting` the writes whose condition a write sent here replaced."""
+        replaced = self._replaced[key]
+        doomed = [
+            w for w in waiting
+            if w.superseded is not None and (w.row, w.condition) in replaced
+        ]  # fmt: skip
+        if doomed:
+            waiting[:] = [w for w in waiting if not any(w is d for d in doomed)]
+        return doomed
 
     def _take(self, waiting: list[_Write[W, R]]) -> list[_Write[W, R]]:
         """The next round out of `waiting` (the rest stays): each row's first write, in

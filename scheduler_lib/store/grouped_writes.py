@@ -13,8 +13,10 @@ would have raised (412 -> `ResourceModifiedError`, which `storage_errors` turns 
 `PreconditionFailedError`; 404 -> `ResourceNotFoundError`; 409 -> `ResourceExistsError`),
 and the others, not applied, go in the next round. A failure that names no single write
 (any other status, or a transaction found too large) is settled by sending that write alone,
-so its caller gets exactly the lone write's outcome. No answer at all (a connection reset, a
-timeout) reaches every caller of the transaction, as it would each lone write.
+so its caller gets exactly the lone write's outcome. A write conditional on an ETag that a
+write sent here already replaced gets its 412 without a request (`group_commit`). No answer
+at all (a connection reset, a timeout) reaches every caller of the transaction, as it would
+each lone write.
 """
 
 from __future__ import annotations
@@ -71,7 +73,20 @@ def write_grouped(
         send_one=send_one,
         send_group=partial(_transaction, table, send_one),
         weight=len(json.dumps(entity, default=str)) + _PART_OVERHEAD,
+        condition=etag,
+        superseded=_superseded,
     )
+
+
+def _superseded(write: Write) -> Exception:
+    """The 412 a write conditional on an ETag already replaced would get (`group_commit`):
+    what a lone write raises for it, without the request."""
+    error = ResourceModifiedError(
+        message="The update condition specified in the request was not satisfied: "
+        f"the entity was replaced since ETag {write[1]}.\nErrorCode:UpdateConditionNotSatisfied"
+    )
+    error.error_code = "UpdateConditionNotSatisfied"  # type: ignore[attr-defined]  # as the SDK's
+    return error
 
 
 def _operation(write: Write) -> tuple[str, dict[str, Any], dict[str, Any]]:
