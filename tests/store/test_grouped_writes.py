@@ -204,10 +204,11 @@ def test_two_writes_of_one_job_at_once_apply_in_order(
     grouped: TableStore, hold: Callable[..., None], writers: _Writers
 ) -> None:
     """The second write of a job waits for the round after the first's: conditional on the
-    ETag both read, it loses to the first (as it would alone); unconditional, it lands
-    last."""
+    ETag both read, it loses to the first (as it would alone; known without a request,
+    since the first replaced that ETag); unconditional, it lands last."""
     first, other = _created(grouped, 2)
     hold(first, waiting=4)
+    before = _requests()
 
     writers.start(replace(first, execution_count=1), first.etag)  # in flight, held
     after_first = writers.start(replace(first, execution_count=2), first.etag, queued=1)
@@ -216,8 +217,13 @@ def test_two_writes_of_one_job_at_once_apply_in_order(
     raced = writers.start(replace(first, execution_count=4), first.etag, queued=4)
     outcomes = writers.join()
 
-    assert isinstance(outcomes[after_first], PreconditionFailedError)
-    assert isinstance(outcomes[raced], PreconditionFailedError)
+    lone = _lone_error(grouped, first, first.etag or "")
+    for lost in (outcomes[after_first], outcomes[raced]):
+        assert type(lost) is type(lone) and str(lost) == str(lone)
+        assert type(lost.__cause__) is type(lone.__cause__)
+    # the first alone, then `other` and the unconditional one together; the two that
+    # were bound to lose sent no request
+    assert _since(before) == {"single": 2, "batch": 1}  # and the lone write just above
     stored = find_job(grouped, first.key)
     assert stored is not None and stored.execution_count == 3
     assert outcomes[last] == stored
