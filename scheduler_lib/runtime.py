@@ -86,7 +86,7 @@ class Runtime:
         policy_for(settings)  # a malformed SCHEDULER_EGRESS_ALLOW stops the worker here
         self.settings = settings
         self.clock = clock
-        self.store = TableStore(settings)
+        self.store = TableStore(settings, group_writes=True)  # the API builds its own
         self.queue = ExecutionQueue(settings)
         self.dispatch_queue = ExecutionQueue(settings, name=settings.dispatch_queue_name)
         self.metrics = MetricsRecorder(self.store, settings)

@@ -42,6 +42,8 @@ ADAPTERS = (
     "scheduler_lib.storage_account",
     "scheduler_lib.storage_calls",
     "scheduler_lib.store.execution_queue",
+    "scheduler_lib.store.grouped_writes",
+    "scheduler_lib.group_commit",
 )
 
 _counts: Counter[str] = Counter()

@@ -24,6 +24,7 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord, JobState, collection_key
 from scheduler_lib.store.entity import Entity, EntityValue
+from scheduler_lib.store.grouped_writes import write_grouped
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
@@ -202,12 +203,16 @@ def put_job(
     `create_only` fails with ConflictError when the job already exists, and counts the job
     in its collection atomically (`partition_counter`), calling `check_count(jobs already there)`
     first (the quota check, which raises); `etag` makes the replace conditional
-    (PreconditionFailedError when someone changed it meanwhile).
+    (PreconditionFailedError when someone changed it meanwhile). A store built with
+    `group_writes` sends a replace in one transaction with others of the collection at the
+    same moment (`grouped_writes`: same result, same errors).
     """
     table = store.table(TABLE)
     with storage_errors(f"Job '{record.name}'"):
         if create_only:
             meta, _ = create_counted(table, _to_entity(record), check_count)
+        elif store.writes is not None:
+            meta = write_grouped(store.writes, table, _to_entity(record), etag=etag)
         else:
             meta = write_entity(table, _to_entity(record), etag=etag, create_only=False)
     return replace(record, etag=meta.get("etag"))

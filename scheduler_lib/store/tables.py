@@ -35,6 +35,7 @@ from scheduler_lib.errors import (
     ServiceUnavailableError,
     ValidationError,
 )
+from scheduler_lib.group_commit import GroupCommit
 from scheduler_lib.storage_account import (
     DirectSession,
     Once,
@@ -50,11 +51,8 @@ from scheduler_lib.store.entity import EntityValue
 def prefix_range(prefix: str) -> str:
     """OData filter selecting RowKeys that start with `prefix` (a range scan, not a table scan)."""
     upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    return f"RowKey ge '{_quote(prefix)}' and RowKey lt '{_quote(upper)}'"
-
-
-def _quote(value: str) -> str:
-    return value.replace("'", "''")
+    lower, upper = (bound.replace("'", "''") for bound in (prefix, upper))  # OData quoting
+    return f"RowKey ge '{lower}' and RowKey lt '{upper}'"
 
 
 def dumps(value: Any) -> str:
@@ -125,11 +123,19 @@ class TableStore:
 
     Built once per worker from `Settings`: a connection string (Azurite, or an account key)
     or, in Azure, the account name and the managed identity through DefaultAzureCredential.
-    """
+    `group_writes`: job replaces that wait at the same moment share transactions
+    (`store/grouped_writes.py`, in `writes`; the worker's store, not the API's)."""
 
-    def __init__(self, settings: Settings, *, patience: StoragePatience = BACKGROUND) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        patience: StoragePatience = BACKGROUND,
+        group_writes: bool = False,
+    ) -> None:
         self.settings = settings
         self.patience = patience
+        self.writes: GroupCommit[Any, Any] | None = GroupCommit() if group_writes else None
         self._clients: dict[str, TableClient] = {}
         self._ready = Once()
 
@@ -199,8 +205,7 @@ def _client_options(patience: StoragePatience) -> dict[str, Any]:
 
 def _verify_option() -> dict[str, str]:
     """The CA bundle as `service_client` gives it to the service client."""
-    bundle = ca_bundle()
-    return {"connection_verify": bundle} if bundle else {}
+    return {"connection_verify": bundle} if (bundle := ca_bundle()) else {}
 
 
 def write_entity(
