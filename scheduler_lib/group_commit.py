@@ -190,12 +190,12 @@ class GroupCommit(Generic[W, R]):
     def _doomed(self, key: Hashable, waiting: list[_Write[W, R]]) -> list[_Write[W, R]]:
         """Take out of `waiting` the writes whose condition a write sent here replaced."""
         replaced = self._replaced[key]
-        doomed = [
-            w for w in waiting
-            if w.superseded is not None and (w.row, w.condition) in replaced
-        ]  # fmt: skip
-        if doomed:
-            waiting[:] = [w for w in waiting if not any(w is d for d in doomed)]
+        doomed: list[_Write[W, R]] = []
+        kept: list[_Write[W, R]] = []
+        for write in waiting:
+            lost = write.superseded is not None and (write.row, write.condition) in replaced
+            (doomed if lost else kept).append(write)
+        waiting[:] = kept
         return doomed
 
     def _take(self, waiting: list[_Write[W, R]]) -> list[_Write[W, R]]:
