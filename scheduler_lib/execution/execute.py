@@ -127,13 +127,13 @@ class Executor:
         if size == 1:
             return [self.handle_message(messages[0], member_id=message_id,
                                         dequeue_count=dequeue_count)]  # fmt: skip
-        shared = heartbeat.BatchWatchdog(self.queue, messages, self.clock)
-        shared.send(self.settings.watchdog, horizon=MAX_START_WAIT)  # one for the members
-        ended = self.members.run_all([
-            partial(self.handle_message, message, member_id=member_id(message_id, index, size),
-                    dequeue_count=dequeue_count, covered=index in shared.covered)
-            for index, message in enumerate(messages)
-        ])  # fmt: skip
+        shared = heartbeat.BatchWatchdog(self.queue, messages, self.clock, self.beat)
+        with shared.kept(self.settings.watchdog, horizon=MAX_START_WAIT):  # for the members
+            ended = self.members.run_all([
+                partial(self.handle_message, message, member_id=member_id(message_id, index,
+                        size), dequeue_count=dequeue_count, covered=index in shared.covered)
+                for index, message in enumerate(messages)
+            ])  # fmt: skip
         if not any(isinstance(one, Exception) for one in ended):
             shared.discard()  # a member that raised leaves it, as a lone attempt its own
         return ended

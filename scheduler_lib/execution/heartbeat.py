@@ -14,6 +14,13 @@ with `claim` its watchdog is sent before the wait: a worker that dies in the wai
 claim, and that watchdog (`before_claim`) runs the attempt (`watchdog.look`). The heartbeat
 renews nothing until the attempt is claimed.
 
+Each beat also keeps the attempt's watchdog hidden (`Watchdog`, a `KeptMessage`): past
+the lease it just renewed, or, in the wait, past the lease of a claim at the second, so the
+watchdog is delivered only once its worker stopped beating (see `watchdog`). A worker whose
+wait overran the second by a lease (starved of CPU) is thus still the one to claim it,
+where its watchdog used to run the occurrence as unclaimed and the worker's own claim then
+ended as a Duplicate.
+
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
 action (an HTTP call of up to 60 s); it reads the job, extends the lease of the claim this
 worker holds, and writes it ETag-conditionally, so it never undoes another writer's change
@@ -27,13 +34,15 @@ of a failed invocation, and whatever the host does). One that had not sent it is
 by that retry (host.json `visibilityTimeout`, 30 s), a Rerun like the takeover.
 
 A batch's members (`messages.batch_json`) share one watchdog message with `claim`
-(`BatchWatchdog`): a batch of each member's watchdog, sent once before the members start and
-deleted once all of them ended normally, instead of a send and a delete per member. It is
-sent before any member's claim, so each of its members is `before_claim`, and visible when a
-lone member's would be: just after the lease of a claim taken now, or of the latest second a
-member waits for. Delivered, it is a batch like any other: each member is looked at as a
-lone watchdog (`watchdog.look`) under its member id, and one that comes back later sends a
-lone watchdog of that member only. With `heartbeat` each member sends its own, as alone.
+(`BatchWatchdog`): a batch of each member's watchdog, sent once before the members
+start and deleted once all of them ended normally, instead of a send and a delete per
+member. It is sent before any member's claim, so each of its members is `before_claim`, and
+visible when a lone member's would be: just after the lease of a claim taken now, or of the
+latest second a member waits for; a beat of its own keeps it so until the members ended
+(one queue update per beat for the whole batch). Delivered, it is a batch like any other:
+each member is looked at as a lone watchdog (`watchdog.look`) under its member id, and one
+that comes back later sends a lone watchdog of that member only. With `heartbeat` each
+member sends its own, as alone.
 A member that raises leaves the batch's watchdog in the queue, as a lone attempt leaves its
 own: the members that ended are over when it looks, the others are taken over or (never
 claimed: `before_claim`) run, where a lone on-time attempt that died before its claim was
@@ -52,11 +61,12 @@ from datetime import datetime, timedelta
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.executor_state import executor_state, step_claim
-from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lease, lifecycle
 from scheduler_lib.store import LostRace, TableStore, find_job, put_job, retry_lost_races
-from scheduler_lib.store.execution_queue import ExecutionQueue, SentMessage
+from scheduler_lib.store.execution_queue import ExecutionQueue
+from scheduler_lib.store.kept_message import KeptMessage
 from scheduler_lib.timeutil import Clock
 from scheduler_lib.watchdog_choice import WatchdogChoice
 
@@ -96,47 +106,61 @@ def renew(store: TableStore, message: ExecutionMessage, message_id: str, clock: 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
-class Watchdog:
-    """The attempt's watchdog message: sent at most once, visible just after the lease as
-    it stands when sent, and deleted at the end only if it was sent."""
+#: A watchdog is visible this long after the claim it watches, or after its last beat.
+PAST_LEASE = lease.LEASE + lease.MARGIN
+
+
+class Watchdog(KeptMessage):
+    """The attempt's own watchdog message (see `watchdog`): kept hidden by its heartbeat."""
 
     def __init__(self, queue: ExecutionQueue, message: ExecutionMessage, clock: Clock) -> None:
-        self.queue, self.message, self.clock = queue, message, clock
-        self.sent: SentMessage | None = None
+        super().__init__(queue, clock, PAST_LEASE)
+        self.message = message
 
     def send(self, *, claim_at: datetime | None = None) -> None:
         """Send it (once): visible just after the lease of a claim taken now, or at
         `claim_at` (an early delivery's second, not claimed yet: `before_claim`, even when
         that second has passed by now, since the claim is still to be written), would run
         out."""
-        if self.sent is None:
-            now = self.clock()
-            at = max(now, claim_at or now)
-            watching = self.message.watching(before_claim=claim_at is not None)
-            visible_at = at + lease.LEASE + lease.MARGIN
-            self.sent = self.queue.send(watching, visible_at=visible_at, now=now)
-
-    def discard(self) -> None:
-        if self.sent is not None:
-            self.queue.discard(self.sent)
+        watching = self.message.watching(before_claim=claim_at is not None)
+        self.send_once(watching.to_json(), start=claim_at)
 
 
-class BatchWatchdog:
+class BatchWatchdog(KeptMessage):
     """The one watchdog message of a batch's members (see the module): `covered`, the
-    indexes of the members it watches (none of them sends its own); sent at most once."""
+    indexes of the members it watches (none of them sends its own); sent at most once, and
+    kept hidden by a beat of its own (every `interval` real seconds) while the members run."""
 
     def __init__(
-        self, queue: ExecutionQueue, messages: Sequence[ExecutionMessage], clock: Clock
+        self,
+        queue: ExecutionQueue,
+        messages: Sequence[ExecutionMessage],
+        clock: Clock,
+        interval: float = lease.HEARTBEAT,
     ) -> None:
-        self.queue, self.messages, self.clock = queue, messages, clock
+        super().__init__(queue, clock, PAST_LEASE)
+        self.messages, self.interval = messages, interval
         self.covered: frozenset[int] = frozenset()
-        self.sent: SentMessage | None = None
+        self.start: datetime | None = None  # the latest second a covered member waits for
+        self._stop = threading.Event()
+        self._beat = threading.Thread(target=self._run, name="batch-watchdog", daemon=True)
+
+    @contextmanager
+    def kept(self, choice: WatchdogChoice, *, horizon: timedelta) -> Iterator[None]:
+        """`send` it, and keep it hidden while the block (the members) runs."""
+        self.send(choice, horizon=horizon)
+        try:
+            yield
+        finally:
+            self._stop.set()
+            if self._beat.is_alive():
+                self._beat.join()  # a beat in progress ends first
 
     def send(self, choice: WatchdogChoice, *, horizon: timedelta) -> None:
         """With `claim`, send it for every member that is not itself a watchdog (those are
         looked at as alone) and does not start more than `horizon` from now (deferred, not
-        held: never claimed by this invocation), if there are any."""
-        if choice is not WatchdogChoice.CLAIM:
+        held: never claimed by this invocation), if there are any, and start its beat."""
+        if choice is not WatchdogChoice.CLAIM or self.sent is not None:
             return
         now = self.clock()
         covered = {
@@ -144,24 +168,29 @@ class BatchWatchdog:
             if not message.watchdog
             and (message.start_at is None or message.start_at - now <= horizon)
         }  # fmt: skip
-        if self.sent is not None or not covered:
+        if not covered:
             return
-        starts = [self.messages[index].start_at for index in covered]
-        at = max([now, *(start for start in starts if start is not None)])
-        visible_at = at + lease.LEASE + lease.MARGIN
+        starts = [self.messages[i].start_at for i in covered]
+        self.start = max((start for start in starts if start is not None), default=None)
         watching = [self.messages[i].watching(before_claim=True) for i in sorted(covered)]
-        self.sent = self.queue.send_batch([(w, visible_at) for w in watching], now=now)
+        self.send_once(batch_json(watching), start=self.start)
         self.covered = frozenset(covered)
+        self._beat.start()
 
-    def discard(self) -> None:
-        if self.sent is not None:
-            self.queue.discard(self.sent)
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.keep_hidden(start=self.start)
+            except Exception:  # storage unreachable: the next beat tries again
+                log.warning("batch watchdog not kept hidden", exc_info=True)
 
 
 class Heartbeat:
     """Renews a claim's lease every `interval` seconds (real time) until stopped, once the
-    attempt is `claimed` (an early delivery is claimed at its second, after the wait); with
-    a `watchdog`, sends it with the first renewal that succeeds (`heartbeat` choice)."""
+    attempt is `claimed` (an early delivery is claimed at its second `claim_at`, after the
+    wait). Its own `watchdog` (none for a batch's member: the batch keeps its own) is sent
+    with the first renewal that succeeds if it was not at the start (`heartbeat` choice),
+    and kept hidden past each renewed lease, or the wait's."""
 
     def __init__(
         self,
@@ -171,9 +200,11 @@ class Heartbeat:
         clock: Clock,
         interval: float = lease.HEARTBEAT,
         watchdog: Watchdog | None = None,
+        claim_at: datetime | None = None,
     ) -> None:
         self.store, self.message, self.message_id = store, message, message_id
         self.clock, self.interval, self.watchdog = clock, interval, watchdog
+        self.claim_at = claim_at
         self.lost = False
         self.claimed = threading.Event()
         self._stop = threading.Event()
@@ -188,15 +219,21 @@ class Heartbeat:
         self._thread.join()
 
     def _run(self) -> None:
+        dog = self.watchdog
         while not self._stop.wait(self.interval):
-            if not self.claimed.is_set():  # not claimed yet: nothing of this worker's to renew
-                continue
             try:
+                if not self.claimed.is_set():  # nothing of this worker's to renew yet
+                    if dog is not None:
+                        dog.keep_hidden(start=self.claim_at)
+                    continue
                 if not renew(self.store, self.message, self.message_id, self.clock):
                     self.lost = True
                     return
-                if self.watchdog is not None:  # after the renewal: visible after its lease
-                    self.watchdog.send()  # once; a failed send is tried again next beat
+                if dog is not None:  # after the renewal: visible after its lease
+                    if dog.sent is None:
+                        dog.send()  # the `heartbeat` choice; a failed send: the next beat
+                    else:
+                        dog.keep_hidden()
             except Exception:  # storage unreachable: the next beat tries again
                 log.warning("lease not renewed", exc_info=True, extra={"job": self.message.job_key})
 
@@ -225,8 +262,8 @@ def watched(
     watchdog = Watchdog(queue, message, clock)
     if choice is WatchdogChoice.CLAIM and not covered:
         watchdog.send(claim_at=claim_at)
-    later = watchdog if choice is WatchdogChoice.HEARTBEAT else None
-    beat = Heartbeat(store, message, message_id, clock, interval, later)
+    own = None if covered and choice is WatchdogChoice.CLAIM else watchdog
+    beat = Heartbeat(store, message, message_id, clock, interval, own, claim_at)
     if claim_at is None:  # claimed already; otherwise only once the claim is written
         beat.claimed.set()
     beat.start()

@@ -19,7 +19,10 @@ and messages of its own:
   With `SCHEDULER_WATCHDOG=heartbeat` it is sent with the first renewal instead, by an
   attempt still running then (`heartbeat`), and none watches an early occurrence's wait.
   A batch's members share one watchdog message (`heartbeat.BatchWatchdog`), sent before
-  any of them claims (`before_claim`) and deleted once all of them ended.
+  any of them claims (`before_claim`) and deleted once all of them ended. While the worker
+  lives, each beat keeps its watchdog hidden past the lease it renewed (`watchdog`), so a
+  watchdog is delivered only once its worker stopped beating (an instance that died
+  holding a delivered watchdog hid it for the trigger's 10 minutes).
 - A watchdog that is delivered (`watchdog.look`) finds the step done (nothing to do), its
   lease still running (it comes back when that ends), or expired. An expired lease is
   confirmed first: the watchdog comes back `CONFIRM` later, and takes the attempt over only
@@ -37,13 +40,14 @@ delay and the trigger's polling) after its last heartbeat, about 20 s. A step ta
 `MAX_TAKEOVERS` times (an attempt whose invocation fails however often it runs) is left to
 the queue's own redelivery and poison handling, as is a worker that dies in the moment
 between writing its claim and sending the watchdog, and one whose wait for its second
-overran its watchdog's visibility (~11 s) so that the watchdog, finding it unclaimed, was
-spent as a Duplicate of the claim the worker then wrote. A worker that dies in that wait
-is run by its watchdog ~11 s after the second (no lease to confirm). With `heartbeat`, a
-worker that dies before the first renewal (`HEARTBEAT` after the claim) is left to the
-queue's redelivery (10 minutes in Azure): a Rerun if it had claimed, and if it died in an
-early occurrence's wait (nothing claimed), a delivery later than the grace period:
-Postponed.
+overran its watchdog's visibility (~11 s) with no beat getting through (its heartbeat
+thread starved too) so that the watchdog, finding it unclaimed, was spent as a Duplicate
+of the claim the worker then wrote. A worker that dies in that wait is run by its watchdog
+~11 s after its last beat or the second, whichever is later (no lease to confirm). With
+`heartbeat`, a worker that dies before the first renewal (`HEARTBEAT` after the claim) is
+left to the queue's redelivery (10 minutes in Azure): a Rerun if it had claimed, and if it
+died in an early occurrence's wait (nothing claimed), a delivery later than the grace
+period: Postponed.
 """
 
 from __future__ import annotations

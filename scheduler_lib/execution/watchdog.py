@@ -19,6 +19,18 @@ A batch's watchdog (`heartbeat.BatchWatchdog`: one message for all its members, 
 lone watchdog, under its member id (`messages.member_id`), so a member's takeover or its
 unclaimed run is claimed by that id, and a member that comes back later sends a lone
 watchdog of its own: the batch's message is spent once.
+
+The worker's side of the message (`heartbeat.Watchdog`, `heartbeat.BatchWatchdog`): sent at
+most once, visible just after the lease of a claim taken now or at the second it waits for,
+and **kept hidden while the worker lives** (`store.kept_message`): each heartbeat, or the
+batch's own beat, pushes its visibility past the lease it just renewed, so a watchdog is
+delivered only once its worker stopped beating. Before, it was delivered while the worker
+lived too (at the lease's first end) and watched on as a chain of messages, one every
+lease, each taken by any instance: one that died holding a link (taken, not yet looked
+at) hid that attempt's watchdog for the queue trigger's 10 minutes, and its worker, dying
+too, was not taken over within seconds. The chain is still what a look that finds the
+lease held starts (a beat that did not get through, a worker starved of CPU): the worker
+then finds its message taken (`KeptMessage.taken`) and stops keeping it.
 """
 
 from __future__ import annotations

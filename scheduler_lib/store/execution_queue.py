@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Self
 
-from azure.core.exceptions import AzureError, ResourceExistsError
+from azure.core.exceptions import AzureError, HttpResponseError, ResourceExistsError
 from azure.storage.queue import (
     BinaryBase64DecodePolicy,
     BinaryBase64EncodePolicy,
@@ -202,6 +202,22 @@ class ExecutionQueue:
             self.client.delete_message(sent.id, sent.pop_receipt)
         except AzureError as exc:
             log.debug("message %s not discarded: %s", sent.id, type(exc).__name__)
+
+    def postpone(self, sent: SentMessage, *, delay_seconds: int) -> SentMessage | None:
+        """Hide a message this worker sent for `delay_seconds` more from now (a watchdog
+        kept hidden while its worker lives): the same message under its new pop receipt, or
+        None when it is no longer this worker's to change (it became visible and was taken,
+        or was deleted). Any other failure raises (the caller tries again later)."""
+        try:
+            updated = self.client.update_message(
+                sent.id, sent.pop_receipt, visibility_timeout=max(0, delay_seconds)
+            )
+        except HttpResponseError as exc:
+            if exc.status_code not in (400, 404):  # PopReceiptMismatch, MessageNotFound
+                raise
+            return None
+        receipt = updated.pop_receipt or sent.pop_receipt
+        return SentMessage(sent.id, receipt, updated.next_visible_on, sent.inserted_on)
 
     def receive(
         self, *, max_messages: int = 16, visibility_timeout: int = 300, poisoned: bool = False

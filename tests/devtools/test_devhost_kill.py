@@ -5,8 +5,12 @@ The killed host's messages stay hidden for the queue trigger's visibility timeou
 Functions host's 10 minutes, which the local host keeps too), so the redelivery of those
 messages is not what brings them back: each claim carries a lease its worker renews while
 the action runs, and a watchdog message sent at the claim takes an expired lease over
-(`execution/lease.py`). A living worker is never taken over: the actions are held longer
-than a lease before the kill, and no second request arrives meanwhile.
+(`execution/lease.py`); while the worker lives, each beat keeps that watchdog hidden past
+the renewed lease, so no instance holds it when the worker's instance dies (one killed
+holding a watchdog it had taken would hide it for those 10 minutes: a fresh-clone CI run
+saw 2 of the 12 not run again within the bound before this). A living worker is never
+taken over: the actions are held longer than a lease before the kill, and no second request
+arrives meanwhile.
 
 Real pieces: two `python -m devtools.devhost` processes (the second, started while the first
 runs its actions, stands for the other instances of a Function App: they are already running

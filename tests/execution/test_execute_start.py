@@ -183,7 +183,7 @@ def requests_made(
 READ_JOB = "execute: store.jobs [table GET]"
 READ_COLLECTION = "execute: store.collections [table GET]"
 CLAIM = "execute: store.jobs [table PUT]"
-WATCHDOG = "execute: execution.heartbeat [queue POST]"
+WATCHDOG = "execute: store.kept_message [queue POST]"
 
 
 def test_at_its_second_one_conditional_write_is_the_one_request_before_the_action(
