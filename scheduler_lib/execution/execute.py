@@ -90,8 +90,7 @@ __all__ = ["ExecutionReport", "Executor"]
 
 log = logging.getLogger("scheduler.execute")
 
-#: The longest an executor holds a message for its exact start: the early delivery plus its
-#: one-second rounding, plus a margin for clocks a little apart. Anything earlier is deferred.
+#: The longest a message is held for its start (early delivery, rounding, skew; else deferred).
 MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 
 
@@ -218,11 +217,11 @@ def _handle(
         return _skipped(executor, claimed, message)
     record, verdict, collection, following, kind = claimed
     wait = following if isinstance(following, decide.Wait) else None  # early: not claimed yet
-
     claim_at = wait.start_at if wait else None
     with heartbeat.watched(
         store, queue, message, message_id, clock,
         choice=settings.watchdog, interval=executor.beat, claim_at=claim_at, covered=covered,
+        record=None if wait else record,
     ) as beat:  # fmt: skip  # the watchdog first: a worker that dies in the wait is covered
         if wait is not None:
             executor.sleep(max(0.0, (wait.start_at - clock()).total_seconds()))
@@ -233,6 +232,7 @@ def _handle(
             if isinstance(claimed, decide.Skip):  # read again: as a fresh delivery would be
                 return _skipped(executor, claimed, message, kind)
             record, verdict, collection, following, kind = claimed
+            beat.known = record  # the job as the claim wrote it: the first renewal's
             beat.claimed.set()
         rerun = verdict is decide.Verdict.RERUN
         if isinstance(following, decide.Postpone):

@@ -22,9 +22,10 @@ where its watchdog used to run the occurrence as unclaimed and the worker's own 
 ended as a Duplicate.
 
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
-action (an HTTP call of up to 60 s); it reads the job, extends the lease of the claim this
-worker holds, and writes it ETag-conditionally, so it never undoes another writer's change
-(re-read and re-applied on a conflict). When the claim is no longer this worker's (done, or
+action (an HTTP call of up to 60 s); it extends the lease of the claim this worker holds
+in the job as this worker last wrote it (its claim, then its last renewal: no read), and
+writes it ETag-conditionally, so it never undoes another writer's change (read again and
+re-applied on a conflict). When the claim is no longer this worker's (done, or
 taken over by a watchdog after this worker was cut off too long) it stops, and says so
 (`lost`): an attempt that has not started its action yet then does not start it.
 
@@ -87,21 +88,31 @@ def renewed(
     return lifecycle.with_state(record, replace(state, claims=claims))
 
 
-def renew(store: TableStore, message: ExecutionMessage, message_id: str, clock: Clock) -> bool:
-    """Extend the lease this worker holds (ETag loop); False when it holds it no longer."""
+def renew(
+    store: TableStore,
+    message: ExecutionMessage,
+    message_id: str,
+    clock: Clock,
+    known: JobRecord | None = None,
+) -> JobRecord | None:
+    """Extend the lease this worker holds (ETag loop): the job as written (its new ETag), or
+    None when it holds it no longer. `known`: the job as this worker last wrote it (its
+    claim, or its last renewal), renewed without a read; read again only when the write
+    finds it changed since (anyone else's write: the attempt's finish, the dispatcher, the
+    API)."""
 
-    def attempt() -> bool:
-        record = find_job(store, message.job_key)
+    def attempt() -> JobRecord | None:
+        nonlocal known
+        record, known = known or find_job(store, message.job_key), None  # in hand: once
         if record is None or not message.belongs_to(record.incarnation):
-            return False
+            return None
         updated = renewed(record, message, message_id, clock())
         if updated is None:
-            return False
+            return None
         try:
-            put_job(store, updated, etag=record.etag)
+            return put_job(store, updated, etag=record.etag)
         except (PreconditionFailedError, NotFoundError) as exc:
             raise LostRace from exc
-        return True
 
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
@@ -207,11 +218,19 @@ class Heartbeat:
         self.claim_at = claim_at
         self.lost = False
         self.claimed = threading.Event()
+        #: The job as this worker last wrote it (`claim_with`, then each renewal).
+        self.known: JobRecord | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+
+    def claim_with(self, record: JobRecord | None) -> None:
+        """The attempt is claimed, `record` being the job as the claim wrote it (the first
+        renewal starts from it: no read)."""
+        self.known = record
+        self.claimed.set()
 
     def stop(self) -> None:
         """Stop renewing and wait for a renewal in progress (none is written afterwards)."""
@@ -226,7 +245,9 @@ class Heartbeat:
                     if dog is not None:
                         dog.keep_hidden(start=self.claim_at)
                     continue
-                if not renew(self.store, self.message, self.message_id, self.clock):
+                known, self.known = self.known, None  # a failed beat reads next time
+                self.known = renew(self.store, self.message, self.message_id, self.clock, known)
+                if self.known is None:
                     self.lost = True
                     return
                 if dog is not None:  # after the renewal: visible after its lease
@@ -250,6 +271,7 @@ def watched(
     interval: float = lease.HEARTBEAT,
     claim_at: datetime | None = None,
     covered: bool = False,
+    record: JobRecord | None = None,
 ) -> Iterator[Heartbeat]:
     """The attempt `message`, watched while the block runs (see the module): claimed, or to
     be claimed at `claim_at` (an early delivery's second, after the wait: the block sets
@@ -258,14 +280,15 @@ def watched(
     before that write would find none, take the attempt for taken over and drop it, with its
     watchdog deleted and no one else to run it. `interval`: the heartbeat's, in real seconds
     (tests shorten it). `covered`: a batch member whose batch sent its watchdog
-    (`BatchWatchdog`), so it sends none of its own."""
+    (`BatchWatchdog`), so it sends none of its own. `record`: the job as its claim wrote it,
+    when claimed already (`Heartbeat.claim_with`)."""
     watchdog = Watchdog(queue, message, clock)
     if choice is WatchdogChoice.CLAIM and not covered:
         watchdog.send(claim_at=claim_at)
     own = None if covered and choice is WatchdogChoice.CLAIM else watchdog
     beat = Heartbeat(store, message, message_id, clock, interval, own, claim_at)
     if claim_at is None:  # claimed already; otherwise only once the claim is written
-        beat.claimed.set()
+        beat.claim_with(record)
     beat.start()
     try:
         yield beat
