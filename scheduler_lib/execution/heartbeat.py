@@ -256,7 +256,8 @@ class Heartbeat:
                     else:
                         dog.keep_hidden()
             except Exception:  # storage unreachable: the next beat tries again
-                log.warning("lease not renewed", exc_info=True, extra={"job": self.message.job_key})
+                job = {"job": self.message.job_key}
+                log.warning("lease or watchdog not renewed", exc_info=True, extra=job)
 
 
 @contextmanager
