@@ -257,7 +257,7 @@ def service_client(client_class: type[C], settings: Settings, endpoint: str, **o
     factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)
     kind = client_class.__name__.removesuffix("ServiceClient").lower()
     connections = options.pop("connections", None) or storage_connections(settings, kind)
-    if bundle := ca_bundle():  # a request's verify=True would override the session's verify
+    if bundle := ca_bundle():  # what TLS is verified with (else certifi's, as requests')
         options.setdefault("connection_verify", bundle)
     options.setdefault("transport", client_transport(connections, options))
     if settings.storage_connection_string:
