@@ -4,19 +4,31 @@
 
 Why: an occurrence's CPU follows its storage requests (docs/cost.md), so the question is
 how much of a request's CPU is the request itself and how much the SDK's machinery around
-it. Against a fresh Azurite, the same point read (a 2 KB entity) four ways, in turns, each
-round timing `--requests` reads by this process's CPU clock:
+it. Against a fresh Azurite, three kinds of request (a point read of a 2 KB entity, a
+conditional replace of it, `update_entity` with its ETag, and a queue message sent and
+deleted, per request), through each client below in turns, each round timing `--requests`
+of each kind by this process's CPU clock:
 
-- `sdk`: the project's own table client (`TableStore`: azure-data-tables on azure-core, on
-  `storage_account`'s trimmed `requests` session), what the executor and dispatcher use;
-- `sdk, stock`: azure-data-tables as it comes (`TableServiceClient.from_connection_string`);
-- `sdk, async`: the SDK's `aio` client on aiohttp, one read at a time and 16 at once
+- `sdk`: the project's own clients (`TableStore`, `ExecutionQueue`: azure-data-tables and
+  azure-storage-queue on azure-core, through `storage_transport.PoolTransport` on
+  `http.client`), what the executor and dispatcher use;
+- `sdk, requests session`: the same clients on azure-core's `RequestsTransport` over
+  `storage_account`'s trimmed `requests` session (`DirectSession`), the project's before
+  the seventh step (docs/cost.md), and still its path with a proxy;
+- `sdk, urllib3`: the same clients on a transport over urllib3's connection pool (below,
+  `Urllib3Transport`), without `requests`;
+- `sdk, fewer policies`: the table client on `PoolTransport` given `policies=` with only
+  what a request needs (headers, signing, decoding, retries: no request id, user agent,
+  proxy, redirect, secondary host, hooks, logging or tracing policy); the queue client
+  takes no such list (no row);
+- `sdk, stock`: the SDKs as they come (`from_connection_string`);
+- `sdk, async`: the table SDK's `aio` client on aiohttp, one read at a time and 16 at once
   (only where aiohttp is installed: it is not one of the project's dependencies);
-- `bare`: `http.client` on one kept-alive connection, signed with SharedKeyLite as the
-  Table service documents it: the floor (what any client must do: sign, send, parse).
+- `bare`: a point read by `http.client` on one kept-alive connection, signed with
+  SharedKeyLite as the Table service documents it: the floor (sign, send, parse).
 
-Printed: the median over the rounds of CPU microseconds per read, and its ratio to the
-project's client (`sdk`), measured in the same run.
+Printed: per kind, the median over the rounds of CPU microseconds per request, and its
+ratio to the project's client (`sdk`) measured in the same run.
 """
 
 from __future__ import annotations
@@ -34,17 +46,42 @@ import uuid
 from collections.abc import Callable
 from email.utils import formatdate
 from pathlib import Path
+from typing import Any, cast
+
+import urllib3
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from azure.data.tables import TableServiceClient  # noqa: E402
+from azure.core import MatchConditions  # noqa: E402
+from azure.core.pipeline.policies import ContentDecodePolicy  # noqa: E402
+from azure.core.pipeline.transport import RequestsTransport  # noqa: E402
+from azure.data.tables import TableClient, TableServiceClient, UpdateMode  # noqa: E402
+from azure.storage.queue import (  # noqa: E402
+    BinaryBase64DecodePolicy,
+    BinaryBase64EncodePolicy,
+    QueueClient,
+    QueueServiceClient,
+)
 
 from devtools.azurite import start_azurite  # noqa: E402
 from scheduler_lib.config import Settings  # noqa: E402
+from scheduler_lib.storage_account import pooled_session  # noqa: E402
+from scheduler_lib.storage_patience import BACKGROUND  # noqa: E402
+from scheduler_lib.storage_transport import (  # noqa: E402
+    ConnectionPools,
+    PoolTransport,
+    StorageResponse,
+)
+from scheduler_lib.store.changeset import ChangesetTableClient  # noqa: E402
+from scheduler_lib.store.execution_queue import ExecutionQueue  # noqa: E402
+from scheduler_lib.store.execution_queue import _client_options as queue_options  # noqa: E402
 from scheduler_lib.store.tables import TableStore  # noqa: E402
+from scheduler_lib.store.tables import _client_options as table_options  # noqa: E402
 
 PK, RK = "p", "r"
+KINDS = ("point read", "conditional replace", "queue send / delete")
+BODY = "x" * 2000
 
 
 def cpu_per_call(call: Callable[[], object], n: int) -> float:
@@ -64,6 +101,13 @@ def bare_reader(connection_string: str, port: int, table: str) -> Callable[[], o
     resource = f"{table}(PartitionKey='{PK}',RowKey='{RK}')"
 
     def read() -> bytes:
+        try:
+            return read_once()
+        except (http.client.RemoteDisconnected, ConnectionError):
+            connection.close()  # Azurite closed it while the other clients ran (5 s idle)
+            return read_once()
+
+    def read_once() -> bytes:
         date = formatdate(usegmt=True)
         signed = f"{date}\n/{account}/{account}/{resource}".encode()
         signature = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
@@ -107,6 +151,118 @@ def async_rows(connection_string: str, table: str, n: int, rounds: int) -> dict[
     return times
 
 
+class Urllib3Transport(PoolTransport):
+    """`PoolTransport` sending through urllib3's pool instead of `http.client` alone."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(ConnectionPools(0), **options)  # its timeouts only
+        self._manager = urllib3.PoolManager(maxsize=100)
+
+    def send(self, request: Any, **kwargs: Any) -> Any:
+        connect, read = self._timeouts
+        raw = self._manager.urlopen(
+            request.method, request.url, body=request.content, headers=request.headers,
+            retries=False, redirect=False, timeout=urllib3.Timeout(connect=connect, read=read),
+        )  # fmt: skip
+        return StorageResponse(request, cast(Any, _Answer(raw)), raw.data)
+
+
+class _Answer:
+    """urllib3's answer as `StorageResponse` reads an http.client one."""
+
+    def __init__(self, raw: Any) -> None:
+        self.status, self.reason, self._headers = raw.status, raw.reason, raw.headers
+
+    def getheaders(self) -> list[tuple[str, str]]:
+        return list(self._headers.items())
+
+
+def clients(settings: Settings, connection: str) -> dict[str, tuple[Any, Any]]:
+    """(table client, queue client or None) of each variant but the bare and async ones."""
+    store = TableStore(settings)
+    store.ensure_tables()
+    ours = store.table("JobHistory")
+    queue = ExecutionQueue(settings).ready()
+    service, name = store.service, ours.table_name
+    t_opts, q_opts = table_options(BACKGROUND), cast(dict[str, Any], queue_options(BACKGROUND))
+    transport_opts = BACKGROUND.transport_options()
+
+    def table(**options: Any) -> TableClient:
+        return ChangesetTableClient(
+            service.url, table_name=name, credential=service.credential,
+            changesets=store._changesets, **t_opts, **options,
+        )  # fmt: skip
+
+    def queue_on(transport: Any) -> QueueClient:
+        queues = QueueServiceClient.from_connection_string(
+            connection, transport=transport, **q_opts
+        )
+        return _binary(queues, queue.name)
+
+    def requests_transport(kind: str) -> RequestsTransport:
+        return RequestsTransport(
+            session=pooled_session(settings, kind), session_owner=False, **transport_opts
+        )
+
+    from azure.data.tables._authentication import _configure_credential  # measuring only
+    from azure.data.tables._policies import StorageHeadersPolicy, TablesRetryPolicy
+
+    fewer = [
+        StorageHeadersPolicy(),
+        _configure_credential(service.credential),
+        ContentDecodePolicy(response_encoding="utf-8"),
+        TablesRetryPolicy(**t_opts),
+    ]
+    stock = TableServiceClient.from_connection_string(connection).get_table_client(name)
+    stock_queue = _binary(QueueServiceClient.from_connection_string(connection), queue.name)
+    urllib3_transport = Urllib3Transport(**transport_opts)
+    return {
+        "sdk": (ours, queue.client),
+        "sdk, requests session": (
+            table(transport=requests_transport("table")),
+            queue_on(requests_transport("queue")),
+        ),
+        "sdk, urllib3": (table(transport=urllib3_transport), queue_on(urllib3_transport)),
+        "sdk, fewer policies": (
+            table(transport=PoolTransport(store._connections, **transport_opts), policies=fewer),
+            None,
+        ),
+        "sdk, stock": (stock, stock_queue),
+    }
+
+
+def _binary(queues: QueueServiceClient, name: str) -> QueueClient:
+    """The queue `name`'s client sending bytes, as `ExecutionQueue`'s does."""
+    return queues.get_queue_client(
+        name,
+        message_encode_policy=BinaryBase64EncodePolicy(),
+        message_decode_policy=BinaryBase64DecodePolicy(),
+    )
+
+
+def requests_of(table: Any, queue: Any, row: str) -> dict[str, Callable[[], object]]:
+    """One request of each kind (the conditional replace on a row of the variant's own)."""
+    etag = [table.upsert_entity({"PartitionKey": PK, "RowKey": row, "Body": BODY})["etag"]]
+
+    def replace() -> None:
+        entity = {"PartitionKey": PK, "RowKey": row, "Body": BODY}
+        condition = {"etag": etag[0], "match_condition": MatchConditions.IfNotModified}
+        etag[0] = table.update_entity(entity, mode=UpdateMode.REPLACE, **condition)["etag"]
+
+    kinds: dict[str, Callable[[], object]] = {
+        "point read": lambda: table.get_entity(PK, RK),
+        "conditional replace": replace,
+    }
+    if queue is not None:
+        kinds["queue send / delete"] = lambda: _send_delete(queue)
+    return kinds
+
+
+def _send_delete(queue: QueueClient) -> None:
+    sent = queue.send_message(b"{}", visibility_timeout=60)
+    queue.delete_message(sent.id, sent.pop_receipt)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--requests", type=int, default=600)
@@ -117,36 +273,53 @@ def main(argv: list[str] | None = None) -> None:
         connection = azurite.connection_string
         prefix = "f" + uuid.uuid4().hex[:8]
         settings = Settings(storage_connection_string=connection, storage_prefix=prefix)
-        store = TableStore(settings)
-        store.ensure_tables()
-        ours = store.table("JobHistory")
+        variants = clients(settings, connection)
+        ours = variants["sdk"][0]
         table = ours.table_name
-        ours.upsert_entity({"PartitionKey": PK, "RowKey": RK, "N": 0, "Body": "x" * 2000})
-        stock = TableServiceClient.from_connection_string(connection).get_table_client(table)
-        readers: dict[str, Callable[[], object]] = {
-            "sdk": lambda: ours.get_entity(PK, RK),
-            "sdk, stock": lambda: stock.get_entity(PK, RK),
-            "bare": bare_reader(connection, azurite.table_port, table),
+        ours.upsert_entity({"PartitionKey": PK, "RowKey": RK, "N": 0, "Body": BODY})
+        calls = {
+            name: requests_of(t, q, f"row{i}") for i, (name, (t, q)) in enumerate(variants.items())
         }
-        times: dict[str, list[float]] = {name: [] for name in readers}
-        for read in readers.values():
-            cpu_per_call(read, 20)  # connections, imports, caches
+        calls["bare"] = {"point read": bare_reader(connection, azurite.table_port, table)}
+        times: dict[tuple[str, str], list[float]] = {}
+        for kinds in calls.values():
+            for call in kinds.values():
+                cpu_per_call(call, 20)  # connections, imports, caches
+        # In turns of 20 requests, so that no client's connection idles for Azurite's 5 s
+        # keep-alive (it closes it: the next request, if a POST, would fail).
+        turns = max(1, args.requests // 20)
         for _ in range(args.rounds):
-            for name, read in readers.items():
-                times[name].append(cpu_per_call(read, args.requests))
+            spent: dict[tuple[str, str], float] = {}
+            for _ in range(turns):
+                for name, kinds in calls.items():
+                    for kind, call in kinds.items():
+                        per = 2 if kind == "queue send / delete" else 1  # two requests
+                        turn = cpu_per_call(call, 20) / per
+                        spent[(name, kind)] = spent.get((name, kind), 0.0) + turn / turns
+            for key, value in spent.items():
+                times.setdefault(key, []).append(value)
         try:
-            times |= async_rows(connection, table, args.requests, args.rounds)
+            for name, values in async_rows(connection, table, args.requests, args.rounds).items():
+                times[(name, "point read")] = values
         except ImportError:
             print("(aiohttp is not installed: no async rows)")
     finally:
         azurite.stop()
-    base = statistics.median(times["sdk"])
-    print(f"\n{args.requests} point reads of a 2 KB entity per round, {args.rounds} rounds\n")
-    print("| client | CPU µs per read (median) | against `sdk` |")
-    print("|---|---:|---:|")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"| {name} | {median:,.0f} | {median / base:.2f} |")
+    print(f"\n{args.requests} requests of each kind per round, {args.rounds} rounds; CPU µs per")
+    print("request (median), and against `sdk` (queue: a send and a delete, per request)\n")
+    print("| client | " + " | ".join(f"{k} | against `sdk`" for k in KINDS) + " |")
+    print("|---|" + "---:|---:|" * len(KINDS))
+    names = dict.fromkeys(name for name, _ in times)
+    for name in names:
+        cells = []
+        for kind in KINDS:
+            found = times.get((name, kind))
+            if not found:
+                cells += ["", ""]
+                continue
+            median, base = statistics.median(found), statistics.median(times[("sdk", kind)])
+            cells += [f"{median:,.0f}", f"{median / base:.2f}"]
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -6,21 +6,25 @@ account's endpoint and the app's managed identity (`DefaultAzureCredential`, wit
 user-assigned identity's client id when one is configured). The adapters pass their SDK's
 client class and options, so this module imports no storage SDK itself.
 
-Each client gets its own `requests` session whose connection pool holds as many connections
-as the process has threads that may call storage at once (`connection_pool_size`). The
+Each service's clients share a connection pool that keeps as many connections as the
+process has threads that may call storage at once (`connection_pool_size`). The
 SDKs' own session keeps 10: under load the local host's executor, dispatch workers and API
 run far more requests at once, and every one past the tenth had its connection discarded
 afterwards ("Connection pool is full"), so the next request paid a new TCP connection.
 
-The session reads its environment once, when the client is made, not on every request:
+The environment is read once, when the client is made, not on every request:
 `requests` with `trust_env` looks up `~/.netrc`, the proxy variables and the CA-bundle
 variables each time it sends, which was 13 % of the host's CPU under load (bench/cost.py,
 docs/cost.md). The same variables still apply, read at creation: `HTTP(S)_PROXY` and
 `NO_PROXY` for the client's endpoint, `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` as the bundle
 the client verifies TLS with. (`.netrc` never applied: the SDKs sign every request.)
 
-The session is a `DirectSession`: a storage request goes from azure-core's transport to the
-connection pool without `requests`' per-request merging of session settings (see there).
+Clients send through `storage_transport.PoolTransport` (azure-core's transport interface on
+kept-alive `http.client` connections, `storage_connections`), which costs a third less client
+CPU per request than `requests` and urllib3 (docs/cost.md, "SDK request CPU (seventh
+step)"). With a proxy in the environment, a client's requests go through azure-core's
+`RequestsTransport` on a `DirectSession` as before: a storage request goes from the transport
+to the connection pool without `requests`' per-request merging of session settings.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import requests
+from azure.core.pipeline.transport import RequestsTransport
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
@@ -38,6 +43,7 @@ from urllib3.util.retry import Retry
 
 from scheduler_lib.concurrent_calls import MEMBER_THREADS
 from scheduler_lib.config import Settings
+from scheduler_lib.storage_transport import ConnectionPools, PoolTransport
 
 C = TypeVar("C")
 
@@ -227,14 +233,33 @@ def _new_session(kind: str) -> DirectSession:
     return session
 
 
+def storage_connections(settings: Settings, kind: str = "storage") -> ConnectionPools:
+    """The connections one service's clients share (`connection_pool_size` kept open);
+    counted by stage as `pooled_session`'s requests are, for the cost benchmark."""
+    connections = ConnectionPools(connection_pool_size(settings))
+    connections.on_request = _new_session(kind).on_request
+    return connections
+
+
+#: The options of azure-core's transports a storage client is given (`PoolTransport`'s).
+TRANSPORT_OPTIONS = ("connection_timeout", "read_timeout", "connection_verify", "connection_cert")
+
+
+def client_transport(connections: ConnectionPools, options: dict[str, Any]) -> PoolTransport:
+    """A client's transport on `connections`, with the transport options among `options`."""
+    return PoolTransport(connections, **{k: options[k] for k in TRANSPORT_OPTIONS if k in options})
+
+
 def service_client(client_class: type[C], settings: Settings, endpoint: str, **options: Any) -> C:
     """A `client_class` for the storage account, by connection string or by identity
-    (`endpoint`: the service's endpoint, used only with the identity)."""
+    (`endpoint`: the service's endpoint, used only with the identity), sending on
+    `connections` (a `storage_connections`; new ones when not given)."""
     factory = cast(Any, client_class)  # both SDKs' clients: from_connection_string, (url, ...)
     kind = client_class.__name__.removesuffix("ServiceClient").lower()
-    session = options.setdefault("session", pooled_session(settings, kind))  # azure-core's
-    if bundle := ca_bundle():  # a request's verify=True would override the session's verify
+    connections = options.pop("connections", None) or storage_connections(settings, kind)
+    if bundle := ca_bundle():  # what TLS is verified with (else certifi's, as requests')
         options.setdefault("connection_verify", bundle)
+    options.setdefault("transport", client_transport(connections, options))
     if settings.storage_connection_string:
         connection = settings.storage_connection_string
         client = factory.from_connection_string(connection, **options)
@@ -243,7 +268,11 @@ def service_client(client_class: type[C], settings: Settings, endpoint: str, **o
 
         credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
         client = factory(endpoint, credential=credential, **options)
-    session.proxies = requests.utils.get_environ_proxies(client.url)
+    if proxies := requests.utils.get_environ_proxies(client.url):
+        session = pooled_session(settings, kind)
+        session.on_request, session.proxies = None, proxies  # counted by the connections
+        kept = {k: options[k] for k in TRANSPORT_OPTIONS if k in options}
+        connections.fallback = RequestsTransport(session=session, session_owner=False, **kept)
     return cast(C, client)
 
 

@@ -1,8 +1,8 @@
 """Counting storage requests by stage, for the cost benchmark (`bench/cost.py`).
 
 Storage is billed per request (transaction), so the benchmark needs to know how many each
-occurrence makes and which part of the code makes them. `storage_account.pooled_session`,
-the one place storage clients get their `requests` session, gives it a `request_counter`
+occurrence makes and which part of the code makes them. `storage_account`, the one place
+storage clients get their connections (`storage_connections`), gives them a `request_counter`
 only when `SCHEDULER_BENCH_COUNT_CALLS` names a file: production pays nothing, not even an
 import of this module.
 
@@ -40,6 +40,7 @@ ADAPTERS = (
     "scheduler_lib.store.changeset",  # and changeset_body, changeset_answer
     "scheduler_lib.store.etag",
     "scheduler_lib.storage_account",
+    "scheduler_lib.storage_transport",
     "scheduler_lib.storage_calls",
     "scheduler_lib.store.execution_queue",
     "scheduler_lib.store.grouped_writes",

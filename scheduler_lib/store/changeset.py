@@ -10,8 +10,8 @@ the same contract, writes the body as text (`changeset_body.py`) and reads the a
 string operations.
 
 It sends through a public azure-core `PipelineClient` made of public policies, over the
-same `requests` session (connection pool) and with the same credential as the store's
-TableClients, and the same retries and timeouts (`StoragePatience`):
+same connections (`storage_account.client_transport`) and with the same credential as the
+store's TableClients, and the same retries and timeouts (`StoragePatience`):
 - an account key (connection string): the Table service's SharedKey signature, as
   Microsoft documents it ("Authorize with Shared Key"), signed on each try;
 - a token credential (managed identity): azure-core's `BearerTokenCredentialPolicy` for
@@ -49,12 +49,13 @@ from azure.core.pipeline.policies import (
     SansIOHTTPPolicy,
     UserAgentPolicy,
 )
-from azure.core.pipeline.transport import RequestsTransport
 from azure.core.rest import HttpRequest, HttpResponse
 from azure.core.tracing.decorator import distributed_trace
 from azure.data.tables import RequestTooLargeError, TableClient, TableTransactionError
 
+from scheduler_lib.storage_account import client_transport
 from scheduler_lib.storage_patience import StoragePatience
+from scheduler_lib.storage_transport import ConnectionPools
 from scheduler_lib.store.changeset_answer import decode_error, read_parts
 from scheduler_lib.store.changeset_body import batch_body, operation_part
 
@@ -71,7 +72,7 @@ class Changesets:
         endpoint: str,
         credential: Any,
         *,
-        session: Any,
+        connections: ConnectionPools,
         patience: StoragePatience,
         verify: str | None = None,
         api_version: str = "2019-02-02",
@@ -81,7 +82,7 @@ class Changesets:
         options: dict[str, Any] = dict(patience.transport_options())
         if verify:
             options["connection_verify"] = verify
-        transport = RequestsTransport(session=session, session_owner=False, **options)
+        transport = client_transport(connections, options)
         policies = [
             UserAgentPolicy(sdk_moniker="scheduler-changeset"),
             RetryPolicy(**patience.retry_options()),

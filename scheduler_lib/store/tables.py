@@ -37,13 +37,14 @@ from scheduler_lib.errors import (
 )
 from scheduler_lib.group_commit import GroupCommit
 from scheduler_lib.storage_account import (
-    DirectSession,
     Once,
     ca_bundle,
-    pooled_session,
+    client_transport,
     service_client,
+    storage_connections,
 )
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
+from scheduler_lib.storage_transport import ConnectionPools
 from scheduler_lib.store.changeset import Changesets, ChangesetTableClient
 from scheduler_lib.store.entity import EntityValue
 
@@ -140,8 +141,8 @@ class TableStore:
         self._ready = Once()
 
     @cached_property
-    def _session(self) -> DirectSession:
-        return pooled_session(self.settings, "table")
+    def _connections(self) -> ConnectionPools:
+        return storage_connections(self.settings, "table")
 
     @cached_property
     def service(self) -> TableServiceClient:
@@ -149,7 +150,7 @@ class TableStore:
             TableServiceClient,
             self.settings,
             self.settings.table_endpoint,
-            session=self._session,
+            connections=self._connections,
             **_client_options(self.patience),
         )
 
@@ -159,7 +160,7 @@ class TableStore:
         return Changesets(
             service.url,
             service.credential,
-            session=self._session,
+            connections=self._connections,
             patience=self.patience,
             verify=ca_bundle(),
             api_version=service.api_version,
@@ -171,16 +172,16 @@ class TableStore:
         client = self._clients.get(logical)
         if client is None:
             service = self.service
+            options = {**_verify_option(), **_client_options(self.patience)}
             client = ChangesetTableClient(
                 service.url,
                 table_name=self.settings.table_name(logical),
                 credential=service.credential,
                 api_version=service.api_version,
-                session=self._session,
-                session_owner=False,  # the service client's: closing a table keeps it
+                # the service client's connections: closing a table keeps them
+                transport=client_transport(self._connections, options),
                 changesets=self._changesets,
-                **_verify_option(),
-                **_client_options(self.patience),
+                **options,
             )
             self._clients[logical] = client
         return client

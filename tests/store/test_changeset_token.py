@@ -29,7 +29,7 @@ from cryptography.x509.oid import NameOID
 
 from devtools.azurite import Azurite, start_azurite
 from scheduler_lib.config import Settings
-from scheduler_lib.storage_account import pooled_session
+from scheduler_lib.storage_account import storage_connections
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.changeset import STORAGE_SCOPE, Changesets
 
@@ -105,9 +105,13 @@ def _endpoint(azurite: Azurite) -> str:
 
 
 def _changesets(azurite: Azurite, cert: Path, identity: Identity) -> Changesets:
-    session = pooled_session(Settings())
+    connections = storage_connections(Settings())
     return Changesets(
-        _endpoint(azurite), identity, session=session, patience=INTERACTIVE, verify=str(cert)
+        _endpoint(azurite),
+        identity,
+        connections=connections,
+        patience=INTERACTIVE,
+        verify=str(cert),
     )
 
 
