@@ -22,6 +22,7 @@ from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
 from scheduler_lib.metrics_settings import NO_METRICS, MetricsSettings
 from scheduler_lib.precision import Precision, read_precision
+from scheduler_lib.transport_choice import TransportChoice, read_transport
 from scheduler_lib.watchdog_choice import WatchdogChoice, read_watchdog
 
 #: Azurite's well-known development account (public, documented by Microsoft).
@@ -88,6 +89,7 @@ class Settings:
     grace_period: timedelta = timedelta(minutes=5)
     precision: Precision = Precision.SECOND
     watchdog: WatchdogChoice = WatchdogChoice.CLAIM  # when an attempt sends its watchdog
+    storage_transport: TransportChoice = TransportChoice.POOLED  # what storage requests use
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
     servicebus_endpoint_suffix: str = "servicebus.windows.net"
     oauth_authority: str = "https://login.microsoftonline.com"
@@ -225,6 +227,7 @@ class Settings:
             grace_period=grace_period,
             precision=read_precision(env),
             watchdog=read_watchdog(env),
+            storage_transport=read_transport(env),
             storage_queue_endpoint=env.get(
                 "SCHEDULER_STORAGE_QUEUE_ENDPOINT", "https://{account}.queue.core.windows.net"
             ),

@@ -22,10 +22,9 @@ the client verifies TLS with. (`.netrc` never applied: the SDKs sign every reque
 Clients send through `storage_transport.PoolTransport` (azure-core's transport interface on
 kept-alive `http.client` connections, `storage_connections`), which costs a third less client
 CPU per request than `requests` and urllib3 (docs/cost.md, "SDK request CPU (seventh
-step)"). With a proxy in the environment, a client's requests go through azure-core's
-`RequestsTransport` on a `DirectSession` as before: a storage request goes from the transport
-to the connection pool without `requests`' per-request merging of session settings.
-"""
+step)"). With a proxy in the environment, or `SCHEDULER_STORAGE_TRANSPORT=requests`, they go
+through azure-core's `RequestsTransport` on a `DirectSession` as before: from the transport
+to the connection pool without `requests`' per-request merging of session settings."""
 
 from __future__ import annotations
 
@@ -44,6 +43,7 @@ from urllib3.util.retry import Retry
 from scheduler_lib.concurrent_calls import MEMBER_THREADS
 from scheduler_lib.config import Settings
 from scheduler_lib.storage_transport import ConnectionPools, PoolTransport
+from scheduler_lib.transport_choice import TransportChoice
 
 C = TypeVar("C")
 
@@ -268,7 +268,8 @@ def service_client(client_class: type[C], settings: Settings, endpoint: str, **o
 
         credential = DefaultAzureCredential(managed_identity_client_id=settings.storage_client_id)
         client = factory(endpoint, credential=credential, **options)
-    if proxies := requests.utils.get_environ_proxies(client.url):
+    proxies = requests.utils.get_environ_proxies(client.url)  # the transport speaks to none
+    if proxies or settings.storage_transport is TransportChoice.REQUESTS:
         session = pooled_session(settings, kind)
         session.on_request, session.proxies = None, proxies  # counted by the connections
         kept = {k: options[k] for k in TRANSPORT_OPTIONS if k in options}

@@ -50,7 +50,7 @@ DASHBOARD_API = {"scheduler_lib.api.errors"}
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Settings, errors and time: what everything may use.
     ("errors", "timeutil", "storage_patience", "storage_calls", "metrics_settings",
-     "identity_audiences", "app_settings", "precision", "watchdog_choice",
+     "identity_audiences", "app_settings", "precision", "watchdog_choice", "transport_choice",
      "key_vault_references", "config", "logs",
      "shared_reads", "group_commit", "storage_account", "storage_transport",
      "concurrent_calls"),

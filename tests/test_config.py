@@ -6,6 +6,7 @@ import pytest
 
 from scheduler_lib.config import AZURITE_CONNECTION_STRING, Settings
 from scheduler_lib.errors import ValidationError
+from scheduler_lib.transport_choice import TransportChoice
 from scheduler_lib.watchdog_choice import WatchdogChoice
 
 #: The queue names the triggers bind to: required, as on the Functions host.
@@ -102,6 +103,7 @@ def test_a_queue_setting_the_triggers_bind_to_is_required(missing: str) -> None:
         ({"SCHEDULER_EXECUTOR_CONCURRENCY": "many"}, "SCHEDULER_EXECUTOR_CONCURRENCY"),
         ({"SCHEDULER_DISPATCH_WORKERS": "0"}, "SCHEDULER_DISPATCH_WORKERS"),
         ({"SCHEDULER_WATCHDOG": "never"}, "SCHEDULER_WATCHDOG"),
+        ({"SCHEDULER_STORAGE_TRANSPORT": "curl"}, "SCHEDULER_STORAGE_TRANSPORT"),
     ],
     ids=[
         "unresolved-storage-reference",
@@ -113,6 +115,7 @@ def test_a_queue_setting_the_triggers_bind_to_is_required(missing: str) -> None:
         "executor-slots-not-a-number",
         "no-dispatch-worker",
         "unknown-watchdog-choice",
+        "unknown-storage-transport",
     ],
 )
 def test_unsafe_or_malformed_settings_are_refused(env: dict[str, str], field: str) -> None:
@@ -142,6 +145,15 @@ def test_an_unresolved_metrics_token_closes_only_the_metrics_endpoint() -> None:
     assert settings.unresolved_references == ("SCHEDULER_METRICS_TOKEN",)
     assert settings.configuration_problem is None
     assert reference not in settings.metrics.tokens
+
+
+@pytest.mark.parametrize(
+    ("value", "choice"),
+    [(None, TransportChoice.POOLED), (" Requests ", TransportChoice.REQUESTS)],
+)
+def test_the_storage_transport_is_read_by_name(value: str | None, choice: str) -> None:
+    env = QUEUES if value is None else {**QUEUES, "SCHEDULER_STORAGE_TRANSPORT": value}
+    assert Settings.from_env(env).storage_transport == choice
 
 
 @pytest.mark.parametrize(

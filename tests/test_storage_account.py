@@ -31,6 +31,7 @@ from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.storage_transport import ConnectionPools
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore, _client_options
+from scheduler_lib.transport_choice import TransportChoice
 
 IDENTITY = Settings(
     storage_connection_string=None, storage_account_name="acct", storage_client_id="cid"
@@ -230,3 +231,33 @@ def test_requests_are_counted_by_stage_only_for_the_cost_benchmark(
     after = storage_calls.snapshot()
     counted = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
     assert counted == {"?: - [table POST]": len(TABLES)}
+
+
+@pytest.mark.parametrize(("choice", "through_requests"), [("pooled", False), ("requests", True)])
+def test_the_operator_chooses_what_storage_requests_go_through(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, choice: str, through_requests: bool
+) -> None:
+    """`SCHEDULER_STORAGE_TRANSPORT`: the project's transport by default, azure-core's
+    `requests` one when the operator says so; both carry table and queue requests alike
+    (an entity written and read, a message sent and taken), against the real Azurite."""
+    sent: list[str] = []
+    send = requests.adapters.HTTPAdapter.send
+
+    def spy(self: requests.adapters.HTTPAdapter, request: object, **kw: object) -> object:
+        sent.append(getattr(request, "url", ""))
+        return send(self, request, **kw)  # type: ignore[arg-type]  # a PreparedRequest
+
+    monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", spy)
+    chosen = replace(settings, storage_transport=TransportChoice(choice))
+    store = TableStore(chosen)
+    store.ensure_tables()
+    table = store.table("JobHistory")
+    table.upsert_entity({"PartitionKey": "p", "RowKey": "r", "N": 1})
+    queue = ExecutionQueue(chosen).ready()
+    queue.send_body("hello")
+
+    assert table.get_entity("p", "r")["N"] == 1
+    assert [m.body for m in queue.receive(max_messages=1, visibility_timeout=5)] == ["hello"]
+    assert bool(sent) is through_requests
+    if through_requests:
+        assert any("JobHistory(" in url for url in sent) and any("/messages" in url for url in sent)
