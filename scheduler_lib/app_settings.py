@@ -34,6 +34,9 @@ APP_SETTINGS: dict[str, str] = {
     "deletes it at its end (a dead worker is taken over within ~20 s); heartbeat: only an "
     "attempt still running at its first heartbeat (3 s) does, two queue operations fewer for "
     "the others, whose dead worker is left to the host's redelivery (~10 minutes)",
+    "SCHEDULER_STORAGE_TRANSPORT": "pooled (default): storage requests on kept-alive http.client "
+    "connections under azure-core's transport interface, a third less CPU each; requests: "
+    "azure-core's RequestsTransport, as before it (the way back without a redeploy)",
     "SCHEDULER_STORAGE_QUEUE_ENDPOINT": "URL template of Storage-queue action targets",
     "SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX": "DNS suffix of Service Bus namespaces",
     "SCHEDULER_OAUTH_AUTHORITY": "Entra ID authority for ActiveDirectoryOAuth HTTP actions",

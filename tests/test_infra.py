@@ -51,6 +51,8 @@ NOT_SET_IN_AZURE = {
     "an operator with a custom domain or Front Door sets it",
     "SCHEDULER_METRICS_TOKEN": "unset, GET /api/metrics is closed (404): an operator who scrapes "
     "it sets the token (docs/metrics.md), best as a Key Vault reference",
+    "SCHEDULER_STORAGE_TRANSPORT": "the default (pooled) is what the project measures and "
+    "tests; requests is an operator's way back, set by hand (docs/settings.md)",
     "SCHEDULER_METRICS_COLLECTION_LABELS": "the default (50) bounds the series; docs/metrics.md",
     "SCHEDULER_METRICS_JOB_LABELS": "the default (0: no job has a series of its own) is the "
     "cheapest; docs/metrics.md",
