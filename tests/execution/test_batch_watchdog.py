@@ -35,6 +35,7 @@ from scheduler_lib.store.jobs import delete_job
 from scheduler_lib.watchdog_choice import WatchdogChoice
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
+from tests.support.storage_counts import methods_since
 
 PAST_LEASE = lease.LEASE + lease.MARGIN
 
@@ -75,13 +76,7 @@ class Seen:
 
     def queue_requests(self) -> Counter[str]:
         """Queue requests since `mark`, by method (POST: a send, DELETE: a delete)."""
-        grown = Counter(storage_calls.snapshot())
-        grown.subtract(self.since)
-        methods: Counter[str] = Counter()
-        for stage, count in grown.items():
-            if "[queue " in stage and count:
-                methods[stage.rsplit("[queue ", 1)[1].rstrip("]")] += count
-        return methods
+        return methods_since(self.since, "[queue ")
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from scheduler_lib.store import TableStore
 from scheduler_lib.store.jobs import find_job, put_job
 from tests.execution.harness import T0, FakeClock, http_action, make_job
 from tests.execution.test_execute_claim_at_second import _Beats
+from tests.support.storage_counts import methods_since
 
 
 class Requests:
@@ -35,13 +36,8 @@ class Requests:
         self.since = storage_calls.snapshot()
 
     def take(self) -> Counter[str]:
-        grown = Counter(storage_calls.snapshot())
-        grown.subtract(self.since)
+        methods = methods_since(self.since, "store.jobs [table ")
         self.since = storage_calls.snapshot()
-        methods: Counter[str] = Counter()
-        for stage, count in grown.items():
-            if "store.jobs [table " in stage and count:
-                methods[stage.rsplit("[table ", 1)[1].rstrip("]")] += count
         return methods
 
 
