@@ -11,7 +11,10 @@ of each kind by this process's CPU clock:
 
 - `sdk`: the project's own clients (`TableStore`, `ExecutionQueue`: azure-data-tables and
   azure-storage-queue on azure-core, through `storage_transport.PoolTransport` on
-  `http.client`), what the executor and dispatcher use;
+  `http.client`; the table client's point requests through `store/entity_requests.py`),
+  what the executor and dispatcher use;
+- `sdk's own point requests`: the same table client with the SDK's own `get_entity` and
+  `update_entity` (its generated client), the project's before the eighth step;
 - `sdk, requests session`: the same clients on azure-core's `RequestsTransport` over
   `storage_account`'s trimmed `requests` session (`DirectSession`), the project's before
   the seventh step (docs/cost.md), and still its path with a proxy;
@@ -73,9 +76,9 @@ from scheduler_lib.storage_transport import (  # noqa: E402
     PoolTransport,
     StorageResponse,
 )
-from scheduler_lib.store.changeset import ChangesetTableClient  # noqa: E402
 from scheduler_lib.store.execution_queue import ExecutionQueue  # noqa: E402
 from scheduler_lib.store.execution_queue import _client_options as queue_options  # noqa: E402
+from scheduler_lib.store.table_client import StoreTableClient  # noqa: E402
 from scheduler_lib.store.tables import TableStore  # noqa: E402
 from scheduler_lib.store.tables import _client_options as table_options  # noqa: E402
 
@@ -188,9 +191,9 @@ def clients(settings: Settings, connection: str) -> dict[str, tuple[Any, Any]]:
     transport_opts = BACKGROUND.transport_options()
 
     def table(**options: Any) -> TableClient:
-        return ChangesetTableClient(
+        return StoreTableClient(
             service.url, table_name=name, credential=service.credential,
-            changesets=store._changesets, **t_opts, **options,
+            changesets=store._changesets, entities=None, **t_opts, **options,
         )  # fmt: skip
 
     def queue_on(transport: Any) -> QueueClient:
@@ -218,6 +221,10 @@ def clients(settings: Settings, connection: str) -> dict[str, tuple[Any, Any]]:
     urllib3_transport = Urllib3Transport(**transport_opts)
     return {
         "sdk": (ours, queue.client),
+        "sdk's own point requests": (
+            table(transport=PoolTransport(store._connections, **transport_opts)),
+            None,
+        ),
         "sdk, requests session": (
             table(transport=requests_transport("table")),
             queue_on(requests_transport("queue")),

@@ -21,9 +21,10 @@ Errors are the SDK's types with its attributes (`TableTransactionError.index`,
 azure-core's `ServiceRequestError`/`ServiceResponseError` from the transport), built from
 the answer as azure-data-tables' `_decode_error` builds them.
 
-`ChangesetTableClient` is the SDK's `TableClient` with this `submit_transaction`: the
-`TableStore` makes every table client one, so every transaction of `scheduler_lib/store`
-goes through here.
+`store/table_client.StoreTableClient` is the SDK's `TableClient` with this
+`submit_transaction`: the `TableStore` makes every table client one, so every transaction of
+`scheduler_lib/store` goes through here. Its point requests go through the same pipeline
+(`store/entity_requests.py`).
 """
 
 from __future__ import annotations
@@ -50,8 +51,7 @@ from azure.core.pipeline.policies import (
     UserAgentPolicy,
 )
 from azure.core.rest import HttpRequest, HttpResponse
-from azure.core.tracing.decorator import distributed_trace
-from azure.data.tables import RequestTooLargeError, TableClient, TableTransactionError
+from azure.data.tables import RequestTooLargeError, TableTransactionError
 
 from scheduler_lib.storage_account import client_transport
 from scheduler_lib.storage_patience import StoragePatience
@@ -77,8 +77,8 @@ class Changesets:
         verify: str | None = None,
         api_version: str = "2019-02-02",
     ) -> None:
-        self._base = endpoint.split("?", 1)[0].rstrip("/")
-        self._version = api_version
+        self.base = endpoint.split("?", 1)[0].rstrip("/")
+        self.version = api_version
         options: dict[str, Any] = dict(patience.transport_options())
         if verify:
             options["connection_verify"] = verify
@@ -91,8 +91,8 @@ class Changesets:
             DistributedTracingPolicy(),  # as in the SDK's pipeline: a span per request,
             HttpLoggingPolicy(),  # and its log line when azure-core's logger is at INFO
         ]
-        self._client: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
-            self._base, policies=policies, transport=transport
+        self.pipeline: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
+            self.base, policies=policies, transport=transport
         )
 
     def submit(self, table: str, operations: Iterable[Any]) -> list[Mapping[str, Any]]:
@@ -104,9 +104,9 @@ class Changesets:
         batch, changeset = f"batch_{uuid4()}", f"changeset_{uuid4()}"
         request = HttpRequest(
             "POST",
-            f"{self._base}/$batch",
+            f"{self.base}/$batch",
             headers={
-                "x-ms-version": self._version,
+                "x-ms-version": self.version,
                 "DataServiceVersion": "3.0",
                 "MaxDataServiceVersion": "3.0;NetFx",
                 "Content-Type": f"multipart/mixed; boundary={batch}",
@@ -114,7 +114,7 @@ class Changesets:
             },
             content=batch_body(batch, changeset, parts),
         )
-        response = self._client.send_request(request)
+        response = self.pipeline.send_request(request)
         if response.status_code == 413:
             raise decode_error(response, TOO_LARGE, RequestTooLargeError)
         if response.status_code != 202:
@@ -138,27 +138,13 @@ class Changesets:
                     partition = entity.get("PartitionKey")
                 elif entity.get("PartitionKey") != partition:
                     raise ValueError("Partition Keys in the batch must all be the same.")
-                parts.append(operation_part(self._base, table, tuple(operation), index))
+                parts.append(operation_part(self.base, table, tuple(operation), index))
         except TypeError as exc:
             raise TypeError(
                 "The value of 'operations' must be an iterator "
                 "of Tuples. Please check documentation for correct Tuple format."
             ) from exc
         return parts
-
-
-class ChangesetTableClient(TableClient):
-    """azure-data-tables' `TableClient` whose transactions go through `Changesets`."""
-
-    def __init__(self, *args: Any, changesets: Changesets, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._changesets = changesets
-
-    @distributed_trace
-    def submit_transaction(  # type: ignore[override]  # the SDK's keywords are refused
-        self, operations: Iterable[Any]
-    ) -> list[Mapping[str, Any]]:
-        return self._changesets.submit(self.table_name, operations)
 
 
 class _DatePolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from math import isnan
@@ -33,6 +34,8 @@ from azure.data.tables import EdmType, TableEntity, UpdateMode
 
 #: The headers every request of the changeset carries (the SDK's request builders' own).
 _VERSIONS = "x-ms-version: 2019-02-02\r\nDataServiceVersion: 3.0\r\n"
+_JSON = "application/json"
+_MINIMAL = "application/json;odata=minimalmetadata"
 
 
 def entity_json(source: Mapping[str, Any]) -> str:
@@ -125,10 +128,23 @@ def _int32(value: Any) -> int:
     return number
 
 
-def operation_part(base: str, table: str, operation: tuple[Any, ...], index: int) -> str:
-    """One operation tuple of `TableClient.submit_transaction` as its changeset part: the
-    HTTP request the SDK's batch builder makes for it (`base` is scheme://host[/account]).
-    ValueError, TypeError for what the SDK refuses."""
+@dataclass(frozen=True)
+class OperationRequest:
+    """The HTTP request of one entity operation, as the SDK sends it: alone
+    (`store/entity_requests.py`) or as one part of a changeset (`operation_part`)."""
+
+    method: str
+    url: str
+    body: str | None
+    accept: str  # the Accept header's value
+    if_match: str | None
+
+
+def operation_request(base: str, table: str, operation: tuple[Any, ...]) -> OperationRequest:
+    """One operation tuple of `TableClient.submit_transaction` (("create", entity),
+    ("update", entity, {"mode": ..., "etag": ..., "match_condition": ...}), ...) as the
+    HTTP request the SDK makes for it (`base` is scheme://host[/account]). ValueError,
+    TypeError for what the SDK refuses."""
     if len(operation) == 3:
         kind, entity, given = operation
     else:
@@ -137,40 +153,44 @@ def operation_part(base: str, table: str, operation: tuple[Any, ...], index: int
     if "PartitionKey" not in entity or "RowKey" not in entity:
         raise ValueError("PartitionKey and/or RowKey were not provided in entity")
     kind = str(getattr(kind, "value", kind)).lower()
-    target = f"{base}/{_quoted(table)}"
-    keyed = (
-        f"{target}(PartitionKey='{_key(entity['PartitionKey'])}',RowKey='{_key(entity['RowKey'])}')"
-    )
     mode = options.pop("mode", UpdateMode.MERGE)
     if kind == "create":
-        line, body, accept, match = (
-            f"POST {target}",
-            entity_json(entity),
-            ";odata=minimalmetadata",
-            None,
-        )
+        target = f"{base}/{_quoted(table)}"
+        request = OperationRequest("POST", target, entity_json(entity), _MINIMAL, None)
     elif kind in ("upsert", "update"):
-        line = f"{_verb(mode)} {keyed}"
-        body, accept = entity_json(entity), ""
         match = _if_match(entity, options) if kind == "update" else None
+        url = entity_url(base, table, entity["PartitionKey"], entity["RowKey"])
+        request = OperationRequest(_verb(mode), url, entity_json(entity), _JSON, match)
     elif kind == "delete":
-        line, body, accept = f"DELETE {keyed}", None, ";odata=minimalmetadata"
-        match = _if_match(entity, options)
+        url = entity_url(base, table, entity["PartitionKey"], entity["RowKey"])
+        request = OperationRequest("DELETE", url, None, _MINIMAL, _if_match(entity, options))
     else:
         raise ValueError(f"Unrecognized operation: {kind}")
     if options:
         raise TypeError(f"Unexpected keyword arguments for {kind}: {sorted(options)}")
+    return request
+
+
+def entity_url(base: str, table: str, partition_key: Any, row_key: Any) -> str:
+    """The address of one entity of `table` (keys quoted as the SDK does)."""
+    keys = f"PartitionKey='{_key(partition_key)}',RowKey='{_key(row_key)}'"
+    return f"{base}/{_quoted(table)}({keys})"
+
+
+def operation_part(base: str, table: str, operation: tuple[Any, ...], index: int) -> str:
+    """One operation tuple as its changeset part (`operation_request`'s request as text)."""
+    request = operation_request(base, table, operation)
     head = (
         "Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n"
-        f"Content-ID: {index}\r\n\r\n{line} HTTP/1.1\r\n"
+        f"Content-ID: {index}\r\n\r\n{request.method} {request.url} HTTP/1.1\r\n"
     )
-    if body is not None:
-        size = len(body.encode("utf-8"))
+    if request.body is not None:
+        size = len(request.body.encode("utf-8"))
         head += f"Content-Type: application/json\r\nContent-Length: {size}\r\n"
-    head += f"{_VERSIONS}Accept: application/json{accept}\r\n"
-    if match is not None:
-        head += f"If-Match: {match}\r\n"
-    return f"{head}\r\n{body or ''}"
+    head += f"{_VERSIONS}Accept: {request.accept}\r\n"
+    if request.if_match is not None:
+        head += f"If-Match: {request.if_match}\r\n"
+    return f"{head}\r\n{request.body or ''}"
 
 
 def _verb(mode: Any) -> str:

@@ -30,7 +30,8 @@ from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
 from scheduler_lib.errors import ConflictError, NotFoundError, PreconditionFailedError
 from scheduler_lib.store.etag import ContentionError, LostRace, retry_lost_races
-from scheduler_lib.store.tables import etag_kwargs, query_page
+from scheduler_lib.store.paging import query_page
+from scheduler_lib.store.tables import etag_kwargs
 
 COUNTER_ROW = "~count"
 #: OData filter keeping a partition query to counted rows (the counter sorts after them).

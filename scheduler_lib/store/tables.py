@@ -7,7 +7,6 @@ kept in a property. Keys join names with `|`, which no ARM name in this API may 
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -33,7 +32,6 @@ from scheduler_lib.errors import (
     NotFoundError,
     PreconditionFailedError,
     ServiceUnavailableError,
-    ValidationError,
 )
 from scheduler_lib.group_commit import GroupCommit
 from scheduler_lib.storage_account import (
@@ -45,8 +43,10 @@ from scheduler_lib.storage_account import (
 )
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 from scheduler_lib.storage_transport import ConnectionPools
-from scheduler_lib.store.changeset import Changesets, ChangesetTableClient
-from scheduler_lib.store.entity import EntityValue
+from scheduler_lib.store.changeset import Changesets
+from scheduler_lib.store.entity_requests import EntityRequests
+from scheduler_lib.store.table_client import StoreTableClient
+from scheduler_lib.transport_choice import TransportChoice
 
 
 def prefix_range(prefix: str) -> str:
@@ -166,14 +166,22 @@ class TableStore:
             api_version=service.api_version,
         )
 
+    @cached_property
+    def _entities(self) -> EntityRequests | None:
+        """Point requests off the SDK's generated client, but with the SDKs as they come."""
+        if self.settings.storage_transport is TransportChoice.REQUESTS:
+            return None
+        return EntityRequests(self._changesets)
+
     def table(self, logical: str) -> TableClient:
         """The client of one of `config.TABLES`, by its logical name: the SDK's, with its
-        transactions sent by `Changesets` (over the same connections and credential)."""
+        transactions and point requests on a lighter path over the same connections and
+        credential (`store/table_client.py`)."""
         client = self._clients.get(logical)
         if client is None:
             service = self.service
             options = {**_verify_option(), **_client_options(self.patience)}
-            client = ChangesetTableClient(
+            client = StoreTableClient(
                 service.url,
                 table_name=self.settings.table_name(logical),
                 credential=service.credential,
@@ -181,6 +189,7 @@ class TableStore:
                 # the service client's connections: closing a table keeps them
                 transport=client_transport(self._connections, options),
                 changesets=self._changesets,
+                entities=self._entities,
                 **options,
             )
             self._clients[logical] = client
@@ -221,29 +230,6 @@ def write_entity(
     return table.upsert_entity(entity, mode=UpdateMode.REPLACE)
 
 
-def query_page(
-    table: TableClient,
-    partition: str,
-    *,
-    equals: tuple[str, str] | None = None,
-    page_size: int,
-    continuation: str | None,
-) -> tuple[list[Any], str | None]:
-    """One page of a partition's entities (optionally where property `equals[0]` has the
-    value `equals[1]`), and the opaque token of the next page (None on the last)."""
-    query = "PartitionKey eq @pk"
-    parameters: dict[str, EntityValue] = {"pk": partition}
-    if equals is not None:
-        query += f" and {equals[0]} eq @value"
-        parameters["value"] = equals[1]
-    pages = table.query_entities(query, parameters=parameters, results_per_page=page_size).by_page(
-        continuation_token=decode_token(continuation)
-    )
-    entities = list(next(pages, []))
-    token = pages.continuation_token  # type: ignore[attr-defined]  # set by the pager, untyped
-    return entities, encode_token(token)
-
-
 def etag_kwargs(etag: str | None) -> dict[str, Any]:
     """Keyword arguments for an update that must not overwrite someone else's change."""
     if etag is None:
@@ -279,21 +265,3 @@ def storage_unavailable(exc: Exception) -> ServiceUnavailableError | None:
             f"Storage is unavailable ({type(exc).__name__}); try again shortly."
         )
     return None
-
-
-def encode_token(token: Any) -> str | None:
-    """An opaque, URL-safe paging token from the SDK's continuation token."""
-    if not token:
-        return None
-    return base64.urlsafe_b64encode(dumps(token).encode()).decode().rstrip("=")
-
-
-def decode_token(token: str | None) -> Any:
-    """Inverse of `encode_token`; a token this API did not issue is a 400, not a 500."""
-    if not token:
-        return None
-    padded = token + "=" * (-len(token) % 4)
-    try:
-        return json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (ValueError, UnicodeDecodeError):
-        raise ValidationError("$skiptoken", "is not a token this API issued") from None

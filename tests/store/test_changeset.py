@@ -11,10 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta, timezone
-from enum import StrEnum
 from typing import Any
-from uuid import UUID
 
 import pytest
 from azure.core import MatchConditions
@@ -26,55 +23,18 @@ from azure.data.tables import (
     TableClient,
     TableServiceClient,
     TableTransactionError,
-    UpdateMode,
 )
 from azure.data.tables._serialize import _add_entity_properties
 
 from devtools.azurite import free_port
 from scheduler_lib.config import Settings
 from scheduler_lib.storage_patience import INTERACTIVE
-from scheduler_lib.store.changeset import ChangesetTableClient
 from scheduler_lib.store.changeset_body import entity_json
+from scheduler_lib.store.table_client import StoreTableClient
 from scheduler_lib.store.tables import TableStore
+from tests.support.entity_cases import PROPERTIES, operations, seed, stored
 
 TABLE = "JobHistory"
-
-
-class Colour(StrEnum):
-    RED = "red"
-
-
-#: A property of every type the SDK serializes, by Python type and as EntityProperty.
-PROPERTIES: dict[str, Any] = {
-    "Text": "naïve 'quoted' \"text\" \u20ac\n",
-    "Empty": "",
-    "Int32": 2**31 - 1,
-    "Negative": -(2**31),
-    "Int64": EntityProperty(2**62, EdmType.INT64),
-    "SmallInt64": EntityProperty(-5, EdmType.INT64),
-    "When": datetime(2026, 11, 26, 9, 30, 15, 123456, tzinfo=UTC),
-    "WhenElsewhere": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=5, minutes=30))),
-    "WhenText": EntityProperty("2026-03-04T05:06:07Z", EdmType.DATETIME),
-    "Bytes": b"\x00\xff binary",
-    "BytesTyped": EntityProperty(b"\x01\x02", EdmType.BINARY),
-    "Guid": UUID("12345678-1234-5678-1234-567812345678"),
-    "GuidTyped": EntityProperty("87654321-4321-8765-4321-876543218765", EdmType.GUID),
-    "Yes": True,
-    "No": False,
-    "BoolTyped": EntityProperty(True, EdmType.BOOLEAN),
-    "Float": 1.5,
-    "WholeFloat": 2.0,
-    "Tiny": 1e-300,
-    "NotANumber": float("nan"),
-    "Infinite": float("inf"),
-    "MinusInfinite": float("-inf"),
-    "DoubleTyped": EntityProperty(3, EdmType.DOUBLE),
-    "Int32Typed": EntityProperty(7, EdmType.INT32),
-    "StringTyped": EntityProperty(12, EdmType.STRING),
-    "Colour": Colour.RED,
-    "Nothing": None,
-    "NothingTyped": EntityProperty(None, EdmType.STRING),
-}
 
 
 def test_entities_serialize_as_the_sdk_serializes_them() -> None:
@@ -98,70 +58,17 @@ def sdk(store: TableStore, settings: Settings) -> TableClient:
     return service.get_table_client(settings.table_name(TABLE))
 
 
-def _operations(partition: str, etags: dict[str, str]) -> list[tuple[Any, ...]]:
-    """One of every operation kind (on rows `_seed` wrote, with their ETags)."""
-
-    def row(key: str, **more: Any) -> dict[str, Any]:
-        return {"PartitionKey": partition, "RowKey": key, **more}
-
-    conditional = {"match_condition": MatchConditions.IfNotModified}
-    return [
-        ("create", row("created 'quoted' é%20+", **PROPERTIES)),
-        ("upsert", row("replaced", Only=1), {"mode": UpdateMode.REPLACE}),
-        ("upsert", row("merged", Added="yes")),
-        ("upsert", row("new-merged", Added="yes"), {"mode": UpdateMode.MERGE}),
-        (
-            "update",
-            row("updated", Changed=2),
-            {"mode": UpdateMode.REPLACE, "etag": etags["updated"], **conditional},
-        ),
-        ("update", row("merged-unconditionally", Changed=3)),
-        (
-            "update",
-            row("merged-conditionally", Changed=4),
-            {"etag": etags["merged-conditionally"], **conditional},
-        ),
-        ("delete", row("deleted"), {"etag": etags["deleted"], **conditional}),
-        ("delete", row("deleted-unconditionally")),
-    ]
-
-
-def _seed(table: TableClient, partition: str) -> dict[str, str]:
-    keys = ["replaced", "merged", "updated", "merged-unconditionally", "merged-conditionally"]
-    keys += ["deleted", "deleted-unconditionally"]
-    return {
-        key: table.upsert_entity({"PartitionKey": partition, "RowKey": key, "Kept": "k"})["etag"]
-        for key in keys
-    }
-
-
-def _stored(table: TableClient, partition: str) -> list[tuple[str, dict[str, Any]]]:
-    """A partition's entities as read back (values with their types), PartitionKey aside."""
-    rows = table.query_entities("PartitionKey eq @p", parameters={"p": partition})
-    return [
-        (
-            e["RowKey"],
-            {k: (type(v).__name__, _comparable(v)) for k, v in e.items() if k != "PartitionKey"},
-        )
-        for e in rows
-    ]
-
-
-def _comparable(value: Any) -> Any:
-    return "nan" if isinstance(value, float) and value != value else value
-
-
 def test_every_operation_and_type_stores_what_the_sdk_stores(
     store: TableStore, sdk: TableClient
 ) -> None:
     ours = store.table(TABLE)
-    assert isinstance(ours, ChangesetTableClient)
+    assert isinstance(ours, StoreTableClient)
     results = {}
     for name, table in (("ours", ours), ("sdk", sdk)):
-        etags = _seed(table, name)
-        results[name] = table.submit_transaction(_operations(name, etags))
+        etags = seed(table, name)
+        results[name] = table.submit_transaction(operations(name, etags))
 
-    assert _stored(ours, "ours") == _stored(sdk, "sdk")
+    assert stored(ours, "ours") == stored(sdk, "sdk")
     assert [sorted(r) for r in results["ours"]] == [sorted(r) for r in results["sdk"]]
     written = [r for r in results["ours"] if r]
     assert len(written) == 7  # every create, upsert and update answers its new ETag
@@ -191,7 +98,7 @@ def test_an_etag_mismatch_fails_the_whole_transaction_at_its_index(
             table.submit_transaction(operations)
         assert (failed.value.index, failed.value.status_code) == (2, 412)
         assert failed.value.error_code == "UpdateConditionNotSatisfied"
-        assert [row for row, _ in _stored(table, partition)] == ["c"]  # nothing applied
+        assert [row for row, _ in stored(table, partition)] == ["c"]  # nothing applied
 
 
 def _raised(action: Callable[[], Any]) -> Exception:
@@ -247,7 +154,7 @@ def test_a_transaction_too_large_raises_as_the_sdk_does(
     mine = _raised(lambda: store.table(TABLE).submit_transaction(operations))
     _same_error(mine, _raised(lambda: sdk.submit_transaction(operations)))
     assert isinstance(mine, RequestTooLargeError)
-    assert _stored(sdk, "p") == []
+    assert stored(sdk, "p") == []
 
 
 def test_a_wrong_account_key_raises_as_the_sdk_does(settings: Settings, store: TableStore) -> None:

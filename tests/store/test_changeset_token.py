@@ -32,6 +32,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.storage_account import storage_connections
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.changeset import STORAGE_SCOPE, Changesets
+from scheduler_lib.store.entity_requests import EntityRequests
 
 ACCOUNT = "devstoreaccount1"
 
@@ -154,3 +155,38 @@ def test_a_token_for_another_audience_is_refused_as_the_sdks_is(
     assert type(ours.value) is type(theirs.value)
     assert ours.value.status_code == theirs.value.status_code
     assert getattr(ours.value, "error_code", None) == getattr(theirs.value, "error_code", None)
+
+
+def test_point_requests_carry_the_token_as_the_sdks_do(
+    oauth_azurite: tuple[Azurite, Path],
+) -> None:
+    """`store/entity_requests.py` sends on the same pipeline: a token for storage is taken,
+    one for another audience is refused with the SDK's error."""
+    azurite, cert = oauth_azurite
+    identity = Identity("https://storage.azure.com")
+    service = TableServiceClient(
+        _endpoint(azurite), credential=identity, connection_verify=str(cert)
+    )
+    service.create_table_if_not_exists("points")
+    entities = EntityRequests(_changesets(azurite, cert, identity))
+
+    written = entities.write("points", "upsert", {"PartitionKey": "p", "RowKey": "a", "N": 1}, {})
+
+    read = entities.get("points", "p", "a", None)
+    assert read["N"] == 1 and read.metadata["etag"] == written["etag"]
+    assert (
+        service.get_table_client("points").get_entity("p", "a").metadata["etag"] == written["etag"]
+    )
+    stranger = EntityRequests(_changesets(azurite, cert, Identity("https://vault.azure.net")))
+    with pytest.raises(HttpResponseError) as ours:
+        stranger.get("points", "p", "a", None)
+    with pytest.raises(HttpResponseError) as theirs:
+        TableServiceClient(
+            _endpoint(azurite),
+            credential=Identity("https://vault.azure.net"),
+            connection_verify=str(cert),
+        ).get_table_client("points").get_entity("p", "a")
+    assert (type(ours.value), ours.value.status_code) == (
+        type(theirs.value),
+        theirs.value.status_code,
+    )
