@@ -28,6 +28,7 @@ import json
 from collections.abc import Iterable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import quote
 
 from azure.core.rest import HttpRequest, HttpResponse
 
@@ -50,8 +51,9 @@ class EntityRequests:
     ) -> ReadEntity:
         """`TableClient.get_entity`: the entity, or ResourceNotFoundError."""
         url = entity_url(self._base, table, partition_key, row_key)
-        params = {} if select is None else {"$select": _select(select)}
-        answer = self._send("GET", url, None, "application/json;odata=minimalmetadata", params)
+        if select is not None:
+            url += "?$select=" + quote(_select(select))
+        answer = self._send("GET", url, None, "application/json;odata=minimalmetadata")
         if answer.status_code != 200:
             raise decode_error(answer)
         return entity_from_json(json.loads(answer.content))
@@ -63,7 +65,7 @@ class EntityRequests:
         ("upsert") with the SDK's keywords (`mode`, `etag`, `match_condition`): the write's
         metadata (`etag`, `date`, `version`)."""
         request = operation_request(self._base, table, (kind, entity, options))
-        answer = self._send(request.method, request.url, request.body, request.accept, {},
+        answer = self._send(request.method, request.url, request.body, request.accept,
                             if_match=request.if_match, create=kind == "create")  # fmt: skip
         if not 200 <= answer.status_code < 300:
             raise decode_error(answer)
@@ -72,7 +74,7 @@ class EntityRequests:
     def delete(self, table: str, entity: Mapping[str, Any], options: Mapping[str, Any]) -> None:
         """`TableClient.delete_entity`: None, also when the entity was not there."""
         request = operation_request(self._base, table, ("delete", entity, options))
-        answer = self._send("DELETE", request.url, None, request.accept, {},
+        answer = self._send("DELETE", request.url, None, request.accept,
                             if_match=request.if_match)  # fmt: skip
         if answer.status_code != 404 and not 200 <= answer.status_code < 300:
             raise decode_error(answer)
@@ -83,7 +85,6 @@ class EntityRequests:
         url: str,
         body: str | None,
         accept: str,
-        params: dict[str, str],
         *,
         if_match: str | None = None,
         create: bool = False,
@@ -95,9 +96,10 @@ class EntityRequests:
             headers["If-Match"] = if_match
         if create:
             headers["Prefer"] = "return-no-content"
-        request = HttpRequest(method, url, headers=headers, params=params,
-                              content=None if body is None else body.encode("utf-8"))  # fmt: skip
-        return self._pipeline.send_request(request)
+        content = None if body is None else body.encode("utf-8")
+        return self._pipeline.send_request(
+            HttpRequest(method, url, headers=headers, content=content)
+        )
 
 
 def _select(select: str | Iterable[str]) -> str:

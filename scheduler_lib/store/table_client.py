@@ -1,12 +1,14 @@
 """The store's table client: azure-data-tables' `TableClient`, its transactions sent by
-`Changesets` (`store/changeset.py`) and its point requests by `EntityRequests`
-(`store/entity_requests.py`), both on one pipeline over the store's connections.
+`Changesets` (`store/changeset.py`), its point requests by `EntityRequests`
+(`store/entity_requests.py`) and its queries by `EntityQueries` (`store/entity_queries.py`),
+all on one pipeline over the store's connections.
 
-Queries, table management and everything else stay the SDK's own. The `TableStore` makes
+Table management and everything else stay the SDK's own. The `TableStore` makes
 every table client one of these, so every point request and transaction of
 `scheduler_lib/store` goes through the lighter path; with
 `SCHEDULER_STORAGE_TRANSPORT=requests` (`entities=None`) the point requests are the SDK's
-own again (the operator's way back, `docs/settings.md`).
+own again, and the queries (`queries=None`) too (the operator's way back,
+`docs/settings.md`).
 """
 
 from __future__ import annotations
@@ -18,29 +20,67 @@ from azure.core.tracing.decorator import distributed_trace
 from azure.data.tables import TableClient, UpdateMode
 
 from scheduler_lib.store.changeset import Changesets
+from scheduler_lib.store.entity_queries import EntityQueries
 from scheduler_lib.store.entity_requests import EntityRequests
 
 
 class StoreTableClient(TableClient):
-    """`TableClient` with `Changesets` for transactions and `EntityRequests` (unless None)
-    for `get_entity`, `create_entity`, `update_entity`, `upsert_entity`, `delete_entity`."""
+    """`TableClient` with `Changesets` for transactions, `EntityRequests` (unless None) for
+    `get_entity`, `create_entity`, `update_entity`, `upsert_entity`, `delete_entity`, and
+    `EntityQueries` (unless None) for `query_entities` and `list_entities`."""
 
     def __init__(
         self,
         *args: Any,
         changesets: Changesets,
         entities: EntityRequests | None,
+        queries: EntityQueries | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._changesets = changesets
         self._entities = entities
+        self._queries = queries
 
     @distributed_trace
     def submit_transaction(  # type: ignore[override]  # the SDK's keywords are refused
         self, operations: Iterable[Any]
     ) -> list[Mapping[str, Any]]:
         return self._changesets.submit(self.table_name, operations)
+
+    @distributed_trace
+    def query_entities(  # type: ignore[override]  # the SDK's other keywords are refused
+        self,
+        query_filter: str,
+        *,
+        parameters: dict[str, Any] | None = None,
+        select: str | list[str] | None = None,
+        results_per_page: int | None = None,
+    ) -> Any:
+        if self._queries is None:
+            return super().query_entities(
+                query_filter,
+                parameters=parameters,
+                select=select,
+                results_per_page=results_per_page,
+            )
+        return self._queries.query(
+            self.table_name,
+            query_filter,
+            parameters=parameters,
+            select=select,
+            results_per_page=results_per_page,
+        )
+
+    @distributed_trace
+    def list_entities(  # type: ignore[override]  # the SDK's other keywords are refused
+        self, *, select: str | list[str] | None = None, results_per_page: int | None = None
+    ) -> Any:
+        if self._queries is None:
+            return super().list_entities(select=select, results_per_page=results_per_page)
+        return self._queries.query(
+            self.table_name, None, select=select, results_per_page=results_per_page
+        )
 
     @distributed_trace
     def get_entity(  # type: ignore[override]  # the SDK's other keywords are refused

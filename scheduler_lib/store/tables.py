@@ -44,6 +44,7 @@ from scheduler_lib.storage_account import (
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 from scheduler_lib.storage_transport import ConnectionPools
 from scheduler_lib.store.changeset import Changesets
+from scheduler_lib.store.entity_queries import EntityQueries
 from scheduler_lib.store.entity_requests import EntityRequests
 from scheduler_lib.store.table_client import StoreTableClient
 from scheduler_lib.transport_choice import TransportChoice
@@ -173,6 +174,13 @@ class TableStore:
             return None
         return EntityRequests(self._changesets)
 
+    @cached_property
+    def _queries(self) -> EntityQueries | None:
+        """Queries off the SDK's generated client, but with the SDKs as they come."""
+        if self.settings.storage_transport is TransportChoice.REQUESTS:
+            return None
+        return EntityQueries(self._changesets)
+
     def table(self, logical: str) -> TableClient:
         """The client of one of `config.TABLES`, by its logical name: the SDK's, with its
         transactions and point requests on a lighter path over the same connections and
@@ -190,6 +198,7 @@ class TableStore:
                 transport=client_transport(self._connections, options),
                 changesets=self._changesets,
                 entities=self._entities,
+                queries=self._queries,
                 **options,
             )
             self._clients[logical] = client

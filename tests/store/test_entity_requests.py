@@ -28,7 +28,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.store.table_client import StoreTableClient
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.transport_choice import TransportChoice
-from tests.support.entity_cases import PROPERTIES, comparable, operations, seed, stored
+from tests.support.entity_cases import PROPERTIES, operations, seed, stored, typed
 
 TABLE = "JobHistory"
 SEVEN_DECIMALS = "2026-03-04T05:06:07.1234567Z"
@@ -50,13 +50,7 @@ def ours(store: TableStore) -> StoreTableClient:
 
 def _typed(entity: Any) -> dict[str, Any]:
     """An entity's values with their types (a read time: its value and the service's text)."""
-    typed = {}
-    for name, value in entity.items():
-        if isinstance(value, datetime):
-            typed[name] = ("datetime", value, value.tables_service_value)
-        else:
-            typed[name] = (type(value).__name__, comparable(value))
-    return typed
+    return {name: typed(value) for name, value in entity.items()}
 
 
 def test_a_read_returns_what_the_sdk_returns(ours: StoreTableClient, sdk: TableClient) -> None:

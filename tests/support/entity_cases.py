@@ -94,10 +94,18 @@ def stored(table: TableClient, partition: str) -> list[tuple[str, dict[str, Any]
     return [
         (
             e["RowKey"],
-            {k: (type(v).__name__, comparable(v)) for k, v in e.items() if k != "PartitionKey"},
+            {k: typed(v) for k, v in e.items() if k != "PartitionKey"},
         )
         for e in rows
     ]
+
+
+def typed(value: Any) -> tuple[Any, ...]:
+    """A value read back, with its type; a time (the SDK's own datetime subclass, or the
+    store's) as a datetime with the service's text of it."""
+    if isinstance(value, datetime):
+        return ("datetime", value, value.tables_service_value)  # type: ignore[attr-defined]  # both read types have it
+    return (type(value).__name__, comparable(value))
 
 
 def comparable(value: Any) -> Any:
