@@ -1,8 +1,10 @@
 """The execution queue: the Storage queue between the dispatcher and the executor.
 
-The only module that imports azure-storage-queue for the scheduler's own queue (Storage-
-queue *actions* have their own adapter). Messages are base64-encoded because that is what
-the Functions queue trigger decodes by default. A message is sent with a visibility delay
+The adapter of the scheduler's own queue (Storage-queue *actions* have their own): queue
+creation and `depth` through azure-storage-queue, the message requests through
+`store/queue_requests.py` (the SDK's requests without its generated client: issue 22).
+Messages are base64-encoded because that is what the Functions queue trigger decodes by
+default. A message is sent with a visibility delay
 so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
 so longer waits go through the due index instead (`MAX_DELAY`).
 
