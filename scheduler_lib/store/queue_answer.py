@@ -148,7 +148,7 @@ def queue_error(answer: HttpResponse) -> HttpResponseError:
     message += "".join(f"\n{name}:{info}" for name, info in additional.items())
     error = cls(message=message, response=answer)
     error.error_code = code  # type: ignore[attr-defined]  # as the SDK sets them
-    error.additional_info = additional  # type: ignore[attr-defined]
+    error.additional_info = additional  # type: ignore[attr-defined]  # idem
     error.args = (error.message,)
     return error
 
