@@ -38,6 +38,8 @@ COUNT_CALLS_SETTING = "SCHEDULER_BENCH_COUNT_CALLS"
 ADAPTERS = (
     "scheduler_lib.store.tables",
     "scheduler_lib.store.changeset",  # and changeset_body, changeset_answer
+    "scheduler_lib.store.entity_requests",
+    "scheduler_lib.store.table_client",
     "scheduler_lib.store.etag",
     "scheduler_lib.storage_account",
     "scheduler_lib.storage_transport",
