@@ -4,9 +4,9 @@ The adapter of the scheduler's own queue (Storage-queue *actions* have their own
 creation and `depth` through azure-storage-queue, the message requests through
 `store/queue_requests.py` (the SDK's requests without its generated client: issue 22).
 Messages are base64-encoded because that is what the Functions queue trigger decodes by
-default. A message is sent with a visibility delay
-so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
-so longer waits go through the due index instead (`MAX_DELAY`).
+default. A message is sent with a visibility delay so that it appears at its occurrence's
+second; Storage queues cap that delay at 7 days, so longer waits go through the due index
+instead (`MAX_DELAY`).
 
 A message that must start at an exact second (`ExecutionMessage.start_at`) is made visible
 1 to 2 seconds before it (`EARLY_DELIVERY`, rounded down to the queue's whole seconds), so that

@@ -53,6 +53,8 @@ from scheduler_lib.store.storage_pipeline import signature, storage_pipeline
 RETRIED = frozenset({"GET", "PUT", "POST", "DELETE", "HEAD", "OPTIONS", "TRACE"})
 #: Get Messages takes at most 32 messages per request.
 PAGE = 32
+#: The start of a Put Message body, as the SDK writes it (its XML serializer's declaration).
+_XML = "<?xml version='1.0' encoding='utf-8'?>\n"
 #: The headers the Blob/Queue SharedKey signature covers, after the verb and in this order.
 _SIGNED = ("Content-Encoding", "Content-Language", "Content-Length", "Content-MD5",
            "Content-Type", "Date", "If-Modified-Since", "If-Match", "If-None-Match",
@@ -97,7 +99,7 @@ class QueueRequests:
         if visibility_timeout is not None:
             query = f"visibilitytimeout={visibility_timeout}&{query}"
         text = base64.b64encode(content).decode("utf-8")  # as BinaryBase64EncodePolicy
-        body = f"<?xml version='1.0' encoding='utf-8'?>\n<QueueMessage><MessageText>{text}</MessageText></QueueMessage>"  # noqa: E501  # the SDK's body, as it writes it
+        body = f"{_XML}<QueueMessage><MessageText>{text}</MessageText></QueueMessage>"
         headers = {"Content-Type": "application/xml", "Accept": "application/xml"}
         answer = self._send("POST", f"{queue}/messages?{query}", headers, body.encode("utf-8"))
         if answer.status_code != 201:
