@@ -11,10 +11,14 @@ of each kind by this process's CPU clock:
 
 - `sdk`: the project's own clients (`TableStore`, `ExecutionQueue`: azure-data-tables and
   azure-storage-queue on azure-core, through `storage_transport.PoolTransport` on
-  `http.client`; the table client's point requests through `store/entity_requests.py`),
-  what the executor and dispatcher use;
+  `http.client`; the table client's point requests through `store/entity_requests.py`, the
+  queue's message requests through `store/queue_requests.py`), what the executor and
+  dispatcher use;
 - `sdk's own point requests`: the same table client with the SDK's own `get_entity` and
   `update_entity` (its generated client), the project's before the eighth step;
+- `sdk's own queue requests`: the execution queue's `QueueClient` (azure-storage-queue's
+  `send_message` and `delete_message`, on the same `PoolTransport` connections), the
+  project's before its message requests went through `store/queue_requests.py`;
 - `sdk, requests session`: the same clients on azure-core's `RequestsTransport` over
   `storage_account`'s trimmed `requests` session (`DirectSession`), the project's before
   the seventh step (docs/cost.md), and still its path with a proxy;
@@ -220,11 +224,12 @@ def clients(settings: Settings, connection: str) -> dict[str, tuple[Any, Any]]:
     stock_queue = _binary(QueueServiceClient.from_connection_string(connection), queue.name)
     urllib3_transport = Urllib3Transport(**transport_opts)
     return {
-        "sdk": (ours, queue.client),
+        "sdk": (ours, lambda: _send_delete_lean(queue._requests, queue.name)),
         "sdk's own point requests": (
             table(transport=PoolTransport(store._connections, **transport_opts)),
             None,
         ),
+        "sdk's own queue requests": (None, queue.client),
         "sdk, requests session": (
             table(transport=requests_transport("table")),
             queue_on(requests_transport("queue")),
@@ -249,6 +254,13 @@ def _binary(queues: QueueServiceClient, name: str) -> QueueClient:
 
 def requests_of(table: Any, queue: Any, row: str) -> dict[str, Callable[[], object]]:
     """One request of each kind (the conditional replace on a row of the variant's own)."""
+    kinds: dict[str, Callable[[], object]] = {}
+    if callable(queue):  # the project's own: a send and a delete
+        kinds["queue send / delete"] = queue
+    elif queue is not None:
+        kinds["queue send / delete"] = lambda: _send_delete(queue)
+    if table is None:
+        return kinds
     etag = [table.upsert_entity({"PartitionKey": PK, "RowKey": row, "Body": BODY})["etag"]]
 
     def replace() -> None:
@@ -256,13 +268,15 @@ def requests_of(table: Any, queue: Any, row: str) -> dict[str, Callable[[], obje
         condition = {"etag": etag[0], "match_condition": MatchConditions.IfNotModified}
         etag[0] = table.update_entity(entity, mode=UpdateMode.REPLACE, **condition)["etag"]
 
-    kinds: dict[str, Callable[[], object]] = {
-        "point read": lambda: table.get_entity(PK, RK),
-        "conditional replace": replace,
-    }
-    if queue is not None:
-        kinds["queue send / delete"] = lambda: _send_delete(queue)
+    kinds["point read"] = lambda: table.get_entity(PK, RK)
+    kinds["conditional replace"] = replace
     return kinds
+
+
+def _send_delete_lean(queue: Any, name: str) -> None:
+    """What `ExecutionQueue.send_body` and `discard` send, through `store/queue_requests.py`."""
+    sent = queue.send(name, b"{}", visibility_timeout=60)
+    queue.delete(name, sent.id, sent.pop_receipt)
 
 
 def _send_delete(queue: QueueClient) -> None:

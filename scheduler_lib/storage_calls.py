@@ -45,6 +45,7 @@ ADAPTERS = (
     "scheduler_lib.storage_transport",
     "scheduler_lib.storage_calls",
     "scheduler_lib.store.execution_queue",
+    "scheduler_lib.store.queue_requests",
     "scheduler_lib.store.grouped_writes",
     "scheduler_lib.group_commit",
 )

@@ -9,7 +9,8 @@ a transaction of two entities cost ~4.7 point reads of client CPU. `Changesets.s
 the same contract, writes the body as text (`changeset_body.py`) and reads the answer with
 string operations.
 
-It sends through a public azure-core `PipelineClient` made of public policies, over the
+It sends through a public azure-core `PipelineClient` made of public policies
+(`store/storage_pipeline.py`, shared with the execution queue's requests), over the
 same connections (`storage_account.client_transport`) and with the same credential as the
 store's TableClients, and the same retries and timeouts (`StoragePatience`):
 - an account key (connection string): the Table service's SharedKey signature, as
@@ -29,38 +30,23 @@ the answer as azure-data-tables' `_decode_error` builds them.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import time
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any
 from uuid import uuid4
-from wsgiref.handlers import format_date_time
 
-from azure.core import PipelineClient
-from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
+from azure.core.credentials import AzureNamedKeyCredential
 from azure.core.pipeline import PipelineRequest
-from azure.core.pipeline.policies import (
-    AzureSasCredentialPolicy,
-    BearerTokenCredentialPolicy,
-    DistributedTracingPolicy,
-    HttpLoggingPolicy,
-    RetryPolicy,
-    SansIOHTTPPolicy,
-    UserAgentPolicy,
-)
+from azure.core.pipeline.policies import SansIOHTTPPolicy
 from azure.core.rest import HttpRequest, HttpResponse
 from azure.data.tables import RequestTooLargeError, TableTransactionError
 
-from scheduler_lib.storage_account import client_transport
 from scheduler_lib.storage_patience import StoragePatience
 from scheduler_lib.storage_transport import ConnectionPools
 from scheduler_lib.store.changeset_answer import decode_error, read_parts
 from scheduler_lib.store.changeset_body import batch_body, operation_part
+from scheduler_lib.store.storage_pipeline import STORAGE_SCOPE as STORAGE_SCOPE
+from scheduler_lib.store.storage_pipeline import signature, storage_pipeline
 
-#: The scope azure-data-tables asks a token credential for (no audience is configured).
-STORAGE_SCOPE = "https://storage.azure.com/.default"
 TOO_LARGE = "The transaction request was too large"
 
 
@@ -79,20 +65,14 @@ class Changesets:
     ) -> None:
         self.base = endpoint.split("?", 1)[0].rstrip("/")
         self.version = api_version
-        options: dict[str, Any] = dict(patience.transport_options())
-        if verify:
-            options["connection_verify"] = verify
-        transport = client_transport(connections, options)
-        policies = [
-            UserAgentPolicy(sdk_moniker="scheduler-changeset"),
-            RetryPolicy(**patience.retry_options()),
-            _DatePolicy(),  # after the retry policy: each try is dated and signed afresh
-            _credential_policy(credential),
-            DistributedTracingPolicy(),  # as in the SDK's pipeline: a span per request,
-            HttpLoggingPolicy(),  # and its log line when azure-core's logger is at INFO
-        ]
-        self.pipeline: PipelineClient[HttpRequest, HttpResponse] = PipelineClient(
-            self.base, policies=policies, transport=transport
+        self.pipeline = storage_pipeline(
+            self.base,
+            credential,
+            shared_key=_SharedKeyPolicy,
+            connections=connections,
+            patience=patience,
+            verify=verify,
+            moniker="scheduler-changeset",
         )
 
     def submit(self, table: str, operations: Iterable[Any]) -> list[Mapping[str, Any]]:
@@ -147,13 +127,6 @@ class Changesets:
         return parts
 
 
-class _DatePolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
-    """The `x-ms-date` every storage request carries (and a SharedKey signature covers)."""
-
-    def on_request(self, request: PipelineRequest[HttpRequest]) -> None:
-        request.http_request.headers["x-ms-date"] = format_date_time(time.time())
-
-
 class _SharedKeyPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
     """The Table service's SharedKey authorization (Microsoft's "Authorize with Shared
     Key", Table service): an HMAC-SHA256, with the account key, of the verb, Content-MD5,
@@ -177,15 +150,4 @@ class _SharedKeyPolicy(SansIOHTTPPolicy[HttpRequest, HttpResponse]):
                 f"/{name}{path}",
             )
         )
-        digest = hmac.new(base64.b64decode(key), signed.encode("utf-8"), hashlib.sha256)
-        headers["Authorization"] = f"SharedKey {name}:{base64.b64encode(digest.digest()).decode()}"
-
-
-def _credential_policy(credential: Any) -> SansIOHTTPPolicy[Any, Any] | Any:
-    if isinstance(credential, AzureNamedKeyCredential):
-        return _SharedKeyPolicy(credential)
-    if isinstance(credential, AzureSasCredential):
-        return AzureSasCredentialPolicy(credential)
-    if hasattr(credential, "get_token"):
-        return BearerTokenCredentialPolicy(cast(Any, credential), STORAGE_SCOPE)
-    raise TypeError(f"Unsupported credential: {type(credential)}")
+        headers["Authorization"] = f"SharedKey {name}:{signature(key, signed)}"

@@ -1,10 +1,12 @@
 """The execution queue: the Storage queue between the dispatcher and the executor.
 
-The only module that imports azure-storage-queue for the scheduler's own queue (Storage-
-queue *actions* have their own adapter). Messages are base64-encoded because that is what
-the Functions queue trigger decodes by default. A message is sent with a visibility delay
-so that it appears at its occurrence's second; Storage queues cap that delay at 7 days,
-so longer waits go through the due index instead (`MAX_DELAY`).
+The adapter of the scheduler's own queue (Storage-queue *actions* have their own): queue
+creation and `depth` through azure-storage-queue, the message requests through
+`store/queue_requests.py` (the SDK's requests without its generated client: issue 22).
+Messages are base64-encoded because that is what the Functions queue trigger decodes by
+default. A message is sent with a visibility delay so that it appears at its occurrence's
+second; Storage queues cap that delay at 7 days, so longer waits go through the due index
+instead (`MAX_DELAY`).
 
 A message that must start at an exact second (`ExecutionMessage.start_at`) is made visible
 1 to 2 seconds before it (`EARLY_DELIVERY`, rounded down to the queue's whole seconds), so that
@@ -29,7 +31,6 @@ import logging
 import math
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Self
@@ -46,8 +47,12 @@ from azure.storage.queue import (
 from scheduler_lib.config import Settings
 from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from scheduler_lib.precision import Precision
-from scheduler_lib.storage_account import Once, service_client
+from scheduler_lib.storage_account import Once, ca_bundle, service_client, storage_connections
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
+from scheduler_lib.storage_transport import ConnectionPools
+from scheduler_lib.store.queue_answer import ReceivedMessage, SentMessage
+from scheduler_lib.store.queue_requests import QueueRequests, SdkQueueRequests
+from scheduler_lib.transport_choice import TransportChoice
 
 log = logging.getLogger("scheduler.queue")
 
@@ -78,27 +83,6 @@ def _client_options(patience: StoragePatience) -> dict[str, float | LinearRetry]
     return options
 
 
-@dataclass(frozen=True)
-class SentMessage:
-    """A message this worker sent: what it needs to delete it while it is not yet visible."""
-
-    id: str
-    pop_receipt: str
-    #: When the queue service says it becomes visible (None: not told).
-    visible_on: datetime | None = None
-    inserted_on: datetime | None = None
-
-
-@dataclass(frozen=True)
-class ReceivedMessage:
-    """A message taken from the queue, as the queue trigger would hand it over."""
-
-    id: str
-    pop_receipt: str
-    dequeue_count: int
-    body: str
-
-
 class ExecutionQueue:
     """Send to, and (for the local host) receive from, the execution queue, or another of
     the scheduler's own queues by `name` (the dispatch queue of control messages)."""
@@ -121,12 +105,35 @@ class ExecutionQueue:
         return self
 
     @cached_property
+    def _connections(self) -> ConnectionPools:
+        return storage_connections(self.settings, "queue")
+
+    @cached_property
     def _service(self) -> QueueServiceClient:
         return service_client(
             QueueServiceClient,
             self.settings,
             self.settings.queue_endpoint,
+            connections=self._connections,
             **_client_options(self.patience),
+        )
+
+    @cached_property
+    def _requests(self) -> QueueRequests | SdkQueueRequests:
+        """The message requests: off the SDK's generated client on the service client's
+        connections, credential and API version (`store/queue_requests.py`), or the SDK's
+        own with `SCHEDULER_STORAGE_TRANSPORT=requests`. Queue creation and `depth` stay
+        the SDK's."""
+        service = self._service
+        if self.settings.storage_transport is TransportChoice.REQUESTS:
+            return SdkQueueRequests({self.name: self.client, self._name(True): self.poison})
+        return QueueRequests(
+            service.url,
+            service.credential,
+            connections=self._connections,
+            patience=self.patience,
+            verify=ca_bundle(),
+            api_version=service.api_version,
         )
 
     def _client(self, name: str) -> QueueClient:
@@ -189,17 +196,15 @@ class ExecutionQueue:
     def send_body(self, body: str, *, delay_seconds: int = 0) -> SentMessage:
         """Send a message as it is (an execution message's JSON, a control message, one sent
         again), visible after `delay_seconds`."""
-        sent = self.client.send_message(
-            body.encode(), visibility_timeout=max(0, delay_seconds) or None, time_to_live=-1
-        )
-        return SentMessage(sent.id, sent.pop_receipt or "", sent.next_visible_on, sent.inserted_on)
+        visibility = max(0, delay_seconds) or None
+        return self._requests.send(self.name, body.encode(), visibility_timeout=visibility)
 
     def discard(self, sent: SentMessage) -> None:
         """Delete a message this worker sent and no longer needs, if it still can (one that
         became visible and was taken meanwhile has another pop receipt: it stays, and its
         handler finds it has nothing to do)."""
         try:
-            self.client.delete_message(sent.id, sent.pop_receipt)
+            self._requests.delete(self.name, sent.id, sent.pop_receipt)
         except AzureError as exc:
             log.debug("message %s not discarded: %s", sent.id, type(exc).__name__)
 
@@ -209,35 +214,29 @@ class ExecutionQueue:
         None when it is no longer this worker's to change (it became visible and was taken,
         or was deleted). Any other failure raises (the caller tries again later)."""
         try:
-            updated = self.client.update_message(
-                sent.id, sent.pop_receipt, visibility_timeout=max(0, delay_seconds)
+            receipt, visible_on = self._requests.update(
+                self.name, sent.id, sent.pop_receipt, visibility_timeout=max(0, delay_seconds)
             )
         except HttpResponseError as exc:
             if exc.status_code not in (400, 404):  # PopReceiptMismatch, MessageNotFound
                 raise
             return None
-        receipt = updated.pop_receipt or sent.pop_receipt
-        return SentMessage(sent.id, receipt, updated.next_visible_on, sent.inserted_on)
+        return SentMessage(sent.id, receipt or sent.pop_receipt, visible_on, sent.inserted_on)
 
     def receive(
         self, *, max_messages: int = 16, visibility_timeout: int = 300, poisoned: bool = False
     ) -> list[ReceivedMessage]:
         """Take up to `max_messages` visible messages, hidden for `visibility_timeout` s
         (from the poison queue with `poisoned`)."""
-        received = self._source(poisoned).receive_messages(
-            messages_per_page=min(max_messages, 32),
-            max_messages=max_messages,
-            visibility_timeout=visibility_timeout,
+        return self._requests.receive(
+            self._name(poisoned), max_messages=max_messages, visibility_timeout=visibility_timeout
         )
-        return [
-            ReceivedMessage(
-                m.id, m.pop_receipt or "", m.dequeue_count or 1, bytes(m.content).decode()
-            )
-            for m in received
-        ]
 
     def _source(self, poisoned: bool) -> QueueClient:
         return self.poison if poisoned else self.client
+
+    def _name(self, poisoned: bool) -> str:
+        return f"{self.name}-poison" if poisoned else self.name
 
     def depth(self, *, poisoned: bool = False) -> int:
         """Approximately how many messages the queue (or its poison queue) holds, those not
@@ -246,19 +245,19 @@ class ExecutionQueue:
         return int(properties.approximate_message_count or 0)
 
     def delete(self, message: ReceivedMessage, *, poisoned: bool = False) -> None:
-        self._source(poisoned).delete_message(message.id, message.pop_receipt)
+        self._requests.delete(self._name(poisoned), message.id, message.pop_receipt)
 
     def release(
         self, message: ReceivedMessage, *, delay_seconds: int, poisoned: bool = False
     ) -> datetime | None:
         """Make a message that failed visible again after `delay_seconds`; returns when the
         queue service says it will be (for the log)."""
-        updated = self._source(poisoned).update_message(
-            message.id, message.pop_receipt, visibility_timeout=delay_seconds
+        _, visible_on = self._requests.update(
+            self._name(poisoned), message.id, message.pop_receipt, visibility_timeout=delay_seconds
         )
-        return updated.next_visible_on
+        return visible_on
 
     def move_to_poison(self, message: ReceivedMessage) -> None:
         """What the Functions host does after `maxDequeueCount` failed attempts."""
-        self.poison.send_message(message.body.encode(), time_to_live=-1)
+        self._requests.send(self._name(True), message.body.encode(), visibility_timeout=None)
         self.delete(message)
