@@ -128,7 +128,9 @@ class QueueRequests:
     ) -> list[ReceivedMessage]:
         """`QueueClient.receive_messages(messages_per_page=min(max_messages, 32),
         max_messages=max_messages, visibility_timeout=...)`, taken in full: pages of at most
-        32 until `max_messages` or an empty page, as the SDK's pager asks for them."""
+        32 until `max_messages`, or a page shorter than asked for (the SDK's pager asks
+        once more, for the empty page that follows: a request for each poll that finds a
+        few messages; the callers that drain a queue ask again anyway)."""
         received: list[ReceivedMessage] = []
         per_page = min(max_messages, PAGE)
         while len(received) < max_messages:
@@ -138,9 +140,9 @@ class QueueRequests:
             if answer.status_code != 200:
                 raise queue_error(answer)
             page = received_messages(answer)
-            if not page:
-                break
             received += page
+            if len(page) < count:
+                break
         return received
 
     def _send(

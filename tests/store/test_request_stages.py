@@ -49,3 +49,25 @@ def test_point_and_queue_requests_count_under_their_callers_module(
     assert [stage for stage in stages if any(c in stage for c in carriers)] == []
     kept_requests = [n for stage, n in stages.items() if "store.kept_message [queue " in stage]
     assert sum(kept_requests) == 3  # its send, update and delete
+
+
+def test_a_receive_ends_at_a_short_page(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A poll that finds fewer messages than it asked for makes one request, not a second
+    for the empty page after them; a full page is followed by the next."""
+    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
+    queue = ExecutionQueue(settings).ready()
+    for n in range(35):
+        queue.send_body(str(n))
+
+    def gets(**options: int) -> tuple[int, int]:
+        before = storage_calls.snapshot()
+        taken = queue.receive(visibility_timeout=30, **options)
+        return len(taken), sum(n for stage, n in _grown(before).items() if "GET]" in stage)
+
+    assert gets(max_messages=16) == (16, 1)  # a full page: all asked for
+    assert gets(max_messages=40) == (19, 1)  # 19 of 32: short, the end
+    queue.send_body("again")
+    assert gets(max_messages=1) == (1, 1)
+    assert gets(max_messages=5) == (0, 1)
