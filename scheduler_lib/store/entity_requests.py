@@ -19,7 +19,7 @@ reads them (`entity_answer.entity_from_json`), errors are the SDK's types
 ResourceModifiedError, ClientAuthenticationError, HttpResponseError with its status code),
 and a delete of an entity that is not there succeeds, as in the SDK. A create asks for no
 content back (`Prefer: return-no-content`): nothing here reads it.
-`ChangesetTableClient` routes its five point methods here.
+`store/table_client.StoreTableClient` routes its five point methods here.
 """
 
 from __future__ import annotations
