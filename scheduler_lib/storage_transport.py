@@ -1,27 +1,25 @@
 """azure-core's transport for the storage SDKs: their requests sent on kept-alive
 `http.client` connections (docs/cost.md, "SDK request CPU (seventh step)").
 
-The SDKs take a `transport=`, azure-core's public `HttpTransport`, answered with its public
-`azure.core.rest.HttpResponse` ("use this abstract base class to create your own transport
-responses"). Their default sends through `requests` and urllib3 to http.client, which cost
-about a third of a point read's client CPU (bench/request_floor.py). What they did for a
-storage request is done here in the lines a storage request needs:
+The SDKs take a `transport=`, azure-core's public `HttpTransport` answered with its public
+`azure.core.rest.HttpResponse`. Their default sends through `requests` and urllib3 to
+http.client, a third of a point read's client CPU (bench/request_floor.py); what they did
+for a storage request is done here (each answer's head read by `response_head`):
 
 - kept-alive connections per origin and TLS settings, at most `maxsize` idle (one taken per
-  request, given back once its answer is read; one the server closed meanwhile is dropped
-  before use, found readable with nothing asked, as urllib3 finds it);
-- TLS verified with `connection_verify` (a CA bundle's path; True: certifi's, as `requests`;
+  request, given back once its answer is read; one the server closed is dropped before use,
+  found readable with nothing asked, as urllib3 finds it);
+- `connection_timeout` to connect and `read_timeout` for each read, as azure-core's; TLS
+  verified with `connection_verify` (a CA bundle's path; True: certifi's, as `requests`;
   False: none), a client certificate from `connection_cert`;
-- `connection_timeout` to connect and `read_timeout` for each read, as azure-core's;
 - errors as `RequestsTransport` maps them, so azure-core's `RetryPolicy` retries as before:
-  nothing sent (refused, unresolved, TLS refused, connect timeout) is `ServiceRequestError`
-  (`ServiceRequestTimeoutError`); sent and not answered (reset, closed, read timeout, a
-  short body) `ServiceResponseError` (`ServiceResponseTimeoutError`), which it does not
-  retry for a POST;
+  not sent (refused, unresolved, TLS refused, connect timeout) `ServiceRequestError`
+  (`...TimeoutError`); sent, not answered (reset, closed, read timeout, a short body)
+  `ServiceResponseError` (`...TimeoutError`), which it does not retry for a POST;
 - the answer read in full (`stream=True` gets it as one chunk: the answers are small).
 
-With a proxy in the environment the requests go through `fallback` (`storage_account`:
-azure-core's `RequestsTransport` as before); nothing here speaks to proxies.
+A proxy in the environment: the requests go through `fallback` (`storage_account`:
+azure-core's `RequestsTransport`); nothing here speaks to proxies.
 """
 
 from __future__ import annotations
@@ -50,13 +48,15 @@ from azure.core.rest import HttpRequest, HttpResponse
 from azure.core.utils import CaseInsensitiveDict
 from requests.certs import where as certifi_bundle
 
+from scheduler_lib.response_head import HeadResponse
+
 DEFAULT_TIMEOUT = 300.0  # seconds: azure-core's (its `ConnectionConfiguration`)
 Connection = http.client.HTTPConnection
 
 
 class ConnectionPools:
-    """The kept-alive connections of one storage service's clients (what their shared
-    `requests` session was): per origin and TLS settings, at most `maxsize` idle.
+    """One storage service's clients' kept-alive connections: per origin and TLS settings,
+    at most `maxsize` idle.
 
     `on_request`, when set, is told of each request before it is sent (the cost benchmark's
     count, `storage_calls`). `fallback`, when set, sends instead (a proxy: see above)."""
@@ -103,6 +103,7 @@ class _Origin:
             )
         else:
             connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        connection.response_class = HeadResponse  # its head read without `email`
         try:
             connection.connect()
         except TimeoutError as err:

@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "timeutil", "storage_patience", "storage_calls", "metrics_settings",
      "identity_audiences", "app_settings", "precision", "watchdog_choice", "transport_choice",
      "key_vault_references", "config", "logs",
-     "shared_reads", "group_commit", "storage_account", "storage_transport",
+     "shared_reads", "group_commit", "storage_account", "storage_transport", "response_head",
      "concurrent_calls"),
     ("domain", "schedule"),  # the rules, pure
     ("wire",),  # the JSON in and out
