@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
+from typing import Any
 
 import uvicorn
 
@@ -60,7 +61,7 @@ from scheduler_lib.execution import ExecutionQueue, ReceivedMessage
 from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
-from scheduler_lib.storage_calls import COUNT_CALLS_SETTING, invoked
+from scheduler_lib.storage_calls import COUNT_CALLS_SETTING, invoked, local_host_work
 
 #: App setting naming a pstats file: the host runs under `thread_profile` and writes it at exit.
 PROFILE_SETTING = "SCHEDULER_BENCH_PROFILE"
@@ -150,7 +151,7 @@ def _queue_loop(
 ) -> None:
     poll(
         stop,
-        lambda: queue.receive(max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT),
+        lambda: _received(queue, max_messages=1),
         lambda message: _settle(queue, message, run),
         Backoff(DISPATCH_POLL_INTERVAL),
         what=f"{queue.name} queue",
@@ -194,9 +195,7 @@ def worker_loop(
         free = _acquire_free(slots, concurrency)
         messages: list[ReceivedMessage] = []
         try:
-            messages = runtime.queue.receive(
-                max_messages=free, visibility_timeout=VISIBILITY_TIMEOUT
-            )
+            messages = _received(runtime.queue, max_messages=free)
         finally:  # the slots no message took (all of them if the receive failed)
             for _ in range(free - len(messages)):
                 slots.release()
@@ -250,14 +249,22 @@ def _settle(
         with invocation(queue.name):
             run(message)
     except Exception:
-        if message.dequeue_count >= MAX_DEQUEUE_COUNT:
-            log.exception("message %s failed %d times: poisoned", message.id, MAX_DEQUEUE_COUNT)
-            queue.move_to_poison(message)
-        else:
-            visible_at = queue.release(message, delay_seconds=RETRY_VISIBILITY)
-            log.exception("message %s failed; it will be retried at %s", message.id, visible_at)
+        with local_host_work():
+            if message.dequeue_count >= MAX_DEQUEUE_COUNT:
+                log.exception("message %s failed %d times: poisoned", message.id, MAX_DEQUEUE_COUNT)
+                queue.move_to_poison(message)
+            else:
+                visible_at = queue.release(message, delay_seconds=RETRY_VISIBILITY)
+                log.exception("message %s failed; it will be retried at %s", message.id, visible_at)
         return
-    queue.delete(message)
+    with local_host_work():
+        queue.delete(message)
+
+
+def _received(queue: ExecutionQueue, **options: Any) -> list[ReceivedMessage]:
+    """A poll of `queue`, as the queue trigger polls (its CPU counted as the host's own)."""
+    with local_host_work():
+        return queue.receive(visibility_timeout=VISIBILITY_TIMEOUT, **options)
 
 
 def poison_loop(runtime: Runtime, stop: threading.Event) -> None:
@@ -265,9 +272,7 @@ def poison_loop(runtime: Runtime, stop: threading.Event) -> None:
     at a time: poisoning is rare. A message that fails is tried again later."""
     poll(
         stop,
-        lambda: runtime.queue.receive(
-            max_messages=1, visibility_timeout=VISIBILITY_TIMEOUT, poisoned=True
-        ),
+        lambda: _received(runtime.queue, max_messages=1, poisoned=True),
         lambda message: process_poisoned(runtime, message),
         Backoff(POLL_INTERVAL),
         what="poison queue",
@@ -280,9 +285,11 @@ def process_poisoned(runtime: Runtime, message: ReceivedMessage) -> None:
         runtime.record_poisoned(message.body, message_id=message.id)
     except Exception:
         log.exception("poisoned message %s could not be recorded; it will be retried", message.id)
-        runtime.queue.release(message, delay_seconds=RETRY_VISIBILITY, poisoned=True)
+        with local_host_work():
+            runtime.queue.release(message, delay_seconds=RETRY_VISIBILITY, poisoned=True)
         return
-    runtime.queue.delete(message, poisoned=True)
+    with local_host_work():
+        runtime.queue.delete(message, poisoned=True)
 
 
 def serve(

@@ -4,6 +4,9 @@ seconds once."""
 
 from __future__ import annotations
 
+import threading
+import time
+
 from scheduler_lib import storage_calls
 
 
@@ -30,3 +33,18 @@ def test_overlapping_invocations_count_the_active_time_once() -> None:
     assert grew("invocation: executions") == 2 and grew("invocation: dispatcher") == 1
     assert grew("seconds: executions") == 6500 and grew("seconds: dispatcher") == 250
     assert grew("seconds: active") == 4500 + 250
+
+
+def test_the_local_host_work_counts_its_threads_cpu_only() -> None:
+    """CPU spent in the block is counted (a busy loop), time waited is not (a sleep)."""
+    before = storage_calls.snapshot().get(storage_calls.LOCAL_HOST_CPU, 0)
+    with storage_calls.local_host_work():
+        end = time.thread_time() + 0.05
+        while time.thread_time() < end:
+            pass
+    busy = storage_calls.snapshot()[storage_calls.LOCAL_HOST_CPU] - before
+    with storage_calls.local_host_work():
+        threading.Event().wait(0.2)
+    waited = storage_calls.snapshot()[storage_calls.LOCAL_HOST_CPU] - before - busy
+    assert 50_000 <= busy < 150_000
+    assert waited < 20_000
