@@ -18,7 +18,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.store.entity_queries import substitute
 from scheduler_lib.store.table_client import StoreTableClient
 from scheduler_lib.store.tables import TableStore
-from tests.support.entity_cases import typed
+from tests.support.entity_cases import missing_table, typed
 
 TABLE = "JobHistory"
 START = datetime(2026, 11, 26, 12, 0, 0, 250000, tzinfo=UTC)
@@ -106,14 +106,7 @@ def test_pages_and_their_tokens_are_the_sdks(ours: StoreTableClient, sdk: TableC
 
 def test_a_missing_table_raises_what_the_sdk_raises(store: TableStore, settings: Settings) -> None:
     service = TableServiceClient.from_connection_string(str(settings.storage_connection_string))
-    mine = StoreTableClient(
-        store.service.url,
-        table_name="nosuchtable",
-        credential=store.service.credential,
-        changesets=store._changesets,
-        entities=store._entities,
-        queries=store._queries,
-    )
+    mine = missing_table(store)
     raised = []
     for table in (mine, service.get_table_client("nosuchtable")):
         with pytest.raises(HttpResponseError) as caught:

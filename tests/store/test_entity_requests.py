@@ -28,7 +28,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.store.table_client import StoreTableClient
 from scheduler_lib.store.tables import TableStore
 from scheduler_lib.transport_choice import TransportChoice
-from tests.support.entity_cases import PROPERTIES, operations, seed, stored, typed
+from tests.support.entity_cases import PROPERTIES, missing_table, operations, seed, stored, typed
 
 TABLE = "JobHistory"
 SEVEN_DECIMALS = "2026-03-04T05:06:07.1234567Z"
@@ -133,13 +133,7 @@ def test_each_failure_raises_what_the_sdk_raises(
     ours: StoreTableClient, sdk: TableClient, store: TableStore, settings: Settings
 ) -> None:
     service = TableServiceClient.from_connection_string(str(settings.storage_connection_string))
-    ours_missing = StoreTableClient(
-        store.service.url,
-        table_name="nosuchtable",
-        credential=store.service.credential,
-        changesets=store._changesets,
-        entities=store._entities,
-    )
+    ours_missing = missing_table(store)
     theirs_missing = service.get_table_client("nosuchtable")
     stale: dict[str, str] = {}
 

@@ -10,7 +10,6 @@ The token and the certificate are made as in tests/store/test_changeset_token.py
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,24 +21,18 @@ from azure.storage.queue import (
     QueueServiceClient,
 )
 
-from devtools.azurite import Azurite, start_azurite
+from devtools.azurite import Azurite
 from scheduler_lib.config import Settings
 from scheduler_lib.storage_account import storage_connections
 from scheduler_lib.storage_patience import INTERACTIVE
 from scheduler_lib.store.queue_requests import QueueRequests
 from scheduler_lib.store.storage_pipeline import STORAGE_SCOPE
-from tests.store.test_changeset_token import ACCOUNT, Identity, _certificate
+from tests.store.test_changeset_token import (  # noqa: F401  # the fixture, used by name
+    ACCOUNT,
+    Identity,
+    oauth_azurite,
+)
 from tests.store.test_queue_requests import _message
-
-
-@pytest.fixture(scope="module")
-def oauth_queues(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Azurite, Path]]:
-    cert, key = _certificate(tmp_path_factory.mktemp("tls"))
-    server = start_azurite(options=("--cert", str(cert), "--key", str(key), "--oauth", "basic"))
-    try:
-        yield server, cert
-    finally:
-        server.stop()
 
 
 def _endpoint(azurite: Azurite) -> str:
@@ -69,9 +62,9 @@ def _ours(azurite: Azurite, cert: Path, identity: Identity) -> QueueRequests:
 
 
 def test_a_token_credential_sends_the_messages_as_the_sdk_does(
-    oauth_queues: tuple[Azurite, Path],
+    oauth_azurite: tuple[Azurite, Path],  # noqa: F811  # the fixture
 ) -> None:
-    azurite, cert = oauth_queues
+    azurite, cert = oauth_azurite
     sdk_identity, identity = (
         Identity("https://storage.azure.com"),
         Identity("https://storage.azure.com"),
@@ -94,9 +87,9 @@ def test_a_token_credential_sends_the_messages_as_the_sdk_does(
 
 
 def test_a_token_for_another_audience_is_refused_as_the_sdks_is(
-    oauth_queues: tuple[Azurite, Path],
+    oauth_azurite: tuple[Azurite, Path],  # noqa: F811  # the fixture
 ) -> None:
-    azurite, cert = oauth_queues
+    azurite, cert = oauth_azurite
     _sdk(azurite, cert, Identity("https://storage.azure.com"), "refused").create_queue()
     stranger = Identity("https://vault.azure.net")
     with pytest.raises(HttpResponseError) as theirs:

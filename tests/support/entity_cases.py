@@ -13,6 +13,9 @@ from uuid import UUID
 from azure.core import MatchConditions
 from azure.data.tables import EdmType, EntityProperty, TableClient, UpdateMode
 
+from scheduler_lib.store.table_client import StoreTableClient
+from scheduler_lib.store.tables import TableStore
+
 
 class Colour(StrEnum):
     RED = "red"
@@ -110,3 +113,16 @@ def typed(value: Any) -> tuple[Any, ...]:
 
 def comparable(value: Any) -> Any:
     return "nan" if isinstance(value, float) and value != value else value
+
+
+def missing_table(store: TableStore) -> StoreTableClient:
+    """The store's kind of table client (`StoreTableClient`, its lighter requests as the
+    store's) for a table that does not exist."""
+    return StoreTableClient(
+        store.service.url,
+        table_name="nosuchtable",
+        credential=store.service.credential,
+        changesets=store._changesets,
+        entities=store._entities,
+        queries=store._queries,
+    )
