@@ -1,6 +1,6 @@
 """Entity queries (`TableClient.query_entities`) sent as the SDK sends them, without its
-generated client: each page one GET on the `Changesets` pipeline (`store/entity_requests.py`
-says why), read with `entity_answer.entity_from_json`.
+generated client: each page one GET sent by `EntityRequests.send` (its pipeline and headers;
+`store/entity_requests.py` says why), read with `entity_answer.entity_from_json`.
 
 Every dispatch reads its shard's due rows by a query, and the coordinator asks each shard
 whether it has any every minute: after the point requests, queries were the dispatcher's
@@ -25,23 +25,24 @@ from urllib.parse import quote, urlencode
 from uuid import UUID
 
 from azure.core.paging import ItemPaged
-from azure.core.rest import HttpRequest, HttpResponse
+from azure.core.rest import HttpResponse
 
-from scheduler_lib.store.changeset import Changesets
 from scheduler_lib.store.changeset_answer import decode_error
 from scheduler_lib.store.entity_answer import ReadEntity, entity_from_json
+from scheduler_lib.store.entity_requests import MINIMAL as _MINIMAL
+from scheduler_lib.store.entity_requests import EntityRequests
 
 #: The continuation headers of a query's page, and the query parameters that ask for the next.
 _NEXT = (("PartitionKey", "NextPartitionKey"), ("RowKey", "NextRowKey"))
 
 
 class EntityQueries:
-    """Queries of one storage account's tables, on `changesets`' pipeline."""
+    """Queries of one storage account's tables, sent by `requests` (its pipeline and
+    headers)."""
 
-    def __init__(self, changesets: Changesets) -> None:
-        self._pipeline = changesets.pipeline
-        self._base = changesets.base
-        self._version = changesets.version
+    def __init__(self, requests: EntityRequests) -> None:
+        self._requests = requests
+        self._base = requests.base
 
     def query(
         self,
@@ -73,13 +74,8 @@ class EntityQueries:
         return ItemPaged(get_next, _page)
 
     def _send(self, url: str, params: dict[str, str]) -> HttpResponse:
-        headers = {
-            "x-ms-version": self._version,
-            "DataServiceVersion": "3.0",
-            "Accept": "application/json;odata=minimalmetadata",
-        }
         query = urlencode(params, quote_via=quote)  # azure-core would not quote the values
-        return self._pipeline.send_request(HttpRequest("GET", f"{url}?{query}", headers=headers))
+        return self._requests.send("GET", f"{url}?{query}", None, _MINIMAL)
 
 
 def _page(answer: HttpResponse) -> tuple[dict[str, Any] | None, Iterator[ReadEntity]]:

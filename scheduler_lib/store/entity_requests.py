@@ -37,23 +37,26 @@ from scheduler_lib.store.changeset_answer import decode_error
 from scheduler_lib.store.changeset_body import entity_url, operation_request
 from scheduler_lib.store.entity_answer import ReadEntity, entity_from_json
 
+#: The Accept header of a read: entities with the annotations the SDK reads them by.
+MINIMAL = "application/json;odata=minimalmetadata"
+
 
 class EntityRequests:
     """Point requests to one storage account's Table service, on `changesets`' pipeline."""
 
     def __init__(self, changesets: Changesets) -> None:
         self._pipeline = changesets.pipeline
-        self._base = changesets.base
+        self.base = changesets.base
         self._version = changesets.version
 
     def get(
         self, table: str, partition_key: str, row_key: str, select: str | Iterable[str] | None
     ) -> ReadEntity:
         """`TableClient.get_entity`: the entity, or ResourceNotFoundError."""
-        url = entity_url(self._base, table, partition_key, row_key)
+        url = entity_url(self.base, table, partition_key, row_key)
         if select is not None:
             url += "?$select=" + quote(_select(select))
-        answer = self._send("GET", url, None, "application/json;odata=minimalmetadata")
+        answer = self.send("GET", url, None, MINIMAL)
         if answer.status_code != 200:
             raise decode_error(answer)
         return entity_from_json(json.loads(answer.content))
@@ -64,8 +67,8 @@ class EntityRequests:
         """`create_entity` (`kind` "create"), `update_entity` ("update") or `upsert_entity`
         ("upsert") with the SDK's keywords (`mode`, `etag`, `match_condition`): the write's
         metadata (`etag`, `date`, `version`)."""
-        request = operation_request(self._base, table, (kind, entity, options))
-        answer = self._send(request.method, request.url, request.body, request.accept,
+        request = operation_request(self.base, table, (kind, entity, options))
+        answer = self.send(request.method, request.url, request.body, request.accept,
                             if_match=request.if_match, create=kind == "create")  # fmt: skip
         if not 200 <= answer.status_code < 300:
             raise decode_error(answer)
@@ -73,13 +76,13 @@ class EntityRequests:
 
     def delete(self, table: str, entity: Mapping[str, Any], options: Mapping[str, Any]) -> None:
         """`TableClient.delete_entity`: None, also when the entity was not there."""
-        request = operation_request(self._base, table, ("delete", entity, options))
-        answer = self._send("DELETE", request.url, None, request.accept,
+        request = operation_request(self.base, table, ("delete", entity, options))
+        answer = self.send("DELETE", request.url, None, request.accept,
                             if_match=request.if_match)  # fmt: skip
         if answer.status_code != 404 and not 200 <= answer.status_code < 300:
             raise decode_error(answer)
 
-    def _send(
+    def send(
         self,
         method: str,
         url: str,

@@ -176,10 +176,8 @@ class TableStore:
 
     @cached_property
     def _queries(self) -> EntityQueries | None:
-        """Queries off the SDK's generated client, but with the SDKs as they come."""
-        if self.settings.storage_transport is TransportChoice.REQUESTS:
-            return None
-        return EntityQueries(self._changesets)
+        """Queries off the SDK's generated client, sent as the point requests are."""
+        return None if self._entities is None else EntityQueries(self._entities)
 
     def table(self, logical: str) -> TableClient:
         """The client of one of `config.TABLES`, by its logical name: the SDK's, with its
