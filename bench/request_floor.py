@@ -158,6 +158,13 @@ def async_rows(connection_string: str, table: str, n: int, rounds: int) -> dict[
     return times
 
 
+#: A kept-alive connection Azurite closed between rounds (its keep-alive timeout) is sent on
+#: once more, on a new one, as `PoolTransport` drops such a connection before use: without
+#: it a round could end in "Connection reset by peer".
+_ONE_RESEND = urllib3.Retry(total=1, connect=0, read=1, status=0, allowed_methods=None,
+                            redirect=False)  # fmt: skip
+
+
 class Urllib3Transport(PoolTransport):
     """`PoolTransport` sending through urllib3's pool instead of `http.client` alone."""
 
@@ -169,7 +176,8 @@ class Urllib3Transport(PoolTransport):
         connect, read = self._timeouts
         raw = self._manager.urlopen(
             request.method, request.url, body=request.content, headers=request.headers,
-            retries=False, redirect=False, timeout=urllib3.Timeout(connect=connect, read=read),
+            retries=_ONE_RESEND, redirect=False,
+            timeout=urllib3.Timeout(connect=connect, read=read),
         )  # fmt: skip
         return StorageResponse(request, cast(Any, _Answer(raw)), raw.data)
 
