@@ -57,3 +57,21 @@ def test_late_and_buffered_runs_round_trip_and_plain_messages_keep_their_form() 
     assert buffered.buffered and buffered.start_at is None
     for message in (late, buffered):
         assert ExecutionMessage.from_json(message.to_json()) == message
+
+
+def test_every_field_round_trips_and_a_plain_message_keeps_its_wire_form() -> None:
+    """The wire form is what queued messages from an earlier release carry: a plain
+    scheduled message's exact text is pinned, and a message with every optional field set
+    comes back whole."""
+    plain = ExecutionMessage("s|r|c|j", T0, "tag", 7, incarnation="i1")
+    assert plain.to_json() == (
+        '{"job_key":"s|r|c|j","occurrence":"2026-03-04T09:00:00+00:00","execution_tag":"tag",'
+        '"occurrence_number":7,"action":"MainAction","attempt":0,"manual":false,'
+        '"incarnation":"i1","v":1}'
+    )
+    full = ExecutionMessage(
+        "s|r|c|j", T0, "tag", 0, ERROR_ACTION, 2, True, "i1", jitter_seconds=5, buffered=True,
+        catch_up="CatchUp", watchdog=True, lease_seen="2026-03-04T09:00:30+00:00",
+        before_claim=True,
+    )  # fmt: skip
+    assert ExecutionMessage.from_json(full.to_json()) == full
