@@ -1,10 +1,11 @@
 """One chunk of a dispatcher tick: up to `CHUNK` jobs (and parked messages), soonest first.
 
-Per chunk: read its jobs (in parallel), write the rows of the next occurrences they are
-expected to need in table transactions, send the occurrences they are expected to send
-that become visible in the same second as one queue message (`batch.py`), handle each
-job (`dispatch_read_job`: send what no batch carried, advance, collect its old rows) or
-parked message, then delete the collected rows in transactions.
+Per chunk: read its jobs (up to 14 of a collection in one query, the queries in
+parallel), write the rows of the next occurrences they are expected to need in table
+transactions, send the occurrences they are expected to send that become visible in the
+same second as one queue message (`batch.py`), handle each job (`dispatch_read_job`: send
+what no batch carried, advance, collect its old rows) or parked message, then delete the
+collected rows in transactions.
 That saves two round trips per job over writing and deleting rows one by one, and keeps
 the order that makes a tick safe: a job's next row exists before the job points at it, and
 its old row goes only after it moved on. A failure of either batch is not a failure of the
@@ -26,9 +27,11 @@ from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import ExecutionMessage
 from scheduler_lib.store import (
+    JOBS_PER_READ,
     TRANSACTION_LIMIT,
     DueRow,
     add_due_rows,
+    read_jobs,
     remove_due_rows,
 )
 from scheduler_lib.timeutil import iso_z
@@ -50,9 +53,8 @@ def dispatch_chunk(
 ) -> tuple[Counts, list[str]]:
     """Handle the units (with `pool`, in parallel); returns the work done and the minute of
     each unit that failed (its rows stay for the next tick)."""
-    run = pool.map if pool is not None else map
     keys = [key for key, _ in units if key is not None]
-    jobs = dict(zip(keys, run(lambda key: _read_or_error(ctx, key), keys), strict=True))
+    jobs = _read_jobs(ctx, keys, pool)
     counts, failed_minutes = Counts(job_entities_read=len(keys)), list[str]()
     read = [(jobs[key], rows) for key, rows in units if key is not None]
     prewritten = _prewrite(ctx, read)
@@ -77,6 +79,42 @@ def dispatch_chunk(
             failed_minutes.append(min(r.minute for r in task_rows))
     _remove_handled(ctx)
     return counts, failed_minutes
+
+
+def _read_jobs(
+    ctx: TickContext, keys: list[str], pool: ThreadPoolExecutor | None
+) -> dict[str, Read]:
+    """The chunk's jobs: those of one collection `JOBS_PER_READ` to a query (`read_jobs`,
+    one request where each job's own read was one: docs/cost.md), the queries in parallel
+    with `pool`. A job alone in its collection is read by itself (a point read costs the
+    service less than a query); the jobs of a query that fails are read one by one, so an
+    unreadable job still fails alone."""
+    by_collection: dict[str, list[str]] = {}
+    for key in keys:
+        by_collection.setdefault(key.rpartition("|")[0], []).append(key)
+    groups = [
+        members[i : i + JOBS_PER_READ]
+        for members in by_collection.values()
+        for i in range(0, len(members), JOBS_PER_READ)
+    ]
+    run = pool.map if pool is not None else map
+    jobs: dict[str, Read] = {}
+    for read in run(lambda group: _read_group(ctx, group), groups):
+        jobs.update(read)
+    return jobs
+
+
+def _read_group(ctx: TickContext, keys: list[str]) -> dict[str, Read]:
+    if len(keys) == 1:
+        return {keys[0]: _read_or_error(ctx, keys[0])}
+    partition, rows = keys[0].rpartition("|")[0], [key.rpartition("|")[2] for key in keys]
+    try:
+        found = read_jobs(ctx.store, partition, rows)
+    except Exception:
+        logger.warning("reading %d jobs in one query failed; reading each", len(keys),
+                       exc_info=True)  # fmt: skip
+        return {key: _read_or_error(ctx, key) for key in keys}
+    return {key: found.get(row) for key, row in zip(keys, rows, strict=True)}
 
 
 def _read_or_error(ctx: TickContext, key: str) -> Read:

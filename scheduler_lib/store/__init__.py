@@ -73,7 +73,14 @@ from scheduler_lib.store.history_purge import (
     purge_histories,
     request_history_purge,
 )
-from scheduler_lib.store.jobs import enabled_jobs, find_job, get_job, put_job
+from scheduler_lib.store.jobs import (
+    JOBS_PER_READ,
+    enabled_jobs,
+    find_job,
+    get_job,
+    put_job,
+    read_jobs,
+)
 from scheduler_lib.store.metrics_rows import (
     INSTANCE_PREFIX,
     RETIRED,
@@ -98,6 +105,7 @@ from scheduler_lib.store.tables import TableStore, storage_unavailable
 __all__ = [
     "HISTORY_KEEP",
     "INSTANCE_PREFIX",
+    "JOBS_PER_READ",
     "MINUTE_FORMAT",
     "POSTPONED_STATUS",
     "RETIRED",
@@ -155,6 +163,7 @@ __all__ = [
     "purge_histories",
     "purge_notices",
     "put_job",
+    "read_jobs",
     "register_label",
     "reindex_overdue",
     "release_shard",
