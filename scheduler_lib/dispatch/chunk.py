@@ -21,17 +21,16 @@ from dataclasses import replace
 from datetime import datetime
 
 from scheduler_lib.dispatch.batch import send_batches
-from scheduler_lib.dispatch.context import Counts, TickContext, read_job
+from scheduler_lib.dispatch.context import Counts, TickContext
 from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import ExecutionMessage
 from scheduler_lib.store import (
-    JOBS_PER_READ,
     TRANSACTION_LIMIT,
     DueRow,
     add_due_rows,
-    read_jobs,
+    find_jobs,
     remove_due_rows,
 )
 from scheduler_lib.timeutil import iso_z
@@ -84,46 +83,10 @@ def dispatch_chunk(
 def _read_jobs(
     ctx: TickContext, keys: list[str], pool: ThreadPoolExecutor | None
 ) -> dict[str, Read]:
-    """The chunk's jobs: those of one collection `JOBS_PER_READ` to a query (`read_jobs`,
-    one request where each job's own read was one: docs/cost.md), the queries in parallel
-    with `pool`. A job alone in its collection is read by itself (a point read costs the
-    service less than a query); the jobs of a query that fails are read one by one, so an
-    unreadable job still fails alone."""
-    by_collection: dict[str, list[str]] = {}
-    for key in keys:
-        by_collection.setdefault(key.rpartition("|")[0], []).append(key)
-    groups = [
-        members[i : i + JOBS_PER_READ]
-        for members in by_collection.values()
-        for i in range(0, len(members), JOBS_PER_READ)
-    ]
-    run = pool.map if pool is not None else map
-    jobs: dict[str, Read] = {}
-    for read in run(lambda group: _read_group(ctx, group), groups):
-        jobs.update(read)
-    return jobs
-
-
-def _read_group(ctx: TickContext, keys: list[str]) -> dict[str, Read]:
-    if len(keys) == 1:
-        return {keys[0]: _read_or_error(ctx, keys[0])}
-    partition, rows = keys[0].rpartition("|")[0], [key.rpartition("|")[2] for key in keys]
-    try:
-        found = read_jobs(ctx.store, partition, rows)
-    except Exception:
-        logger.warning("reading %d jobs in one query failed; reading each", len(keys),
-                       exc_info=True)  # fmt: skip
-        return {key: _read_or_error(ctx, key) for key in keys}
-    return {key: found.get(row) for key, row in zip(keys, rows, strict=True)}
-
-
-def _read_or_error(ctx: TickContext, key: str) -> Read:
-    """The job as read, or the error reading it (raised again by its own task, so that one
-    unreadable job fails alone)."""
-    try:
-        return read_job(ctx, key, Counts())
-    except Exception as exc:
-        return exc
+    """The chunk's jobs, those of one collection 14 to a request (`store.find_jobs`: one
+    request where each job's own read was one, docs/cost.md), the requests in parallel with
+    `pool`; what reading a job raised is kept as its value, so that it fails alone."""
+    return find_jobs(ctx.store, keys, run=pool.map if pool is not None else map)
 
 
 def _task(ctx: TickContext, job: Read, rows: list[DueRow]) -> Counts:

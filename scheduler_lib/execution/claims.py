@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -27,11 +27,14 @@ from scheduler_lib.store import (
     LostRace,
     TableStore,
     find_job,
+    find_jobs,
     get_collection,
     put_job,
     retry_lost_races,
 )
 
+#: A job as its batch read it (`member_jobs`), or None: the claim reads it itself.
+Known = JobRecord | None
 #: One worker's collection reads, by (subscription, resource group, name) in lower case.
 CollectionReads = SharedReads[tuple[str, ...], CollectionRecord]
 
@@ -76,6 +79,7 @@ def claim(
     hold: bool = False,
     early: Claimed | None = None,
     collections: CollectionReads | None = None,
+    known: Known = None,
 ) -> Claimed | Skip:
     """Claim the attempt (ETag loop), or say why it is not run (`decide.runnable`,
     `decide.admit`). `takeover`: a watchdog's, for the step's expired lease (`lease`);
@@ -88,13 +92,16 @@ def claim(
     created again, disabled, replaced, or claimed by a duplicate) reads and decides again
     as a fresh delivery at that instant would. The collection is the one read before the
     wait unless the job changed. `collections`: the worker's shared collection reads
-    (`shared_reads`; claims of one collection at once send one read)."""
+    (`shared_reads`; claims of one collection at once send one read). `known`: the job as
+    its batch read it (`member_jobs`), for the first decision in place of a read of its
+    own; the claim's write is conditional on its ETag, so a job changed since is read again."""
 
     def attempt() -> Claimed | Skip:
-        nonlocal early
+        nonlocal early, known
         read, early = early, None  # the read before the wait serves one write only
         if read is None:
-            found = _runnable(store, message, now=now, collections=collections)
+            found = _runnable(store, message, now=now, collections=collections, known=known)
+            known = None  # as `early`: it serves the first attempt only
             if found is None:
                 raise LostRace
             if isinstance(found, Skip):
@@ -121,16 +128,29 @@ def claim(
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
+def member_jobs(store: TableStore, messages: Sequence[ExecutionMessage]) -> dict[str, JobRecord]:
+    """The jobs of a batch's members (not its watchdogs: a look reads its job itself), 14 of
+    a collection to a request (`store.find_jobs`) where each member read its own (docs/
+    cost.md); a job that was not found, or not read, is left out: its member reads it."""
+    keys = {message.job_key for message in messages if not message.watchdog}
+    if len(keys) < 2:
+        return {}
+    found = find_jobs(store, keys)
+    return {key: job for key, job in found.items() if isinstance(job, JobRecord)}
+
+
 def _runnable(
     store: TableStore,
     message: ExecutionMessage,
     *,
     now: datetime,
     collections: CollectionReads | None = None,
+    known: Known = None,
 ) -> tuple[JobRecord, CollectionRecord] | Skip | None:
-    """The job as `message` may run against it and its collection, or why it may not (its
-    occurrence then marked abandoned); None when that mark lost a race (read again)."""
-    record = find_job(store, message.job_key)
+    """The job as `message` may run against it (`known`, else read now) and its collection,
+    or why it may not (its occurrence then marked abandoned); None when that mark lost a race
+    (read again)."""
+    record = known if known is not None else find_job(store, message.job_key)
     collection = None
     if record is not None and message.belongs_to(record.incarnation):
         names = (record.subscription_id, record.resource_group, record.collection_name)

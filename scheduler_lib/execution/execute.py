@@ -1,9 +1,9 @@
 """The executor: one execution message -> one attempt of an action, its history, what follows.
 
-This module drives the state machine: it reads (through `claims`), asks `decide` what to do
-(the claim answers with that decision), applies it through the module that does that I/O,
-and makes the one report of the message. The rules are `decide`'s and `lifecycle`'s, the
-history entries `history`'s. No module it calls calls back into it.
+This module drives the state machine: it reads (through `claims`), asks `decide` what to do (the
+claim answers with that decision), applies it through the module that does that I/O, and makes
+the one report of the message. The rules are `decide`'s and `lifecycle`'s, the history entries
+`history`'s. No module it calls calls back into it.
 
 `Executor.handle_body` is what the queue-triggered function calls for each queue message: one
 execution message, or a batch (`messages.parse_body`: occurrences starting in the same second
@@ -15,51 +15,49 @@ Each runs to its end; if any raised, the invocation raises once all ended, and i
 redelivered the finished members are Duplicates and the failed one runs. For each message:
 1. Parse. A malformed body raises ValidationError: it never becomes valid; the Functions host
    moves it to the poison queue after 5 dequeues, where it stays for inspection.
-2. Look the job up fresh (messages carry no definition). The job or its collection gone, or the
-   collection disabled -> dropped. A scheduled message of a job that is not Enabled (Disabled,
-   Completed, Faulted) -> dropped, and the rest of its occurrence with it. A manual run
-   (`POST .../run`) runs whatever the job's state (the user asked for it; the API decides
-   whether to accept it); a disabled collection still stops it (`decide.runnable`).
+2. Look the job up fresh (messages carry no definition; a batch's members' jobs are read
+   together, `claims.member_jobs`). The job or its collection gone, or the collection disabled
+   -> dropped. A scheduled message of a job that is not Enabled (Disabled, Completed, Faulted)
+   -> dropped, and the rest of its occurrence with it. A manual run (`POST .../run`) runs
+   whatever the job's state (the user asked for it; the API decides whether to accept it); a
+   disabled collection still stops it (`decide.runnable`).
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
-   running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A
-   duplicate is skipped. The claim holds a lease, renewed while the attempt runs, and a
-   watchdog message takes the attempt over within seconds if its worker dies (`lease`,
-   `heartbeat`, `watchdog`; sent with the claim, or with the first heartbeat only, as
-   `SCHEDULER_WATCHDOG` says): a watchdog message is handled here too, and its takeover runs
-   as a Rerun, its entry marked [Rerun]. An attempt with an exact start
-   (`ExecutionMessage.start_at`: a scheduled occurrence) is delivered 1-2 s early so that
-   the job and its collection are read, and the attempt decided, before its second; the
-   executor sends its watchdog, waits for the second itself (`sleep`), so the action starts
-   on time rather than up to a polling interval plus a second late, and claims it then: one
-   write, conditional on the ETag read before the wait, so its success proves the job did
-   not change meanwhile (`claims.claim` with `early`). Any change fails it, and the job and
-   its collection are read and decided again as a fresh delivery at that instant: a job
-   deleted, created again or disabled during the wait does not run the occurrence (a
-   successor created before the second runs it, once), a duplicate that claimed first makes
-   this one a Duplicate. Unchanged, the collection is the one read 1-2 s before the second.
-   A worker that dies in the wait leaves no claim: its watchdog, sent before the wait, runs
-   the attempt as a late delivery of its own (`watchdog`). A message delivered far earlier
-   than that (a clock far off) is not held: it is sent again to appear at its time
-   ("Deferred") and this copy ends. One delivered more than the grace period late is not
-   run but Postponed (`late`). A Rerun whose history entry is already written ran its
-   action and only failed to update the job (step 7 gave up): it goes on from step 6
-   ("Recorded", `finish`) instead of calling the target again.
+   running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A duplicate is
+   skipped. The claim holds a lease, renewed while the attempt runs, and a watchdog message
+   takes the attempt over within seconds if its worker dies (`lease`, `heartbeat`, `watchdog`;
+   sent with the claim, or with the first heartbeat only, as `SCHEDULER_WATCHDOG` says): a
+   watchdog message is handled here too, and its takeover runs as a Rerun, its entry marked
+   [Rerun]. A scheduled occurrence (`ExecutionMessage.start_at`) is delivered 1-2 s early: the
+   job and its collection are read and the attempt decided before its second; the executor sends
+   its watchdog, waits for the second (`sleep`: on time, not up to a polling interval plus a
+   second late) and claims it then with one write conditional on the ETag read before the wait,
+   whose success proves the job did not change meanwhile (`claims.claim` with `early`). Any
+   change fails it, and the job and its collection are read and decided again as a fresh
+   delivery at that instant: a job deleted, created again or disabled during the wait does not
+   run the occurrence (a successor created before the second runs it, once), a duplicate that
+   claimed first makes this one a Duplicate. Unchanged, the collection is the one read before
+   the wait. A worker that dies in the wait leaves no claim: its watchdog, sent before the wait,
+   runs the attempt as a late delivery of its own (`watchdog`). One delivered far earlier (a
+   clock far off) is not held: it is sent again to appear at its time ("Deferred") and this copy
+   ends. One delivered more than the grace period late is not run but Postponed (`late`). A
+   Rerun whose history entry is already written ran its action and only failed to update the job
+   (step 7): it goes on from step 6 ("Recorded", `finish`) without calling the target again.
 4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
    id (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry (`history.attempt_record`): action, status, times, retryCount =
    attempt, repeatCount = occurrence number (0 for a manual run), the outcome's message.
 6. Follow up (`decide.follow_up`, `retry`): a failed attempt with retries left -> the next
-   attempt after retryInterval; retries of the main action exhausted -> the errorAction, if
-   any, at once, under the main action's policy unless it has its own. The follow-up is sent
-   BEFORE the job is updated, so a crash in between leaves the claim not done and the
-   redelivered message runs again rather than losing the occurrence.
+   attempt after retryInterval; retries of the main action exhausted -> the errorAction, if any,
+   at once, under the main action's policy unless it has its own. The follow-up is sent BEFORE
+   the job is updated, so a crash in between leaves the claim not done and the redelivered
+   message runs again rather than losing the occurrence.
 7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
    marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
    deleted while its action ran keeps no history (its purge is requested again).
 
 An exception from the action layer itself (a bug, a definition it cannot send) is a failed
-attempt like a failing target (`run_action` records it). A message that still fails five
-times (storage down) is poisoned, recorded in each member's job's history (`poisoned`).
+attempt like a failing target (`run_action` records it). A message that still fails five times
+(storage down) is poisoned, recorded in each member's job's history (`poisoned`).
 """
 
 from __future__ import annotations
@@ -128,9 +126,11 @@ class Executor:
                                         dequeue_count=dequeue_count)]  # fmt: skip
         shared = heartbeat.BatchWatchdog(self.queue, messages, self.clock, self.beat)
         with shared.kept(self.settings.watchdog, horizon=MAX_START_WAIT):  # for the members
+            known = claims.member_jobs(self.store, messages)
             ended = self.members.run_all([
                 partial(self.handle_message, message, member_id=member_id(message_id, index,
-                        size), dequeue_count=dequeue_count, covered=index in shared.covered)
+                        size), dequeue_count=dequeue_count, covered=index in shared.covered,
+                        known=known.get(message.job_key))
                 for index, message in enumerate(messages)
             ])  # fmt: skip
         if not any(isinstance(one, Exception) for one in ended):
@@ -139,11 +139,11 @@ class Executor:
 
     def handle_message(
         self, message: ExecutionMessage, *, member_id: str, dequeue_count: int,
-        covered: bool = False,
+        covered: bool = False, known: claims.Known = None,
     ) -> ExecutionReport:  # fmt: skip
         """Process one attempt, claimed under `member_id` (see the module docstring; `covered`:
-        watched by its batch's watchdog); one log line says what became of it."""
-        done = _handle(self, message, member_id, dequeue_count, covered)
+        watched by its batch's watchdog; `known`: its job as its batch read it); one log line."""
+        done = _handle(self, message, member_id, dequeue_count, covered, known)
         message, entry = done.message, done.fields.get("history")
         took = round((entry.end_time - entry.start_time).total_seconds() * 1000) if entry else None
         report = ExecutionReport(
@@ -189,7 +189,7 @@ def _skipped(
 
 def _handle(
     executor: Executor, message: ExecutionMessage, message_id: str, dequeue_count: int,
-    covered: bool,
+    covered: bool, known: claims.Known,
 ) -> _Done:  # fmt: skip
     """Steps 2-7 (see the module docstring), in order. Each step's branch ends the message
     with its `_Done`; the path of a message that runs goes straight down."""
@@ -211,7 +211,7 @@ def _handle(
     grace, collections = settings.grace_period, executor.collections
     claimed = claims.claim(
         store, message, message_id, now=clock(), takeover=takeover, grace=grace, hold=True,
-        collections=collections,
+        collections=collections, known=known,
     )  # fmt: skip
     if isinstance(claimed, decide.Skip):
         return _skipped(executor, claimed, message)

@@ -73,14 +73,8 @@ from scheduler_lib.store.history_purge import (
     purge_histories,
     request_history_purge,
 )
-from scheduler_lib.store.jobs import (
-    JOBS_PER_READ,
-    enabled_jobs,
-    find_job,
-    get_job,
-    put_job,
-    read_jobs,
-)
+from scheduler_lib.store.job_reads import JOBS_PER_READ, find_jobs, read_jobs
+from scheduler_lib.store.jobs import enabled_jobs, find_job, get_job, put_job
 from scheduler_lib.store.metrics_rows import (
     INSTANCE_PREFIX,
     RETIRED,
@@ -140,6 +134,7 @@ __all__ = [
     "due_rows",
     "enabled_jobs",
     "find_job",
+    "find_jobs",
     "fold_row",
     "get_collection",
     "get_dispatcher_state",

@@ -15,7 +15,7 @@ dispatcher, the executor) can never silently overwrite each other.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -79,7 +79,7 @@ def _to_entity(record: JobRecord) -> Entity:
     return entity
 
 
-def _from_entity(entity: Any) -> JobRecord:
+def job_from_entity(entity: Any) -> JobRecord:
     return JobRecord(
         subscription_id=entity["SubscriptionId"],
         resource_group=entity["ResourceGroup"],
@@ -111,7 +111,7 @@ def get_job(
         entity = store.table(TABLE).get_entity(
             collection_key(subscription_id, resource_group, collection), name.lower()
         )
-    return _from_entity(entity)
+    return job_from_entity(entity)
 
 
 def find_job(store: TableStore, key: str) -> JobRecord | None:
@@ -124,38 +124,7 @@ def find_job(store: TableStore, key: str) -> JobRecord | None:
         entity = store.table(TABLE).get_entity(partition, row)
     except ResourceNotFoundError:
         return None
-    return _from_entity(entity)
-
-
-#: Jobs one `read_jobs` query names: Azure Tables allows at most 15 comparisons in a
-#: `$filter`, and the PartitionKey's is one of them.
-JOBS_PER_READ = 14
-
-
-def read_jobs(
-    store: TableStore, partition: str, rows: Sequence[str]
-) -> dict[str, JobRecord | Exception]:
-    """The jobs of one collection (`partition`) whose row keys are `rows` (1 to
-    `JOBS_PER_READ`), in one query where `get_job` would send a read each: each job as
-    read, or the error decoding it (it fails alone, as its own read would); a job that is
-    not there is left out. A failed request raises, as `get_job`'s would.
-
-    One request, billed as one transaction, for up to 14 jobs: the dispatcher reads every
-    job it sends an occurrence of (docs/cost.md, "Jobs read in one query (ninth step)")."""
-    if not 1 <= len(rows) <= JOBS_PER_READ:
-        raise ValueError(f"read_jobs reads 1 to {JOBS_PER_READ} jobs, not {len(rows)}")
-    named = " or ".join(f"RowKey eq @r{i}" for i in range(len(rows)))
-    parameters: dict[str, EntityValue] = {"p": partition}
-    parameters.update({f"r{i}": row for i, row in enumerate(rows)})
-    found: dict[str, JobRecord | Exception] = {}
-    with storage_errors("Jobs"):
-        query = f"PartitionKey eq @p and ( {named} )"  # parameters end at a space
-        for entity in store.table(TABLE).query_entities(query, parameters=parameters):
-            try:
-                found[entity["RowKey"]] = _from_entity(entity)
-            except Exception as exc:  # one job's entity that does not decode, not the request
-                found[entity["RowKey"]] = exc
-    return found
+    return job_from_entity(entity)
 
 
 def list_jobs(
@@ -177,7 +146,7 @@ def list_jobs(
         page_size=page_size,
         continuation=continuation,
     )
-    return [_from_entity(e) for e in entities], token
+    return [job_from_entity(e) for e in entities], token
 
 
 def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
@@ -185,7 +154,7 @@ def iter_jobs(store: TableStore) -> Iterator[JobRecord]:
     housekeeping, never for the per-minute dispatcher."""
     for entity in store.table(TABLE).list_entities():
         if entity["RowKey"] != COUNTER_ROW:
-            yield _from_entity(entity)
+            yield job_from_entity(entity)
 
 
 def enabled_jobs(store: TableStore, *, due_before: datetime | None = None) -> Iterator[JobRecord]:
@@ -198,7 +167,7 @@ def enabled_jobs(store: TableStore, *, due_before: datetime | None = None) -> It
         query += " and NextExecutionTime lt @before"
         parameters["before"] = due_before
     for entity in store.table(TABLE).query_entities(query, parameters=parameters):
-        yield _from_entity(entity)
+        yield job_from_entity(entity)
 
 
 def failing_jobs(store: TableStore, *, limit: int) -> list[JobRecord]:
@@ -208,7 +177,7 @@ def failing_jobs(store: TableStore, *, limit: int) -> list[JobRecord]:
     entities = store.table(TABLE).query_entities(
         f"ConsecutiveFailures gt 0 and {COUNTED_ROWS}", results_per_page=limit
     )
-    return [_from_entity(e) for e in itertools.islice(entities, limit)]
+    return [job_from_entity(e) for e in itertools.islice(entities, limit)]
 
 
 def count_jobs(store: TableStore, collection_key_: str) -> int:

@@ -15,7 +15,8 @@ from azure.core.exceptions import ServiceRequestError
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.store.due_index import shard_of
-from scheduler_lib.store.jobs import JOBS_PER_READ, TABLE, delete_job
+from scheduler_lib.store.job_reads import JOBS_PER_READ
+from scheduler_lib.store.jobs import TABLE, delete_job
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import (
     T0,

@@ -25,7 +25,7 @@ def test_the_named_jobs_come_back_as_their_own_reads_find_them(counting: TableSt
 
     found = read_jobs(counting, jobs[0].collection_key, rows)
 
-    assert methods_since(before, "store.jobs [table ") == {"GET": 1}  # one query
+    assert methods_since(before, "store.job_reads [table ") == {"GET": 1}  # one query
     assert set(found) == set(rows) - {"gone"}  # a job that is not there is left out
     for job in jobs[:-1]:
         record = found[job.name.lower()]
