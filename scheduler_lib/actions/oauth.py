@@ -84,7 +84,7 @@ DEFAULT_TOKEN_CACHE = TokenCache()
 
 
 def acquire_token(
-    session: requests.Session,
+    open_session: Callable[[], requests.Session],
     authority: str,
     authentication: Mapping[str, Any],
     *,
@@ -92,7 +92,8 @@ def acquire_token(
     timeout: float,
 ) -> str:
     """A bearer token for the ActiveDirectoryOAuth `authentication`, from cache or the
-    token endpoint; raises TokenError when the endpoint cannot be reached or refuses."""
+    token endpoint (on a session from `open_session`, made only then and closed after);
+    raises TokenError when the endpoint cannot be reached or refuses."""
     tenant = require(authentication, "tenant", AUTH_PATH)
     client_id = require(authentication, "clientId", AUTH_PATH)
     audience = require(authentication, "audience", AUTH_PATH)
@@ -110,11 +111,12 @@ def acquire_token(
     }
     where = f"from '{token_url}' for audience '{audience}'"
     try:
-        response = session.post(
-            token_url, data=form, timeout=timeout, allow_redirects=False, stream=True
-        )
-        with response:
-            content, too_long = read_capped(response, TOKEN_RESPONSE_LIMIT)
+        with open_session() as session:
+            response = session.post(
+                token_url, data=form, timeout=timeout, allow_redirects=False, stream=True
+            )
+            with response:
+                content, too_long = read_capped(response, TOKEN_RESPONSE_LIMIT)
     except requests.RequestException as exc:
         raise TokenError(f"Could not get an access token {where}: {exc}") from None
     text = content[:BODY_LIMIT].decode("utf-8", errors="replace")

@@ -5,15 +5,14 @@ every address, and the socket then connects to a checked address; the name is st
 TLS sends as SNI and verifies the certificate against, and what the Host header says. So a
 DNS answer that changes between a check and the connect (DNS rebinding) cannot slip an
 internal address in, and a redirect (never followed by the executors) would be checked the
-same way. The HTTP action and the Storage-queue action (through azure-core's
-RequestsTransport) both send through such a session.
+same way. The OAuth token request and the Storage-queue action (through azure-core's
+RequestsTransport) send through such a session; the HTTP action's own request is sent on
+`http.client` (`exchange`), with the same connect.
 
 A session may carry an attempt's `Deadline`: then the whole exchange (connect, TLS, sending,
-the status line and headers, the body) ends by it, whatever the target does. requests'
-own timeout is per socket operation, so a target that sends one byte every few seconds
-never trips it; here every connect, send and read is given only the time left (the socket
-timeout is set to it before each), and none starts once it is gone. No thread watches
-the socket, so nothing can close a descriptor that was meanwhile reused.
+the status line and headers, the body) ends by it, whatever the target does. The connect
+to a checked address and the deadline's socket timeouts are `checked_socket`'s, the same
+the HTTP action's own exchange (`exchange`) uses.
 
 The session never looks at redirects: with `allow_redirects=False` requests still walks into
 its redirect code, which reads the whole 3xx body to free the connection (a 302 with a 200 MB
@@ -23,12 +22,9 @@ body took 200 MB of memory). Bodies are read with `read_capped`, at most `limit 
 from __future__ import annotations
 
 import http.client
-import io
 import socket
 import ssl
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -36,35 +32,12 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
-from urllib3.util import connection
 
+from scheduler_lib.actions.checked_socket import Deadline, connect, read_within
 from scheduler_lib.actions.egress import EgressDenied, EgressPolicy
 from scheduler_lib.actions.trust import trust_context
 
 __all__ = ["Deadline", "EgressDenied", "pinned_session", "read_capped"]
-
-
-class Deadline:
-    """When an attempt must be over, `seconds` after it was made. A monotonic clock (a
-    parameter, as the OAuth token cache's): only the duration matters, not an instant of
-    the schedule."""
-
-    def __init__(self, seconds: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.seconds = seconds
-        self._clock = clock
-        self._end = clock() + seconds
-
-    def remaining(self) -> float:
-        """The seconds left; TimeoutError (what a socket raises) when none are."""
-        left = self._end - self._clock()
-        if left <= 0:
-            raise TimeoutError(f"the attempt's deadline of {self.seconds:g} s has passed")
-        return left
-
-    @property
-    def expired(self) -> bool:
-        """Whether it has passed (a socket timed out at it: allow for rounding)."""
-        return self._end - self._clock() <= 0.01
 
 
 class _NoRedirectSession(requests.Session):
@@ -94,28 +67,19 @@ def pinned_session(
 def _connection_classes(
     policy: EgressPolicy, deadline: Deadline | None
 ) -> dict[str, type[HTTPConnectionPool]]:
-    def time_left(timeout: Any) -> Any:
-        """`timeout` (a number, None or urllib3's default), shortened to the deadline."""
-        if deadline is None:
-            return timeout
-        left = deadline.remaining()
-        return min(timeout, left) if isinstance(timeout, int | float) else left
-
     class _Response(http.client.HTTPResponse):
-        """Reads through `_DeadlineReader` when there is a deadline."""
+        """Reads through `checked_socket.DeadlineReader` when there is a deadline."""
 
         def __init__(self, sock: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(sock, *args, **kwargs)
-            if deadline is not None:
-                # Keep the socket's own reader: it holds the socket open until we are done.
-                self._socket_reader = self.fp
-                self.fp = io.BufferedReader(_DeadlineReader(self.fp.raw, sock, deadline))
+            read_within(self, sock, deadline)
 
     class _Pinned:
-        """urllib3's `_new_conn`, connecting to the addresses the policy checked. (Setting
-        `_dns_host` instead would not do: urllib3 derives `host`, hence SNI and the
-        certificate check, from it.) With a deadline, each connect, the TLS handshake and
-        each send get only the time left, and responses read through `_Response`."""
+        """urllib3's `_new_conn`, connecting to the addresses the policy checked
+        (`checked_socket.connect`). (Setting `_dns_host` instead would not do: urllib3
+        derives `host`, hence SNI and the certificate check, from it.) With a deadline,
+        each connect, the TLS handshake and each send get only the time left, and
+        responses read through `_Response`."""
 
         response_class: Any = _Response
 
@@ -126,40 +90,27 @@ def _connection_classes(
 
         def _new_conn(self: Any) -> socket.socket:
             try:
-                addresses = policy.resolve(self._dns_host, self.port)
+                sock = connect(
+                    policy,
+                    self._dns_host,
+                    self.port,
+                    timeout=self.timeout,
+                    deadline=deadline,
+                    source_address=self.source_address,
+                    socket_options=self.socket_options,
+                )
             except socket.gaierror as exc:
                 raise NameResolutionError(self.host, self, exc) from exc
-            failure: Exception | None = None
-            for address in addresses:  # in the resolver's order, like create_connection
-                try:
-                    sock = connection.create_connection(
-                        (address, self.port),
-                        time_left(self.timeout),
-                        source_address=self.source_address,
-                        socket_options=self.socket_options,
-                    )
-                    if deadline is not None:  # the TLS handshake, if any, comes next
-                        try:
-                            sock.settimeout(deadline.remaining())
-                        except TimeoutError:
-                            sock.close()
-                            raise
-                except TimeoutError as exc:
-                    failure = ConnectTimeoutError(
-                        self,
-                        f"Connection to {self.host} timed out. (connect timeout={self.timeout})",
-                    )
-                    failure.__cause__ = exc
-                except OSError as exc:
-                    failure = NewConnectionError(
-                        self, f"Failed to establish a new connection: {exc}"
-                    )
-                    failure.__cause__ = exc
-                else:
-                    sys.audit("http.client.connect", self, self.host, self.port)
-                    return sock
-            assert failure is not None  # resolve returns at least one address
-            raise failure
+            except TimeoutError as exc:
+                raise ConnectTimeoutError(
+                    self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+                ) from exc
+            except OSError as exc:
+                raise NewConnectionError(
+                    self, f"Failed to establish a new connection: {exc}"
+                ) from exc
+            sys.audit("http.client.connect", self, self.host, self.port)
+            return sock
 
     class Connection(_Pinned, HTTPConnection):
         pass
@@ -174,30 +125,6 @@ def _connection_classes(
         ConnectionCls = SecureConnection
 
     return {"http": Pool, "https": SecurePool}
-
-
-class _DeadlineReader(io.RawIOBase):
-    """A response's socket reader that gives each read only the time left."""
-
-    def __init__(self, raw: Any, sock: socket.socket, deadline: Deadline) -> None:
-        super().__init__()
-        self._raw, self._sock, self._deadline = raw, sock, deadline
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int | None:
-        self._sock.settimeout(self._deadline.remaining())
-        result: int | None = self._raw.readinto(buffer)
-        return result
-
-    def fileno(self) -> int:
-        return int(self._raw.fileno())
-
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
 
 
 class _PinnedAdapter(HTTPAdapter):

@@ -1,7 +1,7 @@
 """Extension (2026-12-01): an HTTP action's `timeout`, the deadline of each of its attempts.
 
 Cloud Scheduler's `attemptDeadline`: the whole attempt (the token request, connecting,
-sending, the answer's headers and body) ends by it (`actions/pinned.Deadline`). Without it
+sending, the answer's headers and body) ends by it (`actions/checked_socket.Deadline`). Without it
 an attempt has the 60 seconds every action had (`DEFAULT_TIMEOUT`). Bounds, and why:
 - at least 15 seconds, as Cloud Scheduler's (and the shortest retryInterval);
 - at most `MAX_TIMEOUT`, 9 minutes: one attempt runs in one Functions invocation, which the
