@@ -12,8 +12,12 @@ of each kind by this process's CPU clock:
 - `sdk`: the project's own clients (`TableStore`, `ExecutionQueue`: azure-data-tables and
   azure-storage-queue on azure-core, through `storage_transport.PoolTransport` on
   `http.client`; the table client's point requests through `store/entity_requests.py`, the
-  queue's message requests through `store/queue_requests.py`), what the executor and
-  dispatcher use;
+  queue's message requests through `store/queue_requests.py`, both on
+  `store/storage_pipeline.StoragePipeline`: azure-core's policies without its pipeline
+  runner), what the executor and dispatcher use;
+- `sdk, pipeline runner`: the same requests on azure-core's `PipelineClient` of the same
+  policies and the tracing and logging policies (run whether or not a tracer is configured
+  or the logger is at INFO), the project's before the ninth step;
 - `sdk's own point requests`: the same table client with the SDK's own `get_entity` and
   `update_entity` (its generated client), the project's before the eighth step;
 - `sdk's own queue requests`: the execution queue's `QueueClient` (azure-storage-queue's
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import copy
 import hashlib
 import hmac
 import http.client
@@ -60,8 +65,13 @@ import urllib3
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from azure.core import MatchConditions  # noqa: E402
-from azure.core.pipeline.policies import ContentDecodePolicy  # noqa: E402
+from azure.core import MatchConditions, PipelineClient  # noqa: E402
+from azure.core.pipeline.policies import (  # noqa: E402
+    ContentDecodePolicy,
+    DistributedTracingPolicy,
+    HttpLoggingPolicy,
+    RetryPolicy,
+)
 from azure.core.pipeline.transport import RequestsTransport  # noqa: E402
 from azure.data.tables import TableClient, TableServiceClient, UpdateMode  # noqa: E402
 from azure.storage.queue import (  # noqa: E402
@@ -80,8 +90,11 @@ from scheduler_lib.storage_transport import (  # noqa: E402
     PoolTransport,
     StorageResponse,
 )
+from scheduler_lib.store.changeset import Changesets  # noqa: E402
+from scheduler_lib.store.entity_requests import EntityRequests  # noqa: E402
 from scheduler_lib.store.execution_queue import ExecutionQueue  # noqa: E402
 from scheduler_lib.store.execution_queue import _client_options as queue_options  # noqa: E402
+from scheduler_lib.store.storage_pipeline import StoragePipeline  # noqa: E402
 from scheduler_lib.store.table_client import StoreTableClient  # noqa: E402
 from scheduler_lib.store.tables import TableStore  # noqa: E402
 from scheduler_lib.store.tables import _client_options as table_options  # noqa: E402
@@ -231,8 +244,26 @@ def clients(settings: Settings, connection: str) -> dict[str, tuple[Any, Any]]:
     stock = TableServiceClient.from_connection_string(connection).get_table_client(name)
     stock_queue = _binary(QueueServiceClient.from_connection_string(connection), queue.name)
     urllib3_transport = Urllib3Transport(**transport_opts)
+    runner_tables = Changesets(
+        service.url, service.credential, connections=store._connections, patience=BACKGROUND,
+        api_version=service.api_version,
+    )  # fmt: skip
+    runner_tables.pipeline = on_runner(runner_tables.pipeline)
+    runner_queue = copy.copy(queue._requests)
+    runner_queue._pipeline = on_runner(runner_queue._pipeline)
     return {
         "sdk": (ours, lambda: _send_delete_lean(queue._requests, queue.name)),
+        "sdk, pipeline runner": (
+            StoreTableClient(
+                service.url,
+                table_name=name,
+                credential=service.credential,
+                changesets=runner_tables,
+                entities=EntityRequests(runner_tables),
+                **t_opts,
+            ),
+            lambda: _send_delete_lean(runner_queue, queue.name),
+        ),
         "sdk's own point requests": (
             table(transport=PoolTransport(store._connections, **transport_opts)),
             None,
@@ -249,6 +280,15 @@ def clients(settings: Settings, connection: str) -> dict[str, tuple[Any, Any]]:
         ),
         "sdk, stock": (stock, stock_queue),
     }
+
+
+def on_runner(pipeline: StoragePipeline) -> PipelineClient[Any, Any]:
+    """`pipeline`'s policies (a new retry policy from the same options) and transport in
+    azure-core's `PipelineClient`, as `store/storage_pipeline.py` built it before."""
+    user_agent, _, date, credential, _, _ = pipeline.policies
+    policies = [user_agent, RetryPolicy(**BACKGROUND.retry_options()), date, credential,
+                DistributedTracingPolicy(), HttpLoggingPolicy()]  # fmt: skip
+    return PipelineClient("", policies=policies, transport=pipeline.transport)
 
 
 def _binary(queues: QueueServiceClient, name: str) -> QueueClient:

@@ -46,6 +46,7 @@ ADAPTERS = (
     "scheduler_lib.storage_calls",
     "scheduler_lib.store.execution_queue",
     "scheduler_lib.store.queue_requests",
+    "scheduler_lib.store.storage_",  # storage_pipeline, storage_retries
     "scheduler_lib.store.grouped_writes",
     "scheduler_lib.group_commit",
 )

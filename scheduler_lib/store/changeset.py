@@ -9,7 +9,7 @@ a transaction of two entities cost ~4.7 point reads of client CPU. `Changesets.s
 the same contract, writes the body as text (`changeset_body.py`) and reads the answer with
 string operations.
 
-It sends through a public azure-core `PipelineClient` made of public policies
+It sends through public azure-core policies chained without azure-core's pipeline runner
 (`store/storage_pipeline.py`, shared with the execution queue's requests), over the
 same connections (`storage_account.client_transport`) and with the same credential as the
 store's TableClients, and the same retries and timeouts (`StoragePatience`):

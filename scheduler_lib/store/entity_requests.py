@@ -11,8 +11,9 @@ header deserialization, error maps) and the policies a request needs none of.
 
 `EntityRequests` sends through the `Changesets` pipeline (`store/changeset.py`): public
 azure-core policies, the same connections, credential (SharedKey signed on each try, or a
-token), retries and timeouts as the store's TableClients, a tracing span and azure-core's
-HTTP log line per request. Requests are those the SDK makes (`changeset_body.
+token), retries and timeouts as the store's TableClients, a tracing span (a tracer
+configured) and azure-core's HTTP log line (its logger at INFO) per try
+(`store/storage_pipeline.py`). Requests are those the SDK makes (`changeset_body.
 operation_request`: verb, address, body, Accept, If-Match); answers are read as the SDK
 reads them (`entity_answer.entity_from_json`), errors are the SDK's types
 (`changeset_answer.decode_error`: ResourceNotFoundError, ResourceExistsError,

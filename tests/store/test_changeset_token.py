@@ -190,3 +190,44 @@ def test_point_requests_carry_the_token_as_the_sdks_do(
         type(theirs.value),
         theirs.value.status_code,
     )
+
+
+class Expiring(Identity):
+    """`Identity` whose tokens say they expire `lifetimes[n]` seconds after the n-th is
+    issued (each still valid for Azurite: an hour by its own claims)."""
+
+    def __init__(self, audience: str, lifetimes: list[int]) -> None:
+        super().__init__(audience)
+        self.lifetimes = lifetimes
+        self.issued = 0
+
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        token = super().get_token(*scopes, **kwargs)
+        lifetime = self.lifetimes[min(self.issued, len(self.lifetimes) - 1)]
+        self.issued += 1
+        return AccessToken(token.token, int(time.time()) + lifetime)
+
+
+def test_a_token_is_reused_until_near_its_expiry(oauth_azurite: tuple[Azurite, Path]) -> None:
+    """As `BearerTokenCredentialPolicy` does: one token for every request while it has more
+    than azure-core's refresh window (5 minutes, less up to a minute of jitter) to live; a
+    new one asked for when it has less."""
+    azurite, cert = oauth_azurite
+    TableServiceClient(
+        _endpoint(azurite), credential=Identity("https://storage.azure.com"),
+        connection_verify=str(cert),
+    ).create_table_if_not_exists("expiring")  # fmt: skip
+    lasting = Expiring("https://storage.azure.com", [3600])
+    entities = EntityRequests(_changesets(azurite, cert, lasting))
+    for n in range(3):
+        entities.write("expiring", "upsert", {"PartitionKey": "p", "RowKey": "a", "N": n}, {})
+    assert lasting.issued == 1
+
+    expiring = Expiring("https://storage.azure.com", [120, 3600])
+    entities = EntityRequests(_changesets(azurite, cert, expiring))
+    entities.get("expiring", "p", "a", None)
+    assert expiring.issued == 1
+    entities.get("expiring", "p", "a", None)  # the first token has 2 minutes left: renewed
+    assert expiring.issued == 2
+    assert entities.get("expiring", "p", "a", None)["N"] == 2
+    assert expiring.issued == 2
