@@ -45,6 +45,8 @@ HOMONYMS: dict[str, dict[str, str]] = {
     "timeout": {
         "actions/__init__.py": "the `timeout` keyword argument of every action executor",
         "actions/pinned.py": "urllib3's `timeout` argument",
+        "actions/checked_socket.py": "urllib3's `timeout` argument, shortened to the deadline",
+        "store/storage_retries.py": "the key of azure-core's retry settings for the total time",
         "storage_account.py": "requests' `timeout` keyword argument",
     },
 }
