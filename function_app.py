@@ -2,8 +2,8 @@
 
 - HTTP: the Azure Scheduler-compatible API (FastAPI, served through AsgiFunctionApp).
 - Timer, every minute at second 0: the dispatcher's coordinator (one control message per
-  due (minute, shard) pair of the due index).
-- Queue, on the dispatch queue: one (minute, shard) pair dispatched under the shard's lease.
+  due pair: the minute and the due index's shards with work, grouped while rows are few).
+- Queue, on the dispatch queue: one pair dispatched under its shards' leases.
 - Queue, on the execution queue: one execution message, or a batch of them run at once
   (poisoned by the host after host.json's maxDequeueCount failed attempts).
 - Queue, on its poison queue: a poisoned message, recorded in its job's history and status.

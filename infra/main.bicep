@@ -87,7 +87,7 @@ param precision string = 'second'
 ])
 param watchdog string = 'claim'
 
-@description('Shards of the due index (SCHEDULER_DISPATCH_SHARDS, 1-64): how many (minute, shard) pairs the dispatch function handles in parallel each minute. Occurrences due in the same second share a queue message only within a shard: 1 costs least below ~10,000 occurrences a minute. See docs/capacity.md and docs/cost.md.')
+@description('Shards of the due index (SCHEDULER_DISPATCH_SHARDS, 1-64): at most how many pairs the dispatch function handles in parallel each minute. Shards whose rows are few between them (up to 2,000) share one pair, so their occurrences due in the same second share a queue message; a larger minute gets a pair per shard. See docs/capacity.md and docs/cost.md.')
 @minValue(1)
 @maxValue(64)
 param dispatchShards int = 8

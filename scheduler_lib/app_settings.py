@@ -19,10 +19,10 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_API_KEYS": "comma-separated API keys accepted as `Authorization: Bearer`",
     "SCHEDULER_STORAGE_PREFIX": "prefix of every table and queue name (lowercase letters/digits)",
     "SCHEDULER_EXECUTION_QUEUE": "name of the execution queue the executor function listens on",
-    "SCHEDULER_DISPATCH_QUEUE": "name of the dispatch queue: one control message per due "
-    "(minute, shard) pair, handled by the dispatch function",
-    "SCHEDULER_DISPATCH_SHARDS": "shards of the due index (1-64, default 8): pairs dispatched "
-    "in parallel",
+    "SCHEDULER_DISPATCH_QUEUE": "name of the dispatch queue: one control message per pair (a "
+    "minute and its shards with work), handled by the dispatch function",
+    "SCHEDULER_DISPATCH_SHARDS": "shards of the due index (1-64, default 8): at most this many "
+    "pairs dispatched in parallel; shards with few rows share a pair",
     "SCHEDULER_DISPATCH_WORKERS": "dispatch workers the local host runs (default 2; in Azure "
     "the Functions host scales the dispatch function)",
     "SCHEDULER_EXECUTOR_CONCURRENCY": "messages the local host executes at once (default 28)",

@@ -63,8 +63,9 @@ DISPATCH_QUEUE = "scheduler-dispatch"
 #: them, nor does `from_env` (only a `Settings` built in code derives names, from the above).
 QUEUE_SETTINGS = ("SCHEDULER_EXECUTION_QUEUE", "SCHEDULER_DISPATCH_QUEUE")
 #: Due-index shards: enough that one minute of 10,000 occurrences puts ~1,250 in a partition
-#: (Azure Table's target: ~2,000 entities/s per partition); each costs a few round trips a
-#: minute even when idle.
+#: (Azure Table's target: ~2,000 entities/s per partition) and gets up to 8 dispatch
+#: instances; a minute with fewer rows is one pair of its shards (`dispatch/coordinator.py`),
+#: so its seconds are batched as with one. Each costs one query a minute even when idle.
 DEFAULT_DISPATCH_SHARDS = 8
 MAX_DISPATCH_SHARDS = 64  # two digits in the PartitionKey
 

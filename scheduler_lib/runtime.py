@@ -25,7 +25,6 @@ from scheduler_lib.dashboard import mount_dashboard
 from scheduler_lib.dispatch import (
     CoordinatorReport,
     Dispatcher,
-    PairOutcome,
     PairResult,
     TickReport,
     combine_results,
@@ -144,7 +143,7 @@ class Runtime:
         )
 
     def coordinate(self) -> CoordinatorReport:
-        """The timer trigger: send one control message per due (minute, shard) pair to the
+        """The timer trigger: send one control message per due pair (a minute, its shards) to the
         dispatch queue, then the tick's upkeep."""
         self.ensure_storage()
         report = self.dispatcher.coordinate(self.dispatch_queue, now=self.clock())
@@ -153,9 +152,9 @@ class Runtime:
         return report
 
     def dispatch(self, body: str) -> PairResult | None:
-        """The dispatch queue trigger: handle one (minute, shard) pair. A pair whose shard
-        another worker holds is sent again for when that lease ends (if the holder died, this
-        takes its shard over); a malformed message is dropped (None)."""
+        """The dispatch queue trigger: handle one pair (a minute, its shards). The shards of
+        it another worker holds are sent again for when those leases end (if the holder died,
+        that message takes the shard over); a malformed message is dropped (None)."""
         self.ensure_storage()
         try:
             # Each call its own lease holder: a worker runs several messages at once.
@@ -163,9 +162,10 @@ class Runtime:
         except ValidationError:
             log.error("dropping a malformed dispatch control message: %.200s", body)
             return None
-        if result.outcome is PairOutcome.BUSY:
+        if result.again is not None:
             wait = ((result.busy_until or self.clock()) - self.clock()).total_seconds()
-            self.dispatch_queue.send_body(body, delay_seconds=max(1, math.ceil(wait)))
+            again = result.again.to_json()
+            self.dispatch_queue.send_body(again, delay_seconds=max(1, math.ceil(wait)))
         self.flush_metrics()
         return result
 

@@ -16,6 +16,7 @@ from azure.functions.timer import TimerRequest
 
 from devtools.azurite import Azurite
 from scheduler_lib.config import Settings
+from scheduler_lib.dispatch import ControlMessage
 
 BASE = "http://localhost/api/subscriptions/sub1/resourceGroups/rg1/providers/Microsoft.Scheduler"
 
@@ -121,10 +122,12 @@ def test_http_function_serves_the_api(function_app: ModuleType) -> None:
 def test_timer_queue_and_housekeeping_functions_run(function_app: ModuleType) -> None:
     functions = _functions(function_app)
     functions["dispatcher"].get_user_function()(TimerRequest())
-    # The timer only hands out (minute, shard) pairs; the dispatch function handles each.
+    # The timer only hands out pairs (no shard has a cursor yet and none has rows: one pair
+    # of every shard); the dispatch function handles each.
     control = function_app.runtime.dispatch_queue
     pairs = control.receive(max_messages=32)
-    assert len(pairs) == function_app.settings.dispatch_shards
+    [only] = [ControlMessage.from_json(pair.body) for pair in pairs]
+    assert only.shards == tuple(range(function_app.settings.dispatch_shards))
     for pair in pairs:
         message = QueueMessage(id=pair.id, body=pair.body.encode(), dequeue_count=1)
         functions["dispatch_pair"].get_user_function()(message)

@@ -53,6 +53,14 @@ class Deadline:
         return self._end - self._clock() <= 0.01
 
 
+def limit_to(sock: socket.socket | None, deadline: Deadline | None) -> None:
+    """Give `sock`'s next operation (a send, a read, the TLS handshake) only the time
+    `deadline` leaves: TimeoutError when none is; nothing without a socket or a deadline.
+    The one place every step of an attempt is held to its deadline."""
+    if sock is not None and deadline is not None:
+        sock.settimeout(deadline.remaining())
+
+
 def time_left(timeout: Any, deadline: Deadline | None) -> Any:
     """`timeout` (a number, None or urllib3's default), shortened to the deadline."""
     if deadline is None:
@@ -87,12 +95,11 @@ def connect(
         except OSError as exc:  # TimeoutError included
             failure = exc
             continue
-        if deadline is not None:  # the TLS handshake, if any, comes next
-            try:
-                sock.settimeout(deadline.remaining())
-            except TimeoutError:
-                sock.close()
-                raise
+        try:
+            limit_to(sock, deadline)  # the TLS handshake, if any, comes next
+        except TimeoutError:
+            sock.close()
+            raise
         return sock
     assert failure is not None  # resolve returns at least one address
     raise failure
@@ -118,7 +125,7 @@ class DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        self._sock.settimeout(self._deadline.remaining())
+        limit_to(self._sock, self._deadline)
         result: int | None = self._raw.readinto(buffer)
         return result
 

@@ -42,7 +42,7 @@ from requests.certs import where as certifi_bundle
 from requests.exceptions import InvalidSchema
 from requests.models import PreparedRequest
 
-from scheduler_lib.actions.checked_socket import Deadline, connect, read_within
+from scheduler_lib.actions.checked_socket import Deadline, connect, limit_to, read_within
 from scheduler_lib.actions.egress import EgressPolicy
 from scheduler_lib.actions.trust import trust_context
 from scheduler_lib.response_head import HeadResponse
@@ -192,8 +192,7 @@ class _Connection(http.client.HTTPConnection):
         self.sock = sock
 
     def send(self, data: Any) -> None:
-        if self.sock is not None:
-            self.sock.settimeout(self._deadline.remaining())
+        limit_to(self.sock, self._deadline)
         super().send(data)
 
 

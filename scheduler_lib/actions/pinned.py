@@ -33,7 +33,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 
-from scheduler_lib.actions.checked_socket import Deadline, connect, read_within
+from scheduler_lib.actions.checked_socket import Deadline, connect, limit_to, read_within
 from scheduler_lib.actions.egress import EgressDenied, EgressPolicy
 from scheduler_lib.actions.trust import trust_context
 
@@ -84,8 +84,7 @@ def _connection_classes(
         response_class: Any = _Response
 
         def send(self: Any, data: Any) -> None:
-            if deadline is not None and self.sock is not None:
-                self.sock.settimeout(deadline.remaining())
+            limit_to(self.sock, deadline)
             super().send(data)  # type: ignore[misc]  # a mixin: super() is the urllib3 connection it is mixed into
 
         def _new_conn(self: Any) -> socket.socket:

@@ -1,8 +1,9 @@
 """The dispatcher: due-index rows in, execution messages out, each job advanced.
 
 The due index is sharded. `coordinator` is the timer tick: one control message (`control`)
-per due (minute, shard) pair; `pair` handles one under the shard's lease, `shard` reads the
-shard's due rows and handles them in chunks (`chunk`); `tick` holds the entry points (and
+per pair (the tick's minute and the shards with work, grouped while their rows are few);
+`pair` handles one under its shards' leases, `shard` reads their due rows and handles them
+in chunks (`chunk`); `tick` holds the entry points (and
 `run_tick`, a whole tick in one process); `report` what they did. `job` and `postpone` advance
 one job (send its occurrence, or postpone it past a collection quota), `context` holds what a
 tick shares, `now` runs the per-job step at once for a job the API just made due, and

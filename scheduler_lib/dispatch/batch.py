@@ -29,9 +29,10 @@ Why a tick stays safe to crash, repeat or race:
   lone messages were.
 
 A batch is visible when the first of its members would be alone (`send_batch`). Grouping is
-per chunk (`CHUNK` jobs of one shard): occurrences of one second in other shards or chunks
-go in messages of their own. Within a chunk the batches go out before the lone messages,
-whatever their seconds; the chunk's tasks run in parallel anyway.
+per chunk (`CHUNK` jobs of one pair, whose shards the coordinator grouped while their rows
+are few): occurrences of one second in other pairs or chunks go in messages of their own.
+Within a chunk the batches go out before the lone messages, whatever their seconds; the
+chunk's tasks run in parallel anyway.
 """
 
 from __future__ import annotations

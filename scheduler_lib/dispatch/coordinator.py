@@ -1,13 +1,15 @@
-"""The timer tick, fanned out: decide which (minute, shard) pairs are due and send one
-control message per pair to the dispatch queue; the dispatch function handles each (`pair`).
+"""The timer tick, fanned out: decide which shards have work, group them into pairs and send
+one control message per pair to the dispatch queue; the dispatch function handles each
+(`pair`).
 
-A shard gets a pair when it has a row in the minutes its pair would read (`shard.window`:
-from its cursor or the grace window, whichever is earlier, through the look-ahead minute),
-or when it has no cursor of its own yet (its first pair reads from the dispatcher's). The
-coordinator asks each shard with one range scan for one row's keys, the shards in parallel:
-an idle deployment spends the timer's execution and nothing else a minute (no dispatch
-invocation, no control message, no lease taken and given back). Skipping a shard loses
-nothing, because a pair would have read exactly those minutes and found nothing:
+A shard has work when it has a row in the minutes its pair would read (`shard.window`: from
+its cursor or the grace window, whichever is earlier, through the look-ahead minute), or
+when it has no cursor of its own yet (its first pair reads from the dispatcher's). The
+coordinator counts each shard's rows there with one range scan for the keys (`count_rows`,
+up to `PAIR_ROWS`), the shards in parallel: an idle deployment spends the timer's execution
+and nothing else a minute (no dispatch invocation, no control message, no lease taken and
+given back). Skipping a shard loses nothing, because a pair would have read exactly those
+minutes and found nothing:
 - a row written after the check into a minute it covered is in the next tick's window (the
   grace window, or back to the skipped shard's cursor, which stayed where it was), as it
   is for a pair that read before the row was written; the API dispatches at once a job it
@@ -16,11 +18,19 @@ nothing, because a pair would have read exactly those minutes and found nothing:
   so its shard gets a pair every tick until it succeeds; a parked message and a row the
   consistency check re-indexed are rows like any other; after downtime the window reaches
   back to the cursor, so what was missed is found and postponed as before.
-If asking fails, the shard gets its pair. The coordinator's other reads: two range queries
-that find rows still in the format before sharding (`migrate_unsharded`, nothing once
-moved) and one query of the shards' states (their cursors, and for the health endpoint's
-summary the pairs since the previous tick). A tick run twice sends the same messages twice:
-the second of each is a duplicate.
+If counting fails, the shard gets a pair of its own.
+
+Shards with work are grouped, in order, into pairs of at most `PAIR_ROWS` rows between them
+(`group_shards`; a shard with more is a pair alone). Occurrences due in the same second share
+an execution message only within one pair (`batch`), so a minute of a few hundred
+occurrences spread over eight shards would otherwise go out as a message, an execution and
+four queue operations each; grouped, it is one pair and its seconds are batched as with one
+shard, while a large minute still gets a pair per shard, on as many instances.
+
+The coordinator's other reads: two range queries that find rows still in the format before
+sharding (`migrate_unsharded`, nothing once moved) and one query of the shards' states
+(their cursors, and for the health endpoint's summary the pairs since the previous tick). A
+tick run twice sends the same messages twice: the second of each is a duplicate.
 """
 
 from __future__ import annotations
@@ -40,8 +50,8 @@ from scheduler_lib.store import (
     ShardState,
     TableStore,
     TickSummary,
+    count_rows,
     get_dispatcher_state,
-    has_rows,
     migrate_unsharded,
     minute_key,
     save_dispatcher_state,
@@ -63,34 +73,58 @@ class CoordinatorReport:
 TICK = timedelta(minutes=1)
 
 
+#: The most rows the coordinator puts in one pair of several shards: a dispatch worker
+#: reads, sends and advances 2,000 occurrences in ~11 s of one core (5.5 ms each, as
+#: docs/capacity.md measured it before the ninth step's savings), well inside the look-ahead
+#: minute; a minute with more is handed out in more pairs, up to one per shard.
+PAIR_ROWS = 2_000
+
+
 def pairs_due(settings: Settings, now: datetime) -> list[ControlMessage]:
-    """Every shard's pair at the tick's minute (`run_tick`, a whole tick in one process)."""
-    minute = minute_key(now)
-    return [ControlMessage(minute, shard, now) for shard in range(settings.dispatch_shards)]
+    """One pair of every shard at the tick's minute (`run_tick`, a whole tick in one
+    process: one worker, so nothing is gained by splitting it)."""
+    return [ControlMessage(minute_key(now), tuple(range(settings.dispatch_shards)), now)]
+
+
+def group_shards(weights: list[tuple[int, int]], limit: int) -> list[list[int]]:
+    """(shard, rows) in shard order, grouped in that order into runs whose rows add up to at
+    most `limit` (a shard with more is a run alone)."""
+    groups: list[list[int]] = []
+    load = 0
+    for shard, rows in weights:
+        if not groups or load + rows > limit:
+            groups.append([])
+            load = 0
+        groups[-1].append(shard)
+        load += rows
+    return groups
 
 
 def pairs_with_work(
     store: TableStore, settings: Settings, states: list[ShardState], *, now: datetime
 ) -> list[ControlMessage]:
     """The pairs a tick at `now` hands out: the shards with a row in their window, or
-    without a cursor yet (see the module docstring)."""
+    without a cursor yet, grouped by their rows (see the module docstring)."""
     cursors = {state.shard: state.cursor for state in states}
 
-    def needed(shard: int) -> bool:
+    def rows(shard: int) -> int | None:
+        """The shard's rows in its window (up to `PAIR_ROWS`); None: it needs no pair."""
         cursor = cursors.get(shard)
-        if cursor is None:
-            return True
         start, through = window(settings, cursor, now=now)
         try:
-            return has_rows(store, start=start, through=through, shard=shard)
+            count = count_rows(store, start=start, through=through, shard=shard, up_to=PAIR_ROWS)
         except Exception:
-            log.warning("could not ask shard %d for rows; it gets its pair", shard, exc_info=True)
-            return True
+            log.warning("could not count shard %d's rows; it gets a pair", shard, exc_info=True)
+            return PAIR_ROWS
+        return None if count == 0 and cursor is not None else count
 
-    every = pairs_due(settings, now)
-    with ThreadPoolExecutor(max_workers=min(len(every), DEFAULT_WORKERS)) as pool:
-        wanted = list(pool.map(needed, (pair.shard for pair in every)))
-    return [pair for pair, want in zip(every, wanted, strict=True) if want]
+    shards = range(settings.dispatch_shards)
+    with ThreadPoolExecutor(max_workers=min(len(shards), DEFAULT_WORKERS)) as pool:
+        counted = list(pool.map(rows, shards))
+    weights = [(shard, n) for shard, n in zip(shards, counted, strict=True) if n is not None]
+    minute = minute_key(now)
+    groups = group_shards(weights, PAIR_ROWS)
+    return [ControlMessage(minute, tuple(group), now) for group in groups]
 
 
 def coordinate(
@@ -125,7 +159,7 @@ def _state(
     counts["pairs_sent"] = len(pairs)
     duration = max((s.number("duration") for s in recent), default=0.0)
     summary = TickSummary(counts, duration, {"now": iso_z(now)})
-    sent = {pair.shard for pair in pairs}
+    sent = {shard for pair in pairs for shard in pair.shards}
     through = minute_start(minute_key(now + LOOK_AHEAD))
     cursors = [s.cursor if s.shard in sent else through for s in states if s.cursor is not None]
     cursor: datetime | None

@@ -1,40 +1,45 @@
-"""One (minute, shard) pair, handled under the shard's lease: what the dispatch function does
-with one control message.
+"""One pair (a tick's minute and one or more shards), handled under its shards' leases: what
+the dispatch function does with one control message.
 
-1. Take the shard's lease (ETag-conditional, `LEASE` long). Another worker holds it: the
-   pair is `BUSY` and the caller sends its message again for when the lease ends (the holder
-   may have died; its lease then expires and this pair takes the shard over).
-2. The shard's last pair handled cleanly was for this tick or a later one: a duplicate
-   control message, or a coordinator tick run twice. Nothing to do (`DUPLICATE`).
-3. Otherwise dispatch the shard (`shard.run_shard`) from its cursor, renewing the lease
+1. Take each shard's lease, in the message's order (ETag-conditional, `LEASE` long). A shard
+   another worker holds is left out, and the caller sends a message for the shards left out
+   again for when their leases end (`PairResult.again`: the holder may have died; its lease
+   then expires and that message takes the shard over). None taken: the pair is `BUSY`.
+2. A shard whose last pair handled cleanly was for this tick or a later one is given back: a
+   duplicate control message, or a coordinator tick run twice. None left: `DUPLICATE`.
+3. Otherwise dispatch the shards left (`shard.run_shards`, each from its cursor, their rows
+   as one, so occurrences of one second share a message across them), renewing every lease
    before each chunk; a lease lost meanwhile stops the pair at the next chunk.
-4. Give the lease back with the shard's new cursor and, if no job failed, the tick's instant
-   as handled (a pair with failures may run again at once: its rows are still there).
+4. Give each lease back with the pair's new cursor and, if no job failed, the tick's instant
+   as handled (a pair with failures may run again at once: its rows are still there; every
+   shard of it keeps its cursor before the failed minute).
 
-A worker killed mid-pair writes nothing more: its lease expires, the shard's cursor still
-lies before what it had not finished, and the next worker re-reads those rows. Whatever it
+A worker killed mid-pair writes nothing more: its leases expire, the shards' cursors still
+lie before what it had not finished, and the next worker re-reads those rows. Whatever it
 had sent is sent again with the same tag, and the executor runs a tag once; a job it had
 advanced is found stale and dropped. A Python-level crash (an exception that is not an
-`Exception`) gives the lease back at once, without the cursor, for the same effect sooner.
+`Exception`) gives the leases back at once, without the cursor, for the same effect sooner.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import Enum
 
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.control import ControlMessage
 from scheduler_lib.dispatch.report import TickReport
-from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, TickCollections, run_shard
+from scheduler_lib.dispatch.shard import DEFAULT_WORKERS, TickCollections, run_shards
 from scheduler_lib.domain.outcomes import Observer, ignore
 from scheduler_lib.execution import ExecutionQueue
 from scheduler_lib.store import (
     LeaseLostError,
     ShardState,
     TableStore,
+    TickSummary,
     acquire_shard,
     get_dispatcher_state,
     release_shard,
@@ -57,13 +62,15 @@ class PairOutcome(Enum):
 
 @dataclass(frozen=True)
 class PairResult:
-    """What handling one control message did. `cursor`: the shard's cursor afterwards;
-    `busy_until`: when the lease another worker holds ends."""
+    """What handling one control message did. `cursor`: the lowest of its shards' cursors
+    afterwards; `again`: the part of the pair whose shards other workers held, to send again
+    for `busy_until`, when the last of those leases ends."""
 
     outcome: PairOutcome
     cursor: datetime | None
     report: TickReport | None = None
     busy_until: datetime | None = None
+    again: ControlMessage | None = None
 
 
 def dispatch_pair(
@@ -82,41 +89,95 @@ def dispatch_pair(
     """Handle `pair` at `now` as `owner` (a unique id per call); see the module docstring.
     `collections`: the states of collections this worker already read for the pair's tick;
     `observe`: takes the pair's postponements (`TickContext.observe`)."""
-    lease, seen = acquire_shard(store, pair.shard, owner=owner, now=now, duration=LEASE)
-    if lease is None:
-        return PairResult(PairOutcome.BUSY, seen.cursor, busy_until=seen.lease_until or now)
-    if lease.handled_tick is not None and lease.handled_tick >= pair.now:
-        _give_back(store, lease)
-        return PairResult(PairOutcome.DUPLICATE, lease.cursor)
-    cursor = lease.cursor if lease.cursor is not None else get_dispatcher_state(store).cursor
-    held = [lease]
+    held: list[ShardState] = []
+    busy: list[ShardState] = []
+    skipped: list[ShardState] = []
+    for shard in pair.shards:
+        lease, seen = acquire_shard(store, shard, owner=owner, now=now, duration=LEASE)
+        if lease is None:
+            busy.append(seen)
+        elif lease.handled_tick is not None and lease.handled_tick >= pair.now:
+            _give_back(store, lease)
+            skipped.append(lease)
+        else:
+            held.append(lease)
+    again, busy_until = None, None
+    if busy:
+        again = replace(pair, shards=tuple(s.shard for s in busy))
+        busy_until = max(s.lease_until or now for s in busy)
+    if not held:
+        outcome = PairOutcome.BUSY if busy else PairOutcome.DUPLICATE
+        cursor = _lowest(s.cursor for s in busy + skipped)
+        return PairResult(outcome, cursor, None, busy_until, again)
+    report = _run(store, queue, settings, pair, held, owner, now, clock, workers, collections,
+                  observe)  # fmt: skip
+    _release(store, held, pair, report)
+    cursor = _lowest([report.cursor, *(s.cursor for s in busy + skipped)])
+    return PairResult(PairOutcome.DONE, cursor, report, busy_until, again)
+
+
+def _run(
+    store: TableStore,
+    queue: ExecutionQueue,
+    settings: Settings,
+    pair: ControlMessage,
+    held: list[ShardState],
+    owner: str,
+    now: datetime,
+    clock: Clock | None,
+    workers: int,
+    collections: TickCollections | None,
+    observe: Observer,
+) -> TickReport:
+    """Dispatch the held shards' rows, renewing every lease between chunks (`held` is kept
+    up to date with the renewed leases)."""
+    fallback = None
+    if any(lease.cursor is None for lease in held):
+        fallback = get_dispatcher_state(store).cursor  # a shard's first pair reads from it
+    cursors = {lease.shard: lease.cursor or fallback for lease in held}
 
     def renew() -> None:
-        held[0] = renew_shard(
-            store, held[0], now=clock() if clock is not None else now, duration=LEASE
-        )
+        at = clock() if clock is not None else now
+        held[:] = [renew_shard(store, lease, now=at, duration=LEASE) for lease in held]
 
     try:
-        report = run_shard(
-            store, queue, settings, pair.shard, cursor,
+        return run_shards(
+            store, queue, settings, cursors,
             now=now, clock=clock, workers=workers, between_chunks=renew,
             collections=collections, tick=pair.now, observe=observe,
         )  # fmt: skip
     except BaseException:
-        if held[0].owner == owner:
-            _give_back(store, held[0])
+        for lease in held:
+            if lease.owner == owner:
+                _give_back(store, lease)
         raise
-    try:
-        release_shard(
-            store,
-            held[0],
-            cursor=report.cursor,
-            handled_tick=pair.now if not report.failed else None,
-            last_pair=report.summary().to_json(),
-        )
-    except LeaseLostError:
-        log.warning("shard %d was taken over before its pair finished", pair.shard)
-    return PairResult(PairOutcome.DONE, report.cursor, report)
+
+
+def _release(
+    store: TableStore, held: list[ShardState], pair: ControlMessage, report: TickReport
+) -> None:
+    """Give the leases back with the pair's cursor and, if nothing failed, its tick as
+    handled. The first shard keeps the pair's summary; the others its instants without the
+    counts, so that the coordinator's sum over shards counts a pair once."""
+    summary = report.summary()
+    times = {**summary.times, "pairedWith": f"{held[0].shard:02d}"}
+    shared = TickSummary({}, summary.duration, times)
+    for index, lease in enumerate(held):
+        try:
+            release_shard(
+                store,
+                lease,
+                cursor=report.cursor,
+                handled_tick=pair.now if not report.failed else None,
+                last_pair=(summary if index == 0 else shared).to_json(),
+            )
+        except LeaseLostError:
+            log.warning("shard %d was taken over before its pair finished", lease.shard)
+
+
+def _lowest(cursors: Iterable[datetime | None]) -> datetime | None:
+    """The lowest of the cursors there are (None when there is none)."""
+    return min((cursor for cursor in cursors if cursor is not None), default=None)
 
 
 def _give_back(store: TableStore, lease: ShardState) -> None:

@@ -1,4 +1,4 @@
-"""What a tick, or one (minute, shard) pair of it, read and did (`TickReport`)."""
+"""What a tick, or one pair (a minute, one or more shards) of it, read and did (`TickReport`)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
-"""One shard's part of a tick: the rows of its due minutes, dispatched (see `pair`).
+"""A pair's part of a tick: the rows of its shards' due minutes, dispatched (see `pair`).
 
-A shard reads only the due-index partitions of its minutes that are due, from
+Each shard reads only the due-index partitions of its minutes that are due, from
 min(its cursor, now - grace period) through one minute ahead, so its cost follows what is
-due, not how many jobs exist: one range scan, one point read per due job, one read per
-collection those jobs live in. Jobs are handled a chunk at a time (`dispatch_chunk`, which
-batches the due-index writes) by `dispatch_read_job` (send, advance, move the row) or
-`dispatch_postpone` (missed by downtime); parked messages (retries longer than a queue's
-visibility limit) are sent as they are.
+due, not how many jobs exist: one range scan a shard, jobs read in groups of a collection
+(`store.find_jobs`), one read per collection those jobs live in. The shards' rows are
+handled as one list, so occurrences of one second share a message across them. Jobs are
+handled a chunk at a time (`dispatch_chunk`, which batches the due-index writes) by
+`dispatch_read_job` (send, advance, move the row) or `dispatch_postpone` (missed by
+downtime); parked messages (retries longer than a queue's visibility limit) are sent as
+they are.
 
 Re-reading the grace window every tick is what catches rows written after the previous
 tick read their minute (the API creating a job due this minute); handled rows are removed,
@@ -69,20 +71,19 @@ def window(
     settings: Settings, cursor: datetime | None, *, now: datetime
 ) -> tuple[datetime, datetime]:
     """The instants whose minutes a shard's pair at `now` reads: from its cursor or the grace
-    window, whichever is earlier, through one minute ahead. The coordinator asks whether a
-    shard has a row in them (`coordinator.pairs_due`) before it hands the shard a pair."""
+    window, whichever is earlier, through one minute ahead. The coordinator counts a shard's
+    rows in them (`coordinator.pairs_with_work`) before it hands the shard a pair."""
     start = now - settings.grace_period
     if cursor is not None and cursor < start:
         start = cursor
     return start, now + LOOK_AHEAD
 
 
-def run_shard(
+def run_shards(
     store: TableStore,
     queue: ExecutionQueue,
     settings: Settings,
-    shard: int,
-    cursor: datetime | None,
+    cursors: dict[int, datetime | None],
     *,
     now: datetime,
     clock: Clock | None = None,
@@ -92,23 +93,27 @@ def run_shard(
     tick: datetime | None = None,
     observe: Observer = ignore,
 ) -> TickReport:
-    """Dispatch the shard's occurrences due from `cursor` (or the grace window, whichever is
-    earlier) through one minute after `now`; `between_chunks` runs before each chunk (the
-    lease renewal); `collections` holds what the worker read of the collections for `tick`
-    (the instant of the tick the pair belongs to); `observe` takes the tick's postponements
-    (`TickContext.observe`). With the entry point's `clock`, each
+    """Dispatch the occurrences of the shards of `cursors`, each due from its cursor (or the
+    grace window, whichever is earlier) through one minute after `now`; `between_chunks` runs
+    before each chunk (the leases' renewal); `collections` holds what the worker read of the
+    collections for `tick` (the instant of the tick the pair belongs to); `observe` takes
+    the tick's postponements (`TickContext.observe`). With the entry point's `clock`, each
     message's delay is measured from when it is sent and the report says how long it took;
-    without, all happens at `now`."""
-    start, through = window(settings, cursor, now=now)
+    without, all happens at `now`. The report's cursor is every shard's next one."""
+    windows = {shard: window(settings, cursor, now=now) for shard, cursor in cursors.items()}
+    start = min(first for first, _ in windows.values())
+    through = now + LOOK_AHEAD
     ctx = TickContext(
         store, queue, settings, now, minute_key(through), clock=clock, batched=True,
         observe=observe,
     )  # fmt: skip
-    rows = list(due_rows(store, start=start, through=through, shard=shard))
-
+    rows = [
+        row
+        for shard, (first, last) in windows.items()
+        for row in due_rows(store, start=first, through=last, shard=shard)
+    ]
     known = (collections or TickCollections(), tick or now)
     counts, read, failed_minutes = _dispatch_rows(ctx, rows, workers, between_chunks, known)
-
     next_cursor = minute_start(ctx.through_minute)
     if failed_minutes:
         next_cursor = minute_start(min(failed_minutes)) - timedelta(minutes=1)

@@ -1,10 +1,10 @@
 """The dispatcher's entry points: the coordinator's tick, one pair, or a whole tick at once.
 
 In Azure the timer function runs the coordinator (`coordinator.coordinate`: one control
-message per due (minute, shard) pair) and the dispatch function handles each message
+message per due pair of a minute and its shards) and the dispatch function handles each message
 (`pair.dispatch_pair`), on as many instances as the Functions host gives it. `run_tick` does
-a whole tick in the calling process through the same per-pair code, shard after shard: what
-tests and benchmarks drive, and what a host without a dispatch queue would run.
+a whole tick in the calling process through the same per-pair code, every shard in one pair:
+what tests and benchmarks drive, and what a host without a dispatch queue would run.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def run_tick(
     observe: Observer = ignore,
 ) -> TickReport:
     """Dispatch every occurrence due from the cursor through one minute after `now`: the
-    coordinator's work and every pair it hands out, here, one shard after the other. A pair
-    another worker holds is left to it."""
+    coordinator's work and the pairs it would hand out, here, as one pair of every shard. A
+    shard another worker holds is left to it."""
     now = now.astimezone(UTC)
     migrate_unsharded(store)
     owner, collections = uuid.uuid4().hex, TickCollections()

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any, TypeVar
 
 from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
@@ -222,13 +223,21 @@ def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
             yield partition_items[i : i + TRANSACTION_LIMIT]
 
 
-def has_rows(store: TableStore, *, start: datetime, through: datetime, shard: int) -> bool:
-    """Whether one shard has any row in the minutes `due_rows` would read: the same range
-    scan asking for one row's keys only, so an empty shard costs one request."""
+#: The most rows Table storage returns in one page of a query.
+PAGE_LIMIT = 1000
+
+
+def count_rows(
+    store: TableStore, *, start: datetime, through: datetime, shard: int, up_to: int
+) -> int:
+    """How many rows one shard has in the minutes `due_rows` would read, counted up to
+    `up_to`: the same range scan asking for the keys only, a page at a time, so a shard with
+    up to a page of rows (or none) costs one request, and counting stops at `up_to`."""
     entities = _range_scan(
-        store, start, through, shard, select=["PartitionKey"], results_per_page=1
-    )
-    return next(iter(entities), None) is not None
+        store, start, through, shard, select=["PartitionKey"],
+        results_per_page=max(1, min(up_to, PAGE_LIMIT)),
+    )  # fmt: skip
+    return sum(1 for _ in islice(entities, up_to))
 
 
 def _range_scan(

@@ -2,8 +2,8 @@
 generated client: each page one GET sent by `EntityRequests.send` (its pipeline and headers;
 `store/entity_requests.py` says why), read with `entity_answer.entity_from_json`.
 
-Every dispatch reads its shard's due rows by a query, and the coordinator asks each shard
-whether it has any every minute: after the point requests, queries were the dispatcher's
+Every dispatch reads its shards' due rows by a query, and the coordinator counts each
+shard's every minute: after the point requests, queries were the dispatcher's
 costliest requests through the SDK. Paging is azure-core's public `ItemPaged`, with the
 SDK's continuation token (a dict of the next PartitionKey and RowKey, from the
 `x-ms-continuation-*` headers), so `store/paging.py`'s `$skiptoken`s stay as they were.

@@ -23,7 +23,11 @@ def test_two_dispatch_workers_drain_a_coordinated_tick_and_send_each_occurrence_
     runtime = Runtime(settings, clock=lambda: T0)
     runtime.ensure_storage()
     make_collection(runtime.store)
-    jobs = [make_job(runtime.store, f"j{i}", definition(T0 + ONE_SECOND * i)) for i in range(20)]
+    # Two seconds apart: no two share a second, so each is a message of its own.
+    jobs = [
+        make_job(runtime.store, f"j{i}", definition(T0 + ONE_SECOND * (10 + 2 * i)))
+        for i in range(20)
+    ]
 
     runtime.coordinate()
     stop = threading.Event()

@@ -61,7 +61,7 @@ class Minutes:
 
 
 def _shards(report: CoordinatorReport) -> list[int]:
-    return [pair.shard for pair in report.pairs]
+    return [shard for pair in report.pairs for shard in pair.shards]
 
 
 def test_an_idle_minute_sends_no_control_message_and_few_table_requests(
@@ -69,8 +69,8 @@ def test_an_idle_minute_sends_no_control_message_and_few_table_requests(
 ) -> None:
     monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
     minutes = Minutes(settings)
-    first = minutes.tick(T0)  # the first tick: every shard gets its cursor
-    assert len(first.pairs) == settings.dispatch_shards
+    first = minutes.tick(T0)  # the first tick: every shard gets its cursor (one pair: no rows)
+    assert _shards(first) == list(range(settings.dispatch_shards))
 
     before = Counter(storage_calls.snapshot())
     report = minutes.tick(T0 + timedelta(minutes=1))

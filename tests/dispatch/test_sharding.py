@@ -17,7 +17,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.dispatch import LEASE, ControlMessage, PairOutcome
 from scheduler_lib.dispatch.coordinator import coordinate
 from scheduler_lib.dispatch.pair import dispatch_pair
-from scheduler_lib.dispatch.shard import run_shard
+from scheduler_lib.dispatch.shard import run_shards
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
@@ -63,7 +63,9 @@ def _each_sent_once(store: TableStore, jobs: list[JobRecord], *queues: Recording
 
 
 def _pair(store: TableStore, job_key: str, now: datetime = T0) -> ControlMessage:
-    return ControlMessage(minute_key(now), shard_of(job_key, store.settings.dispatch_shards), now)
+    return ControlMessage(
+        minute_key(now), (shard_of(job_key, store.settings.dispatch_shards),), now
+    )
 
 
 def test_a_minute_is_spread_over_the_shards_by_a_stable_hash(store: TableStore) -> None:
@@ -119,13 +121,13 @@ def test_a_worker_killed_mid_pair_loses_nothing(store: TableStore, settings: Set
     job due at a second of its own: each is sent alone, and half of them can be.)"""
     jobs = [make_job(store, f"j{i:03d}", definition(DUE + timedelta(seconds=i))) for i in range(30)]
     victims = [j for j in jobs if shard_of(j.key, settings.dispatch_shards) == 0]
-    pair = ControlMessage(minute_key(T0), 0, T0)
+    pair = ControlMessage(minute_key(T0), (0,), T0)
     killed = RecordingQueue(settings).ready()
     # The killed worker's work: its lease, and half of the shard's jobs dispatched.
     acquire_shard(store, 0, owner="killed", now=T0, duration=LEASE)
     fail_after = len(victims) // 2
     crashing = RecordingQueue(settings, fail_after=fail_after).ready()
-    report = run_shard(store, crashing, settings, 0, None, now=T0, workers=1)
+    report = run_shards(store, crashing, settings, {0: None}, now=T0, workers=1)
     assert report.messages_sent == fail_after  # the rest failed: as if the worker had died
     killed.sent.extend(crashing.sent)
 
@@ -157,11 +159,12 @@ def test_a_coordinator_tick_run_twice_sends_each_occurrence_once(settings: Setti
     second = runtime.coordinate()
     results = runtime.drain_dispatch()
 
-    shards = settings.dispatch_shards
-    assert len(first.pairs) == len(second.pairs) == shards
+    # 20 rows between them, no shard with a cursor yet: every shard in one pair, both times.
+    assert first.pairs == second.pairs
+    assert [p.shards for p in first.pairs] == [tuple(range(settings.dispatch_shards))]
     assert Counter(r.outcome for r in results) == {
-        PairOutcome.DONE: shards,
-        PairOutcome.DUPLICATE: shards,
+        PairOutcome.DONE: 1,
+        PairOutcome.DUPLICATE: 1,
     }
     _each_sent_once(runtime.store, jobs, queue)
 
