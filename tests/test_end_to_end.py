@@ -83,12 +83,12 @@ class System:
         return self.execute_visible()
 
     def execute_visible(self) -> list[ExecutionReport]:
+        """Every visible message executed as the queue trigger does (a batch message's
+        members at once: occurrences of one second share one), each member's report."""
         reports = []
         for received in self.queue.receive(max_messages=32, visibility_timeout=60):
-            reports.append(
-                self.runtime.execute(
-                    received.body, message_id=received.id, dequeue_count=received.dequeue_count
-                )
+            reports += self.runtime.execute_queued(
+                received.body, message_id=received.id, dequeue_count=received.dequeue_count
             )
             self.queue.delete(received)
         return reports

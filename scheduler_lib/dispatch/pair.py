@@ -89,48 +89,13 @@ def dispatch_pair(
     """Handle `pair` at `now` as `owner` (a unique id per call); see the module docstring.
     `collections`: the states of collections this worker already read for the pair's tick;
     `observe`: takes the pair's postponements (`TickContext.observe`)."""
-    held: list[ShardState] = []
-    busy: list[ShardState] = []
-    skipped: list[ShardState] = []
-    for shard in pair.shards:
-        lease, seen = acquire_shard(store, shard, owner=owner, now=now, duration=LEASE)
-        if lease is None:
-            busy.append(seen)
-        elif lease.handled_tick is not None and lease.handled_tick >= pair.now:
-            _give_back(store, lease)
-            skipped.append(lease)
-        else:
-            held.append(lease)
-    again, busy_until = None, None
-    if busy:
-        again = replace(pair, shards=tuple(s.shard for s in busy))
-        busy_until = max(s.lease_until or now for s in busy)
+    held, busy, skipped = _take(store, pair, owner=owner, now=now)
+    again = replace(pair, shards=tuple(s.shard for s in busy)) if busy else None
+    busy_until = max((s.lease_until or now for s in busy), default=None)
+    others = [s.cursor for s in busy + skipped]
     if not held:
         outcome = PairOutcome.BUSY if busy else PairOutcome.DUPLICATE
-        cursor = _lowest(s.cursor for s in busy + skipped)
-        return PairResult(outcome, cursor, None, busy_until, again)
-    report = _run(store, queue, settings, pair, held, owner, now, clock, workers, collections,
-                  observe)  # fmt: skip
-    _release(store, held, pair, report)
-    cursor = _lowest([report.cursor, *(s.cursor for s in busy + skipped)])
-    return PairResult(PairOutcome.DONE, cursor, report, busy_until, again)
-
-
-def _run(
-    store: TableStore,
-    queue: ExecutionQueue,
-    settings: Settings,
-    pair: ControlMessage,
-    held: list[ShardState],
-    owner: str,
-    now: datetime,
-    clock: Clock | None,
-    workers: int,
-    collections: TickCollections | None,
-    observe: Observer,
-) -> TickReport:
-    """Dispatch the held shards' rows, renewing every lease between chunks (`held` is kept
-    up to date with the renewed leases)."""
+        return PairResult(outcome, _lowest(others), None, busy_until, again)
     fallback = None
     if any(lease.cursor is None for lease in held):
         fallback = get_dispatcher_state(store).cursor  # a shard's first pair reads from it
@@ -138,19 +103,47 @@ def _run(
 
     def renew() -> None:
         at = clock() if clock is not None else now
-        held[:] = [renew_shard(store, lease, now=at, duration=LEASE) for lease in held]
+        for index, lease in enumerate(held):  # one by one: a lease lost leaves the rest current
+            held[index] = renew_shard(store, lease, now=at, duration=LEASE)
 
     try:
-        return run_shards(
+        report = run_shards(
             store, queue, settings, cursors,
             now=now, clock=clock, workers=workers, between_chunks=renew,
             collections=collections, tick=pair.now, observe=observe,
         )  # fmt: skip
     except BaseException:
-        for lease in held:
-            if lease.owner == owner:
-                _give_back(store, lease)
+        _give_back(store, held)
         raise
+    _release(store, held, pair, report)
+    return PairResult(
+        PairOutcome.DONE, _lowest([report.cursor, *others]), report, busy_until, again
+    )
+
+
+def _take(
+    store: TableStore, pair: ControlMessage, *, owner: str, now: datetime
+) -> tuple[list[ShardState], list[ShardState], list[ShardState]]:
+    """Each shard's lease, in order: (the leases taken, the states of the shards another
+    worker holds, the shards already handled for the pair's tick, whose leases were given
+    back). Should taking one fail, those already taken are given back."""
+    held: list[ShardState] = []
+    busy: list[ShardState] = []
+    skipped: list[ShardState] = []
+    try:
+        for shard in pair.shards:
+            lease, seen = acquire_shard(store, shard, owner=owner, now=now, duration=LEASE)
+            if lease is None:
+                busy.append(seen)
+            elif lease.handled_tick is not None and lease.handled_tick >= pair.now:
+                _give_back(store, [lease])
+                skipped.append(lease)
+            else:
+                held.append(lease)
+    except BaseException:
+        _give_back(store, held)
+        raise
+    return held, busy, skipped
 
 
 def _release(
@@ -180,9 +173,10 @@ def _lowest(cursors: Iterable[datetime | None]) -> datetime | None:
     return min((cursor for cursor in cursors if cursor is not None), default=None)
 
 
-def _give_back(store: TableStore, lease: ShardState) -> None:
-    """Release the lease, changing nothing else (best effort: it expires anyway)."""
-    try:
-        release_shard(store, lease)
-    except Exception:
-        log.warning("could not give shard %d's lease back", lease.shard, exc_info=True)
+def _give_back(store: TableStore, leases: list[ShardState]) -> None:
+    """Release the leases, changing nothing else (best effort: they expire anyway)."""
+    for lease in leases:
+        try:
+            release_shard(store, lease)
+        except Exception:
+            log.warning("could not give shard %d's lease back", lease.shard, exc_info=True)
