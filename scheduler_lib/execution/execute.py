@@ -42,8 +42,8 @@ redelivered the finished members are Duplicates and the failed one runs. For eac
    ends. One delivered more than the grace period late is not run but Postponed (`late`). A
    Rerun whose history entry is already written ran its action and only failed to update the job
    (step 7): it goes on from step 6 ("Recorded", `finish`) without calling the target again.
-4. Run the action once (`actions.run_action`) with an ExecutionContext naming the job by its ARM
-   id (original spellings) and the occurrence by its tag; time it with `clock`.
+4. Run the action once (`actions.run_action`), its ExecutionContext naming the job by its ARM id
+   (original spellings) and the occurrence by its tag; time it with `clock`.
 5. Write one history entry (`history.attempt_record`): action, status, times, retryCount =
    attempt, repeatCount = occurrence number (0 for a manual run), the outcome's message.
 6. Follow up (`decide.follow_up`, `retry`): a failed attempt with retries left -> the next
@@ -51,13 +51,12 @@ redelivered the finished members are Duplicates and the failed one runs. For eac
    at once, under the main action's policy unless it has its own. The follow-up is sent BEFORE
    the job is updated, so a crash in between leaves the claim not done and the redelivered
    message runs again rather than losing the occurrence.
-7. Update the job (ETag-conditional, re-read and re-applied on conflict): counters, the claim
-   marked done, and Completed/Faulted after the job's last occurrence (see `lifecycle`). A job
-   deleted while its action ran keeps no history (its purge is requested again).
+7. Update the job (ETag-conditional on the heartbeat's last renewal, stopped first; re-read
+   and re-applied on conflict): counters, the claim done, Completed/Faulted after the job's last
+   occurrence (`lifecycle`). A job deleted while its action ran keeps no history (purged again).
 
-An exception from the action layer itself (a bug, a definition it cannot send) is a failed
-attempt like a failing target (`run_action` records it). A message that still fails five times
-(storage down) is poisoned, recorded in each member's job's history (`poisoned`).
+An exception from the action layer (a bug, a definition it cannot send) fails the attempt as a
+failing target would; a message failing 5 times (storage down) is recorded as `poisoned`.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import partial
 from typing import Any
@@ -290,6 +289,7 @@ def _handle(
             )
             disposition = "Rerun" if rerun else "Ran"
             reason = f"{verdict.value}: dequeue {dequeue_count}"
+            after = replace(after, record=beat.stop() or record)  # no renewal races the update
             concluded = after.conclude(entry, outcome, counter=counter)
     saved = concluded.saved
     return _Done(

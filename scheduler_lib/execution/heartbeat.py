@@ -25,9 +25,9 @@ The renewal runs on a thread of its own, since the attempt's own thread is insid
 action (an HTTP call of up to 60 s); it extends the lease of the claim this worker holds
 in the job as this worker last wrote it (its claim, then its last renewal: no read), and
 writes it ETag-conditionally, so it never undoes another writer's change (read again and
-re-applied on a conflict). When the claim is no longer this worker's (done, or
-taken over by a watchdog after this worker was cut off too long) it stops, and says so
-(`lost`): an attempt that has not started its action yet then does not start it.
+re-applied on a conflict). When the claim is no longer this worker's (done, or taken over
+by a watchdog after this worker was cut off too long) it stops, and says so (`lost`): an
+attempt that has not started its action yet then does not start it.
 
 An attempt that raises leaves its watchdog in the queue, if it sent one: its claim stays
 open, and the watchdog takes it over once the lease runs out (sooner than the host's retry
@@ -232,10 +232,12 @@ class Heartbeat:
         self.known = record
         self.claimed.set()
 
-    def stop(self) -> None:
-        """Stop renewing and wait for a renewal in progress (none is written afterwards)."""
+    def stop(self) -> JobRecord | None:
+        """Stop renewing, a renewal in progress ended first; the job as this worker last wrote
+        it (None: claim lost, or a beat failed), so its update does not fail on that ETag."""
         self._stop.set()
         self._thread.join()
+        return None if self.lost else self.known
 
     def _run(self) -> None:
         dog = self.watchdog
