@@ -102,7 +102,7 @@ def run_shards(
     without, all happens at `now`. The report's cursor is every shard's next one."""
     windows = {shard: window(settings, cursor, now=now) for shard, cursor in cursors.items()}
     start = min(first for first, _ in windows.values())
-    through = now + LOOK_AHEAD
+    through = max(last for _, last in windows.values())
     ctx = TickContext(
         store, queue, settings, now, minute_key(through), clock=clock, batched=True,
         observe=observe,

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from scheduler_lib.store.history import TABLE as HISTORY
 from scheduler_lib.store.partition_counter import COUNTED_ROWS
-from scheduler_lib.store.tables import TableStore, stored_datetime
+from scheduler_lib.store.tables import PAGE_LIMIT, TableStore, stored_datetime
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def recent_history(
             "RepeatCount",
             "ExpectedExecutionTime",
         ],
-        results_per_page=1000,
+        results_per_page=PAGE_LIMIT,
     )
     return [
         RecentEntry(

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from azure.core.exceptions import ResourceNotFoundError
 
-from scheduler_lib.store.tables import TableStore, as_datetime, storage_errors
+from scheduler_lib.store.tables import PAGE_LIMIT, TableStore, as_datetime, storage_errors
 
 TABLE = "JobDeadlines"
 DUE, JOB, OVERDUE = "due", "job", "overdue"
@@ -90,7 +90,7 @@ def due_deadlines(store: TableStore, *, now: datetime, limit: int) -> list[Deadl
     found: list[Deadline] = []
     with storage_errors("The deadline index"):
         for entity in store.table(TABLE).query_entities(
-            query, parameters=parameters, results_per_page=min(limit, 1000)
+            query, parameters=parameters, results_per_page=min(limit, PAGE_LIMIT)
         ):
             instant, _, job_key = str(entity["RowKey"]).partition("|")
             found.append(Deadline(entity["RowKey"], job_key, datetime.fromisoformat(instant)))

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from azure.core.exceptions import ResourceModifiedError, ResourceNotFoundError
 from azure.data.tables import TableTransactionError, UpdateMode
 
-from scheduler_lib.store.tables import TableStore, as_datetime, etag_kwargs
+from scheduler_lib.store.tables import PAGE_LIMIT, TableStore, as_datetime, etag_kwargs
 
 TABLE = "JobDueIndex"
 MINUTE_FORMAT = "%Y%m%d%H%M"
@@ -221,10 +221,6 @@ def _batches(items: dict[tuple[str, str], T]) -> Iterator[list[T]]:
     for partition_items in by_partition.values():
         for i in range(0, len(partition_items), TRANSACTION_LIMIT):
             yield partition_items[i : i + TRANSACTION_LIMIT]
-
-
-#: The most rows Table storage returns in one page of a query.
-PAGE_LIMIT = 1000
 
 
 def count_rows(

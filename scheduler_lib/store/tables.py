@@ -73,6 +73,8 @@ def stored_text(value: str) -> str:
     return without_lone_surrogates(value) if has_lone_surrogate(value) else value
 
 
+#: The most entities Table storage returns in one page of a query.
+PAGE_LIMIT = 1000
 #: Characters per stored string property: Table storage allows 64 KiB of UTF-16 in one,
 #: and a character takes at most two UTF-16 code units.
 PROPERTY_CHARS = 16 * 1024
