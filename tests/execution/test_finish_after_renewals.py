@@ -9,7 +9,6 @@ hook (`storage_calls`) on the runtime's real clients, after the invocation retur
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -20,14 +19,7 @@ from scheduler_lib import storage_calls
 from scheduler_lib.domain.messages import ExecutionMessage
 from tests.execution.harness import T0, Driver, http_action, make_job
 from tests.support.http_target import HttpTarget
-
-
-def _job_requests(made: Counter[str], stage: str) -> Counter[str]:
-    """The jobs table's requests of one stage, by method."""
-    prefix = f"{stage}: store.jobs [table "
-    return Counter(
-        {k.removeprefix(prefix).rstrip("]"): n for k, n in made.items() if k.startswith(prefix)}
-    )
+from tests.support.storage_counts import methods_since
 
 
 @pytest.fixture
@@ -49,15 +41,15 @@ def test_the_update_after_renewals_is_one_write_without_a_read(
 ) -> None:
     job = make_job(slow.store, http_action(target.url))
     message = ExecutionMessage.scheduled(job.key, T0, 1, job.incarnation)
-    before = Counter(storage_calls.snapshot())
+    before = storage_calls.snapshot()
 
     report = slow.run(message)
 
-    made = Counter(storage_calls.snapshot()) - before
     assert report.disposition == "Ran"
-    assert _job_requests(made, "execution.heartbeat")["PUT"] >= 2  # it was renewed meanwhile
+    renewals = methods_since(before, "execution.heartbeat: store.jobs [table ")
+    assert renewals["PUT"] >= 2  # it was renewed meanwhile
     # The read before the wait, the claim at the second, the update: nothing read again.
-    assert _job_requests(made, "execute") == {"GET": 1, "PUT": 2}
+    assert methods_since(before, "execute: store.jobs [table ") == {"GET": 1, "PUT": 2}
     assert slow.job(job.key).execution_count == 1
 
 
@@ -66,15 +58,15 @@ def test_a_batch_s_members_update_their_jobs_without_a_read(
 ) -> None:
     jobs = [make_job(slow.store, http_action(target.url), name=f"Job-{i}") for i in range(4)]
     messages = [ExecutionMessage.scheduled(job.key, T0, 1, job.incarnation) for job in jobs]
-    before = Counter(storage_calls.snapshot())
+    before = storage_calls.snapshot()
 
     reports = slow.run_batch(messages)
 
-    made = Counter(storage_calls.snapshot()) - before
     assert [report.disposition for report in reports] == ["Ran"] * 4
-    renewals = _job_requests(made, "execution.heartbeat")
+    renewals = methods_since(before, "execution.heartbeat: store.jobs [table ")
     assert renewals["PUT"] + renewals["batch POST"] >= 2
-    executed = _job_requests(made, "execution.execute") + _job_requests(made, "execute_queued")
+    executed = methods_since(before, "execute: store.jobs [table ")
+    executed += methods_since(before, "execute_queued: store.jobs [table ")
     # Their jobs were read by the batch's one query (`store.job_reads`): no point read again.
     assert executed["GET"] == 0
     for job in jobs:

@@ -280,11 +280,16 @@ def timer_data(*, last: datetime, next_: datetime, past_due: bool = False) -> An
     return protos.TypedData(json=json.dumps(info))
 
 
+def message_text(message: StorageQueueMessage) -> str:
+    """A message received from real storage, as text (the queue client may hand back bytes)."""
+    content = message.content
+    return bytes(content).decode() if isinstance(content, bytes) else str(content)
+
+
 def queue_data(message: StorageQueueMessage) -> tuple[Any, dict[str, Any]]:
     """A queue trigger's input from a message received from real storage: its text, and the
     trigger metadata the Storage extension sends with it (counts and times as JSON)."""
-    content = message.content
-    text = bytes(content).decode() if isinstance(content, bytes) else str(content)
+    text = message_text(message)
 
     def when(value: datetime | None) -> Any:
         return protos.TypedData(json=json.dumps(value.isoformat() if value else None))

@@ -26,6 +26,7 @@ from tests.worker.host import (
     SUCCESS,
     FunctionsHost,
     http_data,
+    message_text,
     queue_data,
     running_host,
     timer_data,
@@ -140,7 +141,7 @@ def test_timer_and_queue_functions_run_through_the_worker_on_real_queues(
     tick = host.invoke("dispatcher", timer_data(last=now - timedelta(minutes=1), next_=now))
     assert tick.result.status == SUCCESS, tick.result.exception.message
     pairs = list(runtime.dispatch_queue.client.receive_messages(max_messages=32))
-    [only] = [ControlMessage.from_json(_text(pair.content)) for pair in pairs]
+    [only] = [ControlMessage.from_json(message_text(pair)) for pair in pairs]
     assert only.shards == tuple(range(settings.dispatch_shards))
     assert runtime.dispatch_queue.name == f"{settings.storage_prefix}-dispatch"
     for pair in pairs:
@@ -210,8 +211,3 @@ def test_the_executor_function_runs_a_batch_message_through_the_worker(
     for job in jobs:
         _, _, history = _http(host, "GET", job.replace("?", "/history?"))
         assert [h["properties"]["status"] for h in history["value"]] == ["Completed"]
-
-
-def _text(content: Any) -> str:
-    """A received message's content as text (the queue client may hand back bytes)."""
-    return bytes(content).decode() if isinstance(content, bytes) else str(content)
