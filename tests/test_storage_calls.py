@@ -48,3 +48,36 @@ def test_the_local_host_work_counts_its_threads_cpu_only() -> None:
     waited = storage_calls.snapshot()[storage_calls.LOCAL_HOST_CPU] - before - busy
     assert 50_000 <= busy < 150_000
     assert waited < 20_000
+
+
+def test_counting_a_request_counts_its_own_cpu_apart_unless_the_local_host_made_it() -> None:
+    """The benchmark's stage reading is its own cost: counted as `COUNTING_CPU` for the
+    app's requests (the report takes it off the app's CPU), and not again for the local
+    host's, whose block counts all of its CPU already."""
+    counted = storage_calls.request_counter("table")
+
+    def deep(levels: int) -> None:  # a deep stack: reading the stage off it costs CPU
+        if levels:
+            deep(levels - 1)
+        else:
+            for _ in range(200):
+                counted("GET", "http://127.0.0.1/Jobs()")
+
+    before = storage_calls.snapshot()
+    deep(150)
+    app = storage_calls.snapshot()
+    with storage_calls.local_host_work():
+        deep(150)
+    host = storage_calls.snapshot()
+
+    def grew(key: str, start: dict[str, int], end: dict[str, int]) -> int:
+        return end.get(key, 0) - start.get(key, 0)
+
+    requests = {k: v for k, v in app.items() if k.endswith("[table GET]")}
+    assert (
+        sum(requests.values()) - sum(v for k, v in before.items() if k.endswith("[table GET]"))
+        == 200
+    )
+    assert grew(storage_calls.COUNTING_CPU, before, app) > 0
+    assert grew(storage_calls.COUNTING_CPU, app, host) == 0
+    assert grew(storage_calls.LOCAL_HOST_CPU, app, host) > 0

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from scheduler_lib.concurrent_calls import ConcurrentCalls
 from scheduler_lib.domain import CollectionRecord, JobRecord
 from scheduler_lib.domain.history_counter import HistoryCounter
 from scheduler_lib.domain.messages import ExecutionMessage
@@ -33,10 +36,18 @@ from scheduler_lib.store import (
     retry_lost_races,
 )
 
-#: A job as its batch read it (`member_jobs`), or None: the claim reads it itself.
-Known = JobRecord | None
+log = logging.getLogger(__name__)
+
 #: One worker's collection reads, by (subscription, resource group, name) in lower case.
 CollectionReads = SharedReads[tuple[str, ...], CollectionRecord]
+
+
+class Known(NamedTuple):
+    """A batch member's job as its batch read it (`member_reads`), and the job's collection
+    when the batch read that too (None: the claim reads it, through the shared reads)."""
+
+    job: JobRecord
+    collection: CollectionRecord | None = None
 
 
 class Claimed(NamedTuple):
@@ -79,7 +90,7 @@ def claim(
     hold: bool = False,
     early: Claimed | None = None,
     collections: CollectionReads | None = None,
-    known: Known = None,
+    known: Known | None = None,
 ) -> Claimed | Skip:
     """Claim the attempt (ETag loop), or say why it is not run (`decide.runnable`,
     `decide.admit`). `takeover`: a watchdog's, for the step's expired lease (`lease`);
@@ -93,8 +104,9 @@ def claim(
     as a fresh delivery at that instant would. The collection is the one read before the
     wait unless the job changed. `collections`: the worker's shared collection reads
     (`shared_reads`; claims of one collection at once send one read). `known`: the job as
-    its batch read it (`member_jobs`), for the first decision in place of a read of its
-    own; the claim's write is conditional on its ETag, so a job changed since is read again."""
+    its batch read it, with its collection (`member_reads`), for the first decision in place
+    of reads of its own; the claim's write is conditional on its ETag, so a job changed since
+    is read again."""
 
     def attempt() -> Claimed | Skip:
         nonlocal early, known
@@ -128,15 +140,52 @@ def claim(
     return retry_lost_races(attempt, what=f"Job '{message.job_key}'")
 
 
-def member_jobs(store: TableStore, messages: Sequence[ExecutionMessage]) -> dict[str, JobRecord]:
+def member_reads(
+    store: TableStore,
+    messages: Sequence[ExecutionMessage],
+    collections: CollectionReads,
+    pool: ConcurrentCalls,
+) -> dict[str, Known]:
     """The jobs of a batch's members (not its watchdogs: a look reads its job itself), 14 of
-    a collection to a request (`store.find_jobs`) where each member read its own (docs/
-    cost.md); a job that was not found, or not read, is left out: its member reads it."""
+    a collection to a request (`store.find_jobs`) where each member read its own, and once
+    each collection two or more of them share, where each member's claim read it, or joined
+    a read under way (`shared_reads`: members that start apart each sent one; docs/
+    cost.md). `pool` sends those collection reads at once (the worker's member threads). A job
+    not found or not read is left out, and so is a collection: its member reads it."""
     keys = {message.job_key for message in messages if not message.watchdog}
     if len(keys) < 2:
         return {}
     found = find_jobs(store, keys)
-    return {key: job for key, job in found.items() if isinstance(job, JobRecord)}
+    jobs = {key: job for key, job in found.items() if isinstance(job, JobRecord)}
+    shared = Counter(_collection_key(job) for job in jobs.values())
+    names = [name for name, members in shared.items() if members > 1]
+    read = pool.run_all(
+        [functools.partial(_batch_collection, store, collections, name) for name in names]
+    )
+    kept = {
+        name: collection
+        for name, collection in zip(names, read, strict=True)
+        if isinstance(collection, CollectionRecord)
+    }
+    return {key: Known(job, kept.get(_collection_key(job))) for key, job in jobs.items()}
+
+
+def _collection_key(record: JobRecord) -> tuple[str, ...]:
+    """The job's collection as `CollectionReads` keys it."""
+    names = (record.subscription_id, record.resource_group, record.collection_name)
+    return tuple(name.lower() for name in names)
+
+
+def _batch_collection(
+    store: TableStore, collections: CollectionReads, name: tuple[str, ...]
+) -> CollectionRecord | None:
+    """A collection for a batch's members, or None (not there, or not read: each member's
+    claim reads it again and sees for itself)."""
+    try:
+        return collections.read(name, functools.partial(get_collection, store, *name))
+    except Exception:  # storage failing now, or the collection gone: the members' to see
+        log.debug("a batch's read of collection %s failed", "/".join(name), exc_info=True)
+        return None
 
 
 def _runnable(
@@ -145,21 +194,24 @@ def _runnable(
     *,
     now: datetime,
     collections: CollectionReads | None = None,
-    known: Known = None,
+    known: Known | None = None,
 ) -> tuple[JobRecord, CollectionRecord] | Skip | None:
     """The job as `message` may run against it (`known`, else read now) and its collection,
     or why it may not (its occurrence then marked abandoned); None when that mark lost a race
     (read again)."""
-    record = known if known is not None else find_job(store, message.job_key)
+    record = known.job if known is not None else find_job(store, message.job_key)
     collection = None
     if record is not None and message.belongs_to(record.incarnation):
-        names = (record.subscription_id, record.resource_group, record.collection_name)
-        read = functools.partial(get_collection, store, *names)
-        with contextlib.suppress(NotFoundError):  # None: the collection is gone
-            if collections is None:
-                collection = read()
-            else:
-                collection = collections.read(tuple(n.lower() for n in names), read)
+        collection = known.collection if known is not None else None
+        if collection is None:
+            names = (record.subscription_id, record.resource_group, record.collection_name)
+            read = functools.partial(get_collection, store, *names)
+            with contextlib.suppress(NotFoundError):  # None: the collection is gone
+                collection = (
+                    read()
+                    if collections is None
+                    else collections.read(_collection_key(record), read)
+                )
     runnable = decide.runnable(record, collection, message)
     if not isinstance(runnable, Skip):
         return runnable

@@ -15,12 +15,12 @@ Each runs to its end; if any raised, the invocation raises once all ended, and i
 redelivered the finished members are Duplicates and the failed one runs. For each message:
 1. Parse. A malformed body raises ValidationError: it never becomes valid; the Functions host
    moves it to the poison queue after 5 dequeues, where it stays for inspection.
-2. Look the job up fresh (messages carry no definition; a batch's members' jobs are read
-   together, `claims.member_jobs`). The job or its collection gone, or the collection disabled
-   -> dropped. A scheduled message of a job that is not Enabled (Disabled, Completed, Faulted)
-   -> dropped, and the rest of its occurrence with it. A manual run (`POST .../run`) runs
-   whatever the job's state (the user asked for it; the API decides whether to accept it); a
-   disabled collection still stops it (`decide.runnable`).
+2. Look the job up fresh (messages carry no definition; a batch's members' jobs, and the
+   collections they share, are read together: `claims.member_reads`). The job or its
+   collection gone, or the collection disabled -> dropped. A scheduled message of a job that
+   is not Enabled (Disabled, Completed, Faulted) -> dropped, and the rest of its occurrence
+   with it. A manual run (`POST .../run`) runs whatever the job's state (the user asked for
+   it; the API decides whether to accept it); a disabled collection still stops it.
 3. De-duplicate: claim the attempt in the job entity with an ETag-conditional write before
    running it (`claims`; the verdict is `decide.judge`, the claim `lifecycle`'s). A duplicate is
    skipped. The claim holds a lease, renewed while the attempt runs, and a watchdog message
@@ -125,7 +125,7 @@ class Executor:
                                         dequeue_count=dequeue_count)]  # fmt: skip
         shared = heartbeat.BatchWatchdog(self.queue, messages, self.clock, self.beat)
         with shared.kept(self.settings.watchdog, horizon=MAX_START_WAIT):  # for the members
-            known = claims.member_jobs(self.store, messages)
+            known = claims.member_reads(self.store, messages, self.collections, self.members)
             ended = self.members.run_all([
                 partial(self.handle_message, message, member_id=member_id(message_id, index,
                         size), dequeue_count=dequeue_count, covered=index in shared.covered,
@@ -138,7 +138,7 @@ class Executor:
 
     def handle_message(
         self, message: ExecutionMessage, *, member_id: str, dequeue_count: int,
-        covered: bool = False, known: claims.Known = None,
+        covered: bool = False, known: claims.Known | None = None,
     ) -> ExecutionReport:  # fmt: skip
         """Process one attempt, claimed under `member_id` (see the module docstring; `covered`:
         watched by its batch's watchdog; `known`: its job as its batch read it); one log line."""
@@ -188,7 +188,7 @@ def _skipped(
 
 def _handle(
     executor: Executor, message: ExecutionMessage, message_id: str, dequeue_count: int,
-    covered: bool, known: claims.Known,
+    covered: bool, known: claims.Known | None,
 ) -> _Done:  # fmt: skip
     """Steps 2-7 (see the module docstring), in order. Each step's branch ends the message
     with its `_Done`; the path of a message that runs goes straight down."""

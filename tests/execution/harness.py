@@ -91,16 +91,17 @@ def make_job(  # the default job has more occurrences to come
     next_execution_time: datetime | None = T0 + timedelta(days=1),
     collection_state: str = "Enabled",
     recurrence: dict[str, Any] | None = None,
+    collection: str = COLL,
 ) -> JobRecord:
     put_collection(
         store,
-        CollectionRecord(SUB, RG, COLL, "westeurope", properties={"state": collection_state}),
+        CollectionRecord(SUB, RG, collection, "westeurope", properties={"state": collection_state}),
     )
     definition: dict[str, Any] = {"startTime": T0.isoformat(), "action": action}
     if recurrence is not None:
         definition["recurrence"] = recurrence
     record = JobRecord(
-        SUB, RG, COLL, name, JobDefinition(definition), created_time=T0 - timedelta(hours=1),
+        SUB, RG, collection, name, JobDefinition(definition), created_time=T0 - timedelta(hours=1),
         state=state,
         next_execution_time=next_execution_time, bookkeeping=Bookkeeping(occurrences=occurrences),
     )  # fmt: skip
