@@ -10,8 +10,8 @@ execution message, or a batch (`messages.parse_body`: occurrences starting in th
 share one send, delete, function execution and early hold). Each member is handled as if
 delivered alone (`handle_message`), under its `member_id` (its claim's owner, stable across
 redeliveries) and the batch's dequeue count, all at once on the worker's `concurrent_calls`
-pool, so their waits overlap, and watched by one watchdog message (`heartbeat.BatchWatchdog`).
-Each runs to its end; if any raised, the invocation raises once all ended, and in the batch
+pool, so their waits overlap, watched by one watchdog message (`batch_watchdog`). Each
+runs to its end; if any raised, the invocation raises once all ended, and in the batch
 redelivered the finished members are Duplicates and the failed one runs. For each message:
 1. Parse. A malformed body raises ValidationError: it never becomes valid; the Functions host
    moves it to the poison queue after 5 dequeues, where it stays for inspection.
@@ -75,6 +75,7 @@ from scheduler_lib.config import Settings
 from scheduler_lib.domain.definition import CONCURRENCY_POLICY
 from scheduler_lib.domain.messages import ExecutionMessage, member_id, parse_body
 from scheduler_lib.execution import claims, decide, heartbeat, late, lease, overlap, watchdog
+from scheduler_lib.execution.batch_watchdog import BatchWatchdog
 from scheduler_lib.execution.finish import Finish
 from scheduler_lib.execution.history import add_attempt, attempt_record, recorded_attempt
 from scheduler_lib.execution.report import ExecutionReport
@@ -93,10 +94,9 @@ MAX_START_WAIT = EARLY_DELIVERY + timedelta(seconds=3)
 
 @dataclass(frozen=True)
 class Executor:
-    """The queue trigger's work, built once per worker (`runtime.Runtime`) with what every
-    message needs: storage, the queue, settings, and the entry point's `clock` and `sleep`
-    (tests hand in a manual pair). `action_adapters` go to `run_action` (e.g. a Service Bus
-    `sender_factory`, a CA bundle as `verify`)."""
+    """The queue trigger's work, built once per worker (`runtime.Runtime`): storage, the
+    queue, settings, the entry point's `clock` and `sleep` (tests hand in a manual pair);
+    `action_adapters` go to `run_action` (a Service Bus `sender_factory`, a CA `verify`)."""
 
     store: TableStore
     queue: ExecutionQueue
@@ -123,7 +123,7 @@ class Executor:
         if size == 1:
             return [self.handle_message(messages[0], member_id=message_id,
                                         dequeue_count=dequeue_count)]  # fmt: skip
-        shared = heartbeat.BatchWatchdog(self.queue, messages, self.clock, self.beat)
+        shared = BatchWatchdog(self.queue, messages, self.clock, self.beat)
         with shared.kept(self.settings.watchdog, horizon=MAX_START_WAIT):  # for the members
             known = claims.member_reads(self.store, messages, self.collections, self.members)
             ended = self.members.run_all([

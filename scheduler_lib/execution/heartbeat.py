@@ -22,7 +22,8 @@ where its watchdog used to run the occurrence as unclaimed and the worker's own 
 ended as a Duplicate.
 
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
-action (an HTTP call of up to 60 s); it extends the lease of the claim this worker holds
+action (an HTTP call of up to 60 s), started at the first beat (`later_calls`: most
+attempts end before it, and start none); it extends the lease of the claim this worker holds
 in the job as this worker last wrote it (its claim, then its last renewal: no read), and
 writes it ETag-conditionally, so it never undoes another writer's change (read again and
 re-applied on a conflict). When the claim is no longer this worker's (done, or taken over
@@ -34,37 +35,24 @@ open, and the watchdog takes it over once the lease runs out (sooner than the ho
 of a failed invocation, and whatever the host does). One that had not sent it is run again
 by that retry (host.json `visibilityTimeout`, 30 s), a Rerun like the takeover.
 
-A batch's members (`messages.batch_json`) share one watchdog message with `claim`
-(`BatchWatchdog`): a batch of each member's watchdog, sent once before the members
-start and deleted once all of them ended normally, instead of a send and a delete per
-member. It is sent before any member's claim, so each of its members is `before_claim`, and
-visible when a lone member's would be: just after the lease of a claim taken now, or of the
-latest second a member waits for; a beat of its own keeps it so until the members ended
-(one queue update per beat for the whole batch). Delivered, it is a batch like any other:
-each member is looked at as a lone watchdog (`watchdog.look`) under its member id, and one
-that comes back later sends a lone watchdog of that member only. With `heartbeat` each
-member sends its own, as alone.
-A member that raises leaves the batch's watchdog in the queue, as a lone attempt leaves its
-own: the members that ended are over when it looks, the others are taken over or (never
-claimed: `before_claim`) run, where a lone on-time attempt that died before its claim was
-left to the host's retry. Members that are watchdogs themselves (a delivered batch's
-watchdog) are not covered: each of those sends its own after a takeover, as alone.
+A batch's members share one watchdog message with `claim` (`batch_watchdog`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.executor_state import executor_state, step_claim
-from scheduler_lib.domain.messages import ExecutionMessage, batch_json
+from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.errors import NotFoundError, PreconditionFailedError
 from scheduler_lib.execution import lease, lifecycle
+from scheduler_lib.later_calls import LATER, LaterCalls
 from scheduler_lib.store import LostRace, TableStore, find_job, put_job, retry_lost_races
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.kept_message import KeptMessage
@@ -137,65 +125,6 @@ class Watchdog(KeptMessage):
         self.send_once(watching.to_json(), start=claim_at)
 
 
-class BatchWatchdog(KeptMessage):
-    """The one watchdog message of a batch's members (see the module): `covered`, the
-    indexes of the members it watches (none of them sends its own); sent at most once, and
-    kept hidden by a beat of its own (every `interval` real seconds) while the members run."""
-
-    def __init__(
-        self,
-        queue: ExecutionQueue,
-        messages: Sequence[ExecutionMessage],
-        clock: Clock,
-        interval: float = lease.HEARTBEAT,
-    ) -> None:
-        super().__init__(queue, clock, PAST_LEASE)
-        self.messages, self.interval = messages, interval
-        self.covered: frozenset[int] = frozenset()
-        self.start: datetime | None = None  # the latest second a covered member waits for
-        self._stop = threading.Event()
-        self._beat = threading.Thread(target=self._run, name="batch-watchdog", daemon=True)
-
-    @contextmanager
-    def kept(self, choice: WatchdogChoice, *, horizon: timedelta) -> Iterator[None]:
-        """`send` it, and keep it hidden while the block (the members) runs."""
-        self.send(choice, horizon=horizon)
-        try:
-            yield
-        finally:
-            self._stop.set()
-            if self._beat.is_alive():
-                self._beat.join()  # a beat in progress ends first
-
-    def send(self, choice: WatchdogChoice, *, horizon: timedelta) -> None:
-        """With `claim`, send it for every member that is not itself a watchdog (those are
-        looked at as alone) and does not start more than `horizon` from now (deferred, not
-        held: never claimed by this invocation), if there are any, and start its beat."""
-        if choice is not WatchdogChoice.CLAIM or self.sent is not None:
-            return
-        now = self.clock()
-        covered = {
-            index for index, message in enumerate(self.messages)
-            if not message.watchdog
-            and (message.start_at is None or message.start_at - now <= horizon)
-        }  # fmt: skip
-        if not covered:
-            return
-        starts = [self.messages[i].start_at for i in covered]
-        self.start = max((start for start in starts if start is not None), default=None)
-        watching = [self.messages[i].watching(before_claim=True) for i in sorted(covered)]
-        self.send_once(batch_json(watching), start=self.start)
-        self.covered = frozenset(covered)
-        self._beat.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.keep_hidden(start=self.start)
-            except Exception:  # storage unreachable: the next beat tries again
-                log.warning("batch watchdog not kept hidden", exc_info=True)
-
-
 class Heartbeat:
     """Renews a claim's lease every `interval` seconds (real time) until stopped, once the
     attempt is `claimed` (an early delivery is claimed at its second `claim_at`, after the
@@ -212,6 +141,7 @@ class Heartbeat:
         interval: float = lease.HEARTBEAT,
         watchdog: Watchdog | None = None,
         claim_at: datetime | None = None,
+        later: LaterCalls = LATER,
     ) -> None:
         self.store, self.message, self.message_id = store, message, message_id
         self.clock, self.interval, self.watchdog = clock, interval, watchdog
@@ -220,11 +150,20 @@ class Heartbeat:
         self.claimed = threading.Event()
         #: The job as this worker last wrote it (`claim_with`, then each renewal).
         self.known: JobRecord | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+        self._stop, self._lock, self._later = threading.Event(), threading.Lock(), later
+        self._thread = threading.Thread(
+            target=self._run, args=(0.0,), name="heartbeat", daemon=True
+        )
 
     def start(self) -> None:
-        self._thread.start()
+        """Beat every `interval` from now; the thread starts at the first beat (`later_calls`),
+        so an attempt over before it (most) starts none."""
+        self._later.after(self.interval, self._launch)
+
+    def _launch(self) -> None:
+        with self._lock:  # never once stopped: `stop` waits for a launch under way
+            if not self._stop.is_set():
+                self._thread.start()
 
     def claim_with(self, record: JobRecord | None) -> None:
         """The attempt is claimed, `record` being the job as the claim wrote it (the first
@@ -236,30 +175,41 @@ class Heartbeat:
         """Stop renewing, a renewal in progress ended first; the job as this worker last wrote
         it (None: claim lost, or a beat failed), so its update does not fail on that ETag."""
         self._stop.set()
-        self._thread.join()
+        with self._lock:
+            started = self._thread.ident is not None
+        if started:
+            self._thread.join()
         return None if self.lost else self.known
 
-    def _run(self) -> None:
+    def _run(self, first: float | None = None) -> None:
+        """Beat every `interval` until stopped, the first after `first` (0 when launched at
+        its time, `_launch`)."""
+        wait = self.interval if first is None else first
+        while not self._stop.wait(wait) and self._beat():
+            wait = self.interval
+
+    def _beat(self) -> bool:
+        """One beat; False once the claim is this worker's no longer (no more beats)."""
         dog = self.watchdog
-        while not self._stop.wait(self.interval):
-            try:
-                if not self.claimed.is_set():  # nothing of this worker's to renew yet
-                    if dog is not None:
-                        dog.keep_hidden(start=self.claim_at)
-                    continue
-                known, self.known = self.known, None  # a failed beat reads next time
-                self.known = renew(self.store, self.message, self.message_id, self.clock, known)
-                if self.known is None:
-                    self.lost = True
-                    return
-                if dog is not None:  # after the renewal: visible after its lease
-                    if dog.sent is None:
-                        dog.send()  # the `heartbeat` choice; a failed send: the next beat
-                    else:
-                        dog.keep_hidden()
-            except Exception:  # storage unreachable: the next beat tries again
-                job = {"job": self.message.job_key}
-                log.warning("lease or watchdog not renewed", exc_info=True, extra=job)
+        try:
+            if not self.claimed.is_set():  # nothing of this worker's to renew yet
+                if dog is not None:
+                    dog.keep_hidden(start=self.claim_at)
+                return True
+            known, self.known = self.known, None  # a failed beat reads next time
+            self.known = renew(self.store, self.message, self.message_id, self.clock, known)
+            if self.known is None:
+                self.lost = True
+                return False
+            if dog is not None:  # after the renewal: visible after its lease
+                if dog.sent is None:
+                    dog.send()  # the `heartbeat` choice; a failed send: the next beat
+                else:
+                    dog.keep_hidden()
+        except Exception:  # storage unreachable: the next beat tries again
+            job = {"job": self.message.job_key}
+            log.warning("lease or watchdog not renewed", exc_info=True, extra=job)
+        return True
 
 
 @contextmanager

@@ -18,7 +18,7 @@ and messages of its own:
   its occurrence at all runs it as a delivery of its own (its worker died in the wait).
   With `SCHEDULER_WATCHDOG=heartbeat` it is sent with the first renewal instead, by an
   attempt still running then (`heartbeat`), and none watches an early occurrence's wait.
-  A batch's members share one watchdog message (`heartbeat.BatchWatchdog`), sent before
+  A batch's members share one watchdog message (`batch_watchdog.BatchWatchdog`), sent before
   any of them claims (`before_claim`) and deleted once all of them ended. While the worker
   lives, each beat keeps its watchdog hidden past the lease it renewed (`watchdog`), so a
   watchdog is delivered only once its worker stopped beating (an instance that died

@@ -14,13 +14,13 @@ Every look that does not take over ends the watchdog's own message; one that com
 sends a new watchdog, so a step has at most one in the queue at a time besides the one its
 worker sent (which that worker deletes when the attempt ends).
 
-A batch's watchdog (`heartbeat.BatchWatchdog`: one message for all its members, each
+A batch's watchdog (`batch_watchdog.BatchWatchdog`: one message for all its members, each
 `before_claim`) is delivered as a batch: the executor looks at each member here as at a
 lone watchdog, under its member id (`messages.member_id`), so a member's takeover or its
 unclaimed run is claimed by that id, and a member that comes back later sends a lone
 watchdog of its own: the batch's message is spent once.
 
-The worker's side of the message (`heartbeat.Watchdog`, `heartbeat.BatchWatchdog`): sent at
+The worker's side of the message (`heartbeat.Watchdog`, `batch_watchdog.BatchWatchdog`): sent at
 most once, visible just after the lease of a claim taken now or at the second it waits for,
 and **kept hidden while the worker lives** (`store.kept_message`): each heartbeat, or the
 batch's own beat, pushes its visibility past the lease it just renewed, so a watchdog is

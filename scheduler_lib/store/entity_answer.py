@@ -91,7 +91,12 @@ def stored_datetime(text: str) -> StoredDatetime:
     """The service's ISO text of a time (up to 7 decimals: .NET's ticks) as a UTC datetime
     to the microsecond, keeping the text."""
     whole, dot, fraction = text.removesuffix("Z").partition(".")
-    parsed = StoredDatetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(
+    # `fromisoformat`, not `strptime` (a fifth of its CPU, on every time of every entity
+    # read), held to the one form the service sends: no offset, no other separators.
+    parsed = StoredDatetime.fromisoformat(whole)
+    if len(whole) != len("2026-01-01T00:00:00") or whole[10] != "T" or parsed.tzinfo:
+        raise ValueError(f"not a time as the Table service writes one: {text!r}")
+    parsed = parsed.replace(
         microsecond=int((fraction[:6] if dot else "0").ljust(6, "0")), tzinfo=UTC
     )
     parsed.tables_service_value = text

@@ -1,6 +1,6 @@
 """One watchdog message per batch (issue 22): a batch's members share one watchdog message,
 a batch of each member's watching message (`before_claim`), sent once before the members
-start and deleted once all of them ended normally (`heartbeat.BatchWatchdog`), instead of a
+start and deleted once all of them ended normally (`batch_watchdog.BatchWatchdog`), instead of a
 send and a delete per member. Delivered, each of its members is looked at as a lone
 watchdog would be, under its member id.
 

@@ -1,0 +1,99 @@
+"""The heartbeat's thread starts at its first beat (`Heartbeat.start` asks `later_calls` for
+it), not when the attempt starts: an attempt over before that beat (most: an HTTP call of
+tens of milliseconds) starts no thread, and one still running then beats as before.
+
+Real Azurite tables. The heartbeat's first beat is asked of an instance of `LaterCalls`
+that reads a clock the test moves, so when it falls due is the test's to say; the test
+waits on an event the later thread sets after it, never on a sleep."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from scheduler_lib.domain.executor_state import step_claim
+from scheduler_lib.domain.messages import ExecutionMessage
+from scheduler_lib.execution import heartbeat, lifecycle
+from scheduler_lib.later_calls import LaterCalls
+from scheduler_lib.store import TableStore
+from scheduler_lib.store.jobs import find_job, put_job
+from tests.execution.harness import T0, FakeClock, http_action, make_job
+
+_THREE_S = timedelta(seconds=3)
+
+
+class _Moment:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _settled(later: LaterCalls) -> None:
+    done = threading.Event()
+    later.after(0, done.set)
+    assert done.wait(10)
+
+
+def _claimed_beat(
+    store: TableStore, clock: FakeClock, later: LaterCalls
+) -> tuple[heartbeat.Heartbeat, ExecutionMessage]:
+    job = make_job(store, http_action("http://127.0.0.1:9/"))
+    message = ExecutionMessage.scheduled(job.key, T0, 1)
+    claimed = put_job(store, lifecycle.with_claim(job, message, "m1", now=T0), etag=job.etag)
+    beat = heartbeat.Heartbeat(store, message, "m1", clock, interval=3.0, later=later)
+    beat.claim_with(claimed)
+    return beat, message
+
+
+def test_an_attempt_over_before_its_first_beat_starts_no_thread(
+    store: TableStore, clock: FakeClock
+) -> None:
+    moment = _Moment()
+    later = LaterCalls(moment)
+    beat, message = _claimed_beat(store, clock, later)
+    beat.start()
+    assert later.pending() == 1  # the first beat, asked for
+    known = beat.stop()  # the attempt ended before it
+    moment.now += 3.0
+    _settled(later)  # the first beat's moment came: it found the heartbeat stopped
+
+    assert later.pending() == 0
+    assert beat._thread.ident is None  # never started
+    stored = find_job(store, message.job_key)
+    assert known is not None and stored is not None and known.etag == stored.etag
+
+
+def test_an_attempt_still_running_at_its_first_beat_renews_its_lease(
+    store: TableStore, clock: FakeClock
+) -> None:
+    moment = _Moment()
+    later = LaterCalls(moment)
+    beat, message = _claimed_beat(store, clock, later)
+    claimed = find_job(store, message.job_key)
+    assert claimed is not None
+    before = step_claim(claimed, message)
+    beaten, first = threading.Event(), beat._beat
+
+    def beat_and_say() -> bool:
+        going_on = first()
+        beaten.set()
+        return going_on
+
+    beat._beat = beat_and_say  # type: ignore[method-assign]  # the test waits for the beat
+    beat.start()
+    clock.advance(_THREE_S)  # the renewal reads the attempt's clock 3 s on
+    moment.now += 3.0
+    _settled(later)  # the thread is started, and beats at once
+    assert beaten.wait(10)
+    renewed = beat.stop()
+
+    assert beat._thread.ident is not None and not beat.lost
+    assert renewed is not None
+    after = step_claim(renewed, message)
+    assert before is not None and after is not None
+    assert before.lease_until is not None
+    assert after.lease_until == before.lease_until + _THREE_S  # renewed at the clock's T0 + 3 s
+    stored = find_job(store, message.job_key)
+    assert stored is not None and renewed.etag == stored.etag
