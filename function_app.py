@@ -16,6 +16,7 @@
 import azure.functions as func
 
 from scheduler_lib.config import Settings
+from scheduler_lib.heap import freeze_startup_objects
 from scheduler_lib.housekeeping import DAILY_SCHEDULE
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
@@ -25,6 +26,7 @@ settings = Settings.from_env()
 configure_logging(settings, console=False, export=False)
 runtime = Runtime(settings)
 runtime.keep_metrics_flushed()  # this instance's counters reach its row (GET /api/metrics)
+freeze_startup_objects()  # the startup's objects, out of every full collection's scan
 
 app = func.AsgiFunctionApp(app=runtime.api, http_auth_level=func.AuthLevel.ANONYMOUS)
 

@@ -58,6 +58,7 @@ from devtools.timer_monitor import TimerMonitor
 from scheduler_lib.config import Settings
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import ExecutionQueue, ReceivedMessage
+from scheduler_lib.heap import freeze_startup_objects
 from scheduler_lib.housekeeping import next_daily_run
 from scheduler_lib.logs import configure_logging
 from scheduler_lib.runtime import Runtime
@@ -323,6 +324,7 @@ def serve(
     for thread in threads:
         thread.start()
     threads.append(runtime.keep_metrics_flushed(stop))  # counters to storage, once a minute
+    freeze_startup_objects()  # as function_app.py does
     log.info("API listening on http://%s:%d/api", host, port)
     if on_started:
         on_started()
