@@ -18,46 +18,35 @@ from scheduler_lib.later_calls import LaterCalls
 from scheduler_lib.store import TableStore
 from scheduler_lib.store.jobs import find_job, put_job
 from tests.execution.harness import T0, FakeClock, http_action, make_job
+from tests.support.later import Moved, settled
 
 _THREE_S = timedelta(seconds=3)
 
 
-class _Moment:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _settled(later: LaterCalls) -> None:
-    done = threading.Event()
-    later.after(0, done.set)
-    assert done.wait(10)
-
-
 def _claimed_beat(
-    store: TableStore, clock: FakeClock, later: LaterCalls
-) -> tuple[heartbeat.Heartbeat, ExecutionMessage]:
+    store: TableStore, clock: FakeClock
+) -> tuple[heartbeat.Heartbeat, ExecutionMessage, Moved, LaterCalls]:
+    """A claimed attempt's heartbeat, its first beat asked of a `LaterCalls` on a clock
+    the test moves (that clock, and it, returned)."""
+    moment = Moved()
+    later = LaterCalls(moment)
     job = make_job(store, http_action("http://127.0.0.1:9/"))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
     claimed = put_job(store, lifecycle.with_claim(job, message, "m1", now=T0), etag=job.etag)
     beat = heartbeat.Heartbeat(store, message, "m1", clock, interval=3.0, later=later)
     beat.claim_with(claimed)
-    return beat, message
+    return beat, message, moment, later
 
 
 def test_an_attempt_over_before_its_first_beat_starts_no_thread(
     store: TableStore, clock: FakeClock
 ) -> None:
-    moment = _Moment()
-    later = LaterCalls(moment)
-    beat, message = _claimed_beat(store, clock, later)
+    beat, message, moment, later = _claimed_beat(store, clock)
     beat.start()
     assert later.pending() == 1  # the first beat, asked for
     known = beat.stop()  # the attempt ended before it
     moment.now += 3.0
-    _settled(later)  # the first beat's moment came: it found the heartbeat stopped
+    settled(later)  # the first beat's moment came: it found the heartbeat stopped
 
     assert later.pending() == 0
     assert beat._thread.ident is None  # never started
@@ -68,9 +57,7 @@ def test_an_attempt_over_before_its_first_beat_starts_no_thread(
 def test_an_attempt_still_running_at_its_first_beat_renews_its_lease(
     store: TableStore, clock: FakeClock
 ) -> None:
-    moment = _Moment()
-    later = LaterCalls(moment)
-    beat, message = _claimed_beat(store, clock, later)
+    beat, message, moment, later = _claimed_beat(store, clock)
     claimed = find_job(store, message.job_key)
     assert claimed is not None
     before = step_claim(claimed, message)
@@ -85,7 +72,7 @@ def test_an_attempt_still_running_at_its_first_beat_renews_its_lease(
     beat.start()
     clock.advance(_THREE_S)  # the renewal reads the attempt's clock 3 s on
     moment.now += 3.0
-    _settled(later)  # the thread is started, and beats at once
+    settled(later)  # the thread is started, and beats at once
     assert beaten.wait(10)
     renewed = beat.stop()
 
