@@ -157,7 +157,8 @@ def member_reads(
         return {}
     found = find_jobs(store, keys)
     jobs = {key: job for key, job in found.items() if isinstance(job, JobRecord)}
-    shared = Counter(_collection_key(job) for job in jobs.values())
+    collection_of = {key: _collection_key(job) for key, job in jobs.items()}
+    shared = Counter(collection_of.values())
     names = [name for name, members in shared.items() if members > 1]
     read = pool.run_all(
         [functools.partial(_batch_collection, store, collections, name) for name in names]
@@ -167,13 +168,17 @@ def member_reads(
         for name, collection in zip(names, read, strict=True)
         if isinstance(collection, CollectionRecord)
     }
-    return {key: Known(job, kept.get(_collection_key(job))) for key, job in jobs.items()}
+    return {key: Known(job, kept.get(collection_of[key])) for key, job in jobs.items()}
+
+
+def _collection_names(record: JobRecord) -> tuple[str, str, str]:
+    """The job's collection: subscription, resource group and name, as the user wrote them."""
+    return (record.subscription_id, record.resource_group, record.collection_name)
 
 
 def _collection_key(record: JobRecord) -> tuple[str, ...]:
     """The job's collection as `CollectionReads` keys it."""
-    names = (record.subscription_id, record.resource_group, record.collection_name)
-    return tuple(name.lower() for name in names)
+    return tuple(name.lower() for name in _collection_names(record))
 
 
 def _batch_collection(
@@ -204,8 +209,7 @@ def _runnable(
     if record is not None and message.belongs_to(record.incarnation):
         collection = known.collection if known is not None else None
         if collection is None:
-            names = (record.subscription_id, record.resource_group, record.collection_name)
-            read = functools.partial(get_collection, store, *names)
+            read = functools.partial(get_collection, store, *_collection_names(record))
             with contextlib.suppress(NotFoundError):  # None: the collection is gone
                 collection = (
                     read()
