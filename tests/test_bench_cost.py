@@ -53,7 +53,8 @@ def test_the_idle_line_counts_storage_requests_not_invocation_seconds(
         "count": 10, "bare": 0.01, "received": 10, "missing": 0, "doubled": 0,
         "p50": 0.05, "p99": 0.1,
         "idle": {"host": 6.0, "azurite": 3.0, "counts": idle, "seconds": 60.0},
-        "work": {"host": 1.0, "azurite": 0.5, "counts": work, "seconds": 12.0},
+        "work": {"host": 2.0, "azurite": 0.5, "counts": work, "seconds": 12.0},
+        "from_created": {"host": 4.0, "azurite": 1.5, "counts": work, "seconds": 30.0},
     }  # fmt: skip
     cost.report(result, "test")
     out = capsys.readouterr().out
@@ -62,3 +63,8 @@ def test_the_idle_line_counts_storage_requests_not_invocation_seconds(
     # Per occurrence: (60 + 10) / 10 = 7 requests; idle scaled to the window (12 s of 60):
     # 302 / 5 = 60.4, so 0.96 above idle.
     assert "storage requests per occurrence: 7.00 (0.96 above idle)" in out
+    # The window the report is made of (12 s): host (2.0 - 6.0 * 12 / 60) / 10 = 80 ms...
+    assert "| host (our processes) | 80.00 |" in out
+    # ... and the one opened at the jobs' creation, 30 s: (4.0 - 6.0 * 30 / 60) / 10 = 100 ms.
+    assert "window opened at the jobs' creation (30 s, as until the eleventh step): 100.00" in out
+    assert result["summary"]["host_ms_from_created"] == pytest.approx(100.0)
