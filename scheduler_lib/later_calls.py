@@ -4,9 +4,9 @@ An attempt's heartbeat first renews its lease `lease.HEARTBEAT` (3 s) after the 
 watched, but most attempts are over well before that: an HTTP call of tens of milliseconds
 after a wait of at most 2 s for its second. A thread started per attempt only to wait out
 those 3 s and be stopped costs the attempt ~0.3 ms of CPU (its start and join, more than a
-storage request's signing and parsing), so the heartbeat asks for its first beat here
-instead (`Heartbeat.start`) and starts its thread only if that moment comes while the
-attempt still runs.
+storage request's signing and parsing), so the heartbeat (and a batch's watchdog) asks
+for its first beat here instead (`beats.Beats.start`) and starts its thread only if that
+moment comes while the attempt still runs.
 
 What a call may do: something short (start a thread, set an event). They run one after
 another on the one thread, so a slow call delays the others; one that raises is logged and

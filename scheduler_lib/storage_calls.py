@@ -49,6 +49,9 @@ ADAPTERS = (
     "scheduler_lib.store.storage_",  # storage_pipeline, storage_retries
     "scheduler_lib.store.grouped_writes",
     "scheduler_lib.group_commit",
+    # Only carries a beat for someone else (a heartbeat's, a batch watchdog's): the stage is
+    # theirs, as when each ran its own thread.
+    "scheduler_lib.beats",
 )
 
 _counts: Counter[str] = Counter()

@@ -53,7 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "identity_audiences", "app_settings", "precision", "watchdog_choice", "transport_choice",
      "key_vault_references", "config", "logs",
      "shared_reads", "group_commit", "storage_account", "storage_transport", "response_head",
-     "concurrent_calls", "later_calls", "heap"),
+     "concurrent_calls", "later_calls", "beats", "heap"),
     ("domain", "schedule"),  # the rules, pure
     ("wire",),  # the JSON in and out
     ("store", "actions"),  # the adapters: storage, and the calls a job makes

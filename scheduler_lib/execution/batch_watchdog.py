@@ -20,14 +20,15 @@ watchdog) are not covered: each of those sends its own after a takeover, as alon
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from scheduler_lib.beats import Beats
 from scheduler_lib.domain.messages import ExecutionMessage, batch_json
 from scheduler_lib.execution import lease
 from scheduler_lib.execution.heartbeat import PAST_LEASE
+from scheduler_lib.later_calls import LATER, LaterCalls
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.kept_message import KeptMessage
 from scheduler_lib.timeutil import Clock
@@ -36,10 +37,11 @@ from scheduler_lib.watchdog_choice import WatchdogChoice
 log = logging.getLogger("scheduler.execute")
 
 
-class BatchWatchdog(KeptMessage):
+class BatchWatchdog(KeptMessage, Beats):
     """The one watchdog message of a batch's members (see the module): `covered`, the
     indexes of the members it watches (none of them sends its own); sent at most once, and
-    kept hidden by a beat of its own (every `interval` real seconds) while the members run."""
+    kept hidden by a beat of its own (every `interval` real seconds, its thread started at
+    the first: `beats`) while the members run."""
 
     def __init__(
         self,
@@ -47,13 +49,13 @@ class BatchWatchdog(KeptMessage):
         messages: Sequence[ExecutionMessage],
         clock: Clock,
         interval: float = lease.HEARTBEAT,
+        later: LaterCalls = LATER,
     ) -> None:
-        super().__init__(queue, clock, PAST_LEASE)
-        self.messages, self.interval = messages, interval
+        KeptMessage.__init__(self, queue, clock, PAST_LEASE)
+        Beats.__init__(self, interval, name="batch-watchdog", later=later)
+        self.messages = messages
         self.covered: frozenset[int] = frozenset()
-        self.start: datetime | None = None  # the latest second a covered member waits for
-        self._stop = threading.Event()
-        self._beat = threading.Thread(target=self._run, name="batch-watchdog", daemon=True)
+        self.latest: datetime | None = None  # the latest second a covered member waits for
 
     @contextmanager
     def kept(self, choice: WatchdogChoice, *, horizon: timedelta) -> Iterator[None]:
@@ -62,9 +64,7 @@ class BatchWatchdog(KeptMessage):
         try:
             yield
         finally:
-            self._stop.set()
-            if self._beat.is_alive():
-                self._beat.join()  # a beat in progress ends first
+            self.stop_beats()  # a beat in progress ends first
 
     def send(self, choice: WatchdogChoice, *, horizon: timedelta) -> None:
         """With `claim`, send it for every member that is not itself a watchdog (those are
@@ -81,15 +81,15 @@ class BatchWatchdog(KeptMessage):
         if not covered:
             return
         starts = [self.messages[i].start_at for i in covered]
-        self.start = max((start for start in starts if start is not None), default=None)
+        self.latest = max((start for start in starts if start is not None), default=None)
         watching = [self.messages[i].watching(before_claim=True) for i in sorted(covered)]
-        self.send_once(batch_json(watching), start=self.start)
+        self.send_once(batch_json(watching), start=self.latest)
         self.covered = frozenset(covered)
-        self._beat.start()
+        self.start()
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            try:
-                self.keep_hidden(start=self.start)
-            except Exception:  # storage unreachable: the next beat tries again
-                log.warning("batch watchdog not kept hidden", exc_info=True)
+    def _beat(self) -> bool:
+        try:
+            self.keep_hidden(start=self.latest)
+        except Exception:  # storage unreachable: the next beat tries again
+            log.warning("batch watchdog not kept hidden", exc_info=True)
+        return True

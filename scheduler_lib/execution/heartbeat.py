@@ -22,7 +22,7 @@ where its watchdog used to run the occurrence as unclaimed and the worker's own 
 ended as a Duplicate.
 
 The renewal runs on a thread of its own, since the attempt's own thread is inside the
-action (an HTTP call of up to 60 s), started at the first beat (`later_calls`: most
+action (an HTTP call of up to 60 s), started at the first beat (`beats`: most
 attempts end before it, and start none); it extends the lease of the claim this worker holds
 in the job as this worker last wrote it (its claim, then its last renewal: no read), and
 writes it ETag-conditionally, so it never undoes another writer's change (read again and
@@ -47,6 +47,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 
+from scheduler_lib.beats import Beats
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.executor_state import executor_state, step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
@@ -125,12 +126,13 @@ class Watchdog(KeptMessage):
         self.send_once(watching.to_json(), start=claim_at)
 
 
-class Heartbeat:
+class Heartbeat(Beats):
     """Renews a claim's lease every `interval` seconds (real time) until stopped, once the
     attempt is `claimed` (an early delivery is claimed at its second `claim_at`, after the
     wait). Its own `watchdog` (none for a batch's member: the batch keeps its own) is sent
     with the first renewal that succeeds if it was not at the start (`heartbeat` choice),
-    and kept hidden past each renewed lease, or the wait's."""
+    and kept hidden past each renewed lease, or the wait's. Its thread starts at the first
+    beat (`beats`)."""
 
     def __init__(
         self,
@@ -143,27 +145,14 @@ class Heartbeat:
         claim_at: datetime | None = None,
         later: LaterCalls = LATER,
     ) -> None:
+        super().__init__(interval, name="heartbeat", later=later)
         self.store, self.message, self.message_id = store, message, message_id
-        self.clock, self.interval, self.watchdog = clock, interval, watchdog
+        self.clock, self.watchdog = clock, watchdog
         self.claim_at = claim_at
         self.lost = False
         self.claimed = threading.Event()
         #: The job as this worker last wrote it (`claim_with`, then each renewal).
         self.known: JobRecord | None = None
-        self._stop, self._lock, self._later = threading.Event(), threading.Lock(), later
-        self._thread = threading.Thread(
-            target=self._run, args=(0.0,), name="heartbeat", daemon=True
-        )
-
-    def start(self) -> None:
-        """Beat every `interval` from now; the thread starts at the first beat (`later_calls`),
-        so an attempt over before it (most) starts none."""
-        self._later.after(self.interval, self._launch)
-
-    def _launch(self) -> None:
-        with self._lock:  # never once stopped: `stop` waits for a launch under way
-            if not self._stop.is_set():
-                self._thread.start()
 
     def claim_with(self, record: JobRecord | None) -> None:
         """The attempt is claimed, `record` being the job as the claim wrote it (the first
@@ -174,19 +163,8 @@ class Heartbeat:
     def stop(self) -> JobRecord | None:
         """Stop renewing, a renewal in progress ended first; the job as this worker last wrote
         it (None: claim lost, or a beat failed), so its update does not fail on that ETag."""
-        self._stop.set()
-        with self._lock:
-            started = self._thread.ident is not None
-        if started:
-            self._thread.join()
+        self.stop_beats()
         return None if self.lost else self.known
-
-    def _run(self, first: float | None = None) -> None:
-        """Beat every `interval` until stopped, the first after `first` (0 when launched at
-        its time, `_launch`)."""
-        wait = self.interval if first is None else first
-        while not self._stop.wait(wait) and self._beat():
-            wait = self.interval
 
     def _beat(self) -> bool:
         """One beat; False once the claim is this worker's no longer (no more beats)."""

@@ -1,8 +1,9 @@
-"""The heartbeat's thread starts at its first beat (`Heartbeat.start` asks `later_calls` for
-it), not when the attempt starts: an attempt over before that beat (most: an HTTP call of
-tens of milliseconds) starts no thread, and one still running then beats as before.
+"""The heartbeat's thread starts at its first beat (`beats.Beats.start` asks `later_calls`
+for it), not when the attempt starts: an attempt over before that beat (most: an HTTP call of
+tens of milliseconds) starts no thread, and one still running then beats as before. The same
+for a batch's watchdog (`BatchWatchdog`), which beats by the same mechanism.
 
-Real Azurite tables. The heartbeat's first beat is asked of an instance of `LaterCalls`
+Real Azurite tables and queue. The heartbeat's first beat is asked of an instance of `LaterCalls`
 that reads a clock the test moves, so when it falls due is the test's to say; the test
 waits on an event the later thread sets after it, never on a sleep."""
 
@@ -14,9 +15,12 @@ from datetime import timedelta
 from scheduler_lib.domain.executor_state import step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import heartbeat, lifecycle
+from scheduler_lib.execution.batch_watchdog import BatchWatchdog
 from scheduler_lib.later_calls import LaterCalls
 from scheduler_lib.store import TableStore
+from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.jobs import find_job, put_job
+from scheduler_lib.watchdog_choice import WatchdogChoice
 from tests.execution.harness import T0, FakeClock, http_action, make_job
 from tests.support.later import Moved, settled
 
@@ -84,3 +88,51 @@ def test_an_attempt_still_running_at_its_first_beat_renews_its_lease(
     assert after.lease_until == before.lease_until + _THREE_S  # renewed at the clock's T0 + 3 s
     stored = find_job(store, message.job_key)
     assert stored is not None and renewed.etag == stored.etag
+
+
+def _batch_watchdog(
+    queue: ExecutionQueue, clock: FakeClock
+) -> tuple[BatchWatchdog, Moved, LaterCalls]:
+    """A batch of two on-time members' watchdog, its first beat asked of a `LaterCalls` on
+    a clock the test moves."""
+    moment = Moved()
+    later = LaterCalls(moment)
+    members = [ExecutionMessage.scheduled(f"Sub-1/rg/coll/j{i}", T0, 1) for i in range(2)]
+    return BatchWatchdog(queue, members, clock, interval=3.0, later=later), moment, later
+
+
+def test_a_batch_over_before_its_first_beat_starts_no_watchdog_thread(
+    queue: ExecutionQueue, clock: FakeClock
+) -> None:
+    shared, moment, later = _batch_watchdog(queue, clock)
+    with shared.kept(WatchdogChoice.CLAIM, horizon=_THREE_S):
+        assert shared.covered == {0, 1} and shared.sent is not None
+        sent = shared.sent
+        assert later.pending() == 1  # the first beat, asked for
+    moment.now += 3.0
+    settled(later)  # the first beat's moment came: it found the watchdog stopped
+
+    assert shared._thread.ident is None  # never started
+    assert shared.sent is sent  # never kept hidden again: no queue update
+
+
+def test_a_batch_still_running_at_its_first_beat_keeps_its_watchdog_hidden(
+    queue: ExecutionQueue, clock: FakeClock
+) -> None:
+    shared, moment, later = _batch_watchdog(queue, clock)
+    beaten, first = threading.Event(), shared._beat
+
+    def beat_and_say() -> bool:
+        going_on = first()
+        beaten.set()
+        return going_on
+
+    shared._beat = beat_and_say  # type: ignore[method-assign]  # the test waits for the beat
+    with shared.kept(WatchdogChoice.CLAIM, horizon=_THREE_S):
+        sent = shared.sent
+        moment.now += 3.0
+        settled(later)  # the thread is started, and beats at once
+        assert beaten.wait(10)
+    assert shared._thread.ident is not None
+    assert sent is not None and shared.sent is not None
+    assert shared.sent.id == sent.id and shared.sent.pop_receipt != sent.pop_receipt  # updated
