@@ -3,13 +3,15 @@
 Per chunk: read its jobs (up to 14 of a collection in one query, the queries in
 parallel), write the rows of the next occurrences they are expected to need in table
 transactions, send the occurrences they are expected to send that become visible in the
-same second as one queue message (`batch.py`), handle each job (`dispatch_read_job`: send
-what no batch carried, advance, collect its old rows) or parked message, then delete the
-collected rows in transactions.
-That saves two round trips per job over writing and deleting rows one by one, and keeps
-the order that makes a tick safe: a job's next row exists before the job points at it, and
-its old row goes only after it moved on. A failure of either batch is not a failure of the
-tick: the jobs then write their own rows, or the next tick drops the leftovers as stale.
+same second as one queue message (`batch.py`), advance the jobs those batches carried the
+message of in transactions (a collection's jobs together: `_advance_together`), handle
+each job (`dispatch_read_job`: send what no batch carried, advance what was not advanced,
+collect its old rows) or parked message, then delete the collected rows in transactions.
+That saves three round trips per job over writing rows, jobs and deletions one by one, and
+keeps the order that makes a tick safe: a job's message is sent and its next row exists
+before the job points past it, and its old row goes only after it moved on. A failure of
+any of these batches is not a failure of the tick: the jobs then write their own rows and
+advance themselves, or the next tick drops the leftovers as stale.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from datetime import datetime
 
 from scheduler_lib.dispatch.batch import send_batches
 from scheduler_lib.dispatch.context import Counts, TickContext
-from scheduler_lib.dispatch.job import dispatch_read_job, expected_next_row
+from scheduler_lib.dispatch.job import dispatch_read_job, expected_advance, expected_next_row
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import ExecutionMessage
@@ -32,6 +34,7 @@ from scheduler_lib.store import (
     add_due_rows,
     find_jobs,
     remove_due_rows,
+    replace_jobs,
 )
 from scheduler_lib.timeutil import iso_z
 
@@ -59,6 +62,7 @@ def dispatch_chunk(
     prewritten = _prewrite(ctx, read)
     in_batches, counts.queue_sends = send_batches(ctx, read, pool)
     ctx = replace(ctx, prewritten=prewritten, sent_in_batches=in_batches)
+    ctx = replace(ctx, advanced_together=_advance_together(ctx, read))
     tasks: list[Task] = [
         (rows, _bind(_task, ctx, jobs[key], rows) if key is not None else
          _bind(_send_parked, ctx, rows[0]))
@@ -117,6 +121,39 @@ def _prewrite(
         logger.warning("batched due-index write failed; writing row by row", exc_info=True)
         expected = set()
     return frozenset(expected)
+
+
+def _advance_together(
+    ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]
+) -> dict[tuple[str, datetime], tuple[str, JobRecord]]:
+    """Advance together (`store.replace_jobs`: a transaction per collection, where each
+    task's own write waited for a round of the few that overlapped it) the jobs whose task
+    would only advance them past an occurrence a batch sent, their next row written
+    (`expected_advance`); each written one by job and occurrence, with the ETag it was read
+    with. A job not written here (changed meanwhile, storage failing) is advanced by its
+    task as before, which reads it again if it must."""
+    planned: list[tuple[JobRecord, str, datetime, JobRecord]] = []
+    for job, rows in jobs:
+        if not isinstance(job, JobRecord) or job.etag is None:
+            continue
+        try:
+            expected = expected_advance(ctx, job, rows)
+        except Exception:  # e.g. a definition that no longer parses: its own task fails alone
+            continue
+        if expected is not None:
+            planned.append((job, job.etag, *expected))
+    if not planned:
+        return {}
+    try:
+        written = replace_jobs(ctx.store, [(moved, etag) for _, etag, _, moved in planned])
+    except Exception:
+        logger.warning("advancing jobs together failed; each advances alone", exc_info=True)
+        return {}
+    return {
+        (job.key, due): (etag, saved)
+        for (job, etag, due, _), saved in zip(planned, written, strict=True)
+        if saved is not None
+    }
 
 
 def _remove_handled(ctx: TickContext) -> None:

@@ -66,7 +66,8 @@ class TickContext:
     expects in transactions first (`prewritten`: a job advanced to one of them needs no write
     of its own) and collects the rows it is done with (`remove_row`) to delete them in
     transactions afterwards (`take_removals`). Without `batched` (the API's `dispatch_now`)
-    each row is removed at once. It batches its sends too: `sent_in_batches`."""
+    each row is removed at once. It batches its sends too (`sent_in_batches`), and the
+    advances that follow them (`advanced_together`)."""
 
     store: TableStore
     queue: ExecutionQueue
@@ -80,6 +81,12 @@ class TickContext:
     #: Messages the chunk sent in batches before its jobs' tasks ran (`batch.py`): a task
     #: does not send one of these again.
     sent_in_batches: frozenset[ExecutionMessage] = frozenset()
+    #: Jobs the chunk advanced together before their tasks ran (`chunk.py`), by job key and
+    #: the occurrence they were advanced past: the ETag each was read with, and the job as
+    #: written. A task whose job is that one takes it as its own advance.
+    advanced_together: Mapping[tuple[str, datetime], tuple[str, JobRecord]] = field(
+        default_factory=dict
+    )
     #: Takes what the tick decides about occurrences (a postponement: `Outcome.MISSED`).
     observe: Observer = ignore
     _removals: list[DueRow] = field(default_factory=list)

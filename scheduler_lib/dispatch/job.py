@@ -13,7 +13,11 @@ The order of writes is what makes a tick safe to crash, repeat or race:
 
 Step 1 may have been done before the job's task ran: occurrences that become visible in
 the same second are sent by the chunk as one batch message first (`batch.py`); `_send` then
-skips a message identical to one a batch carried, and does the rest as for any other.
+skips a message identical to one a batch carried, and does the rest as for any other. Steps
+2 and 3 may have been too, in that order: the chunk writes the next rows it expects in
+transactions (`prewritten`), then advances together the jobs whose message a batch carried
+and whose next row is written (`expected_advance`, `advanced_together`); `_send` takes such
+an advance as its own when it is of the job as its task read it.
 
 A crash after 1 re-sends the same message next tick; after 2 leaves a harmless stale row;
 after 3 leaves the old row, which the next tick finds stale and drops. The job never
@@ -106,12 +110,22 @@ def _send(
     )
 
     def advance(current: JobRecord) -> JobRecord:
-        return advanced(current, row.due, current.schedule)
+        return _advanced(current, row)
 
-    stored, won = advance_job(ctx, job, row, counts, advance)
+    stored: JobRecord | None
+    together = ctx.advanced_together.get((job.key, row.due))
+    if together is not None and together[0] == job.etag:  # the chunk wrote this very advance
+        stored, won = together[1], True
+    else:
+        stored, won = advance_job(ctx, job, row, counts, advance)
     if won:
         ctx.remove_row(row)
     return stored, won
+
+
+def _advanced(job: JobRecord, row: DueRow) -> JobRecord:
+    """`job` moved past the occurrence of `row`, which it sent."""
+    return advanced(job, row.due, job.schedule)
 
 
 def _message(job: JobRecord, row: DueRow, send: Send) -> ExecutionMessage:
@@ -145,6 +159,25 @@ def expected_message(
         return None
     row, send = planned
     return _message(job, row, send), send.start
+
+
+def expected_advance(
+    ctx: TickContext, job: JobRecord, rows: list[DueRow]
+) -> tuple[datetime, JobRecord] | None:
+    """The occurrence this job's task would advance it past first, and the job so advanced,
+    for the chunk to write with the others of its collection before the tasks run
+    (`chunk.py`). Only where the order of a tick's writes already holds without the task: its
+    message went in a batch (`sent_in_batches`) and its next occurrence's row is written
+    (`prewritten`); None otherwise (its task advances it, as any other)."""
+    planned = _first_send(ctx, job, rows)
+    if planned is None or _message(job, *planned) not in ctx.sent_in_batches:
+        return None
+    row = planned[0]
+    moved = _advanced(job, row)
+    nxt = moved.next_execution_time
+    if nxt is not None and (nxt <= row.due or (job.key, nxt) not in ctx.prewritten):
+        return None
+    return row.due, moved
 
 
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, stale: Stale, counts: Counts) -> None:

@@ -74,7 +74,7 @@ from scheduler_lib.store.history_purge import (
     request_history_purge,
 )
 from scheduler_lib.store.job_reads import JOBS_PER_READ, find_jobs, read_jobs
-from scheduler_lib.store.jobs import enabled_jobs, find_job, get_job, put_job
+from scheduler_lib.store.jobs import enabled_jobs, find_job, get_job, put_job, replace_jobs
 from scheduler_lib.store.metrics_rows import (
     INSTANCE_PREFIX,
     RETIRED,
@@ -166,6 +166,7 @@ __all__ = [
     "remove_due_rows",
     "remove_incarnation_row",
     "renew_shard",
+    "replace_jobs",
     "request_history_purge",
     "retry_lost_races",
     "save_dispatcher_state",

@@ -34,7 +34,7 @@ from azure.core.exceptions import (
 )
 from azure.data.tables import TableClient, TableTransactionError, UpdateMode
 
-from scheduler_lib.group_commit import AGAIN, GroupCommit, Outcome
+from scheduler_lib.group_commit import AGAIN, MAX_OPERATIONS, MAX_WEIGHT, GroupCommit, Outcome
 from scheduler_lib.store.tables import etag_kwargs, write_entity
 
 #: One write: the entity and the ETag it is conditional on (None: an upsert).
@@ -76,6 +76,36 @@ def write_grouped(
         condition=etag,
         superseded=_superseded,
     )
+
+
+def write_together(table: TableClient, writes: list[Write]) -> list[Meta | BaseException]:
+    """Each write's metadata or error, the writes (of one partition, one per row) sent in
+    as few transactions as they fit (`group_commit`'s limits): what `write_grouped` would
+    give each had they all waited behind one in flight, for a caller that holds them all at
+    once (the dispatcher's chunk, `dispatch.chunk`). A round that fails at one write settles
+    that one and sends the others again; no answer at all is every write's error."""
+
+    def send_one(write: Write) -> Meta:
+        return write_entity(table, write[0], etag=write[1], create_only=False)
+
+    outcomes: list[Outcome[Meta]] = [AGAIN] * len(writes)
+    weights = [len(json.dumps(w[0], default=str)) + _PART_OVERHEAD for w in writes]
+    pending = list(range(len(writes)))
+    while pending:
+        batch, weight = [pending[0]], weights[pending[0]]
+        for index in pending[1:MAX_OPERATIONS]:
+            if weight + weights[index] > MAX_WEIGHT:
+                break
+            batch.append(index)
+            weight += weights[index]
+        try:
+            answers = _transaction(table, send_one, [writes[i] for i in batch])
+        except Exception as exc:  # no answer: none of them is known to be written
+            answers = [exc] * len(batch)
+        for index, answer in zip(batch, answers, strict=True):
+            outcomes[index] = answer
+        pending = [i for i in pending if outcomes[i] is AGAIN]
+    return [o for o in outcomes if isinstance(o, (dict, BaseException))]  # none is AGAIN now
 
 
 def _superseded(write: Write) -> Exception:

@@ -24,7 +24,7 @@ from azure.core.exceptions import ResourceNotFoundError
 
 from scheduler_lib.domain import Bookkeeping, JobDefinition, JobRecord, JobState, collection_key
 from scheduler_lib.store.entity import Entity, EntityValue
-from scheduler_lib.store.grouped_writes import write_grouped
+from scheduler_lib.store.grouped_writes import Write, write_grouped, write_together
 from scheduler_lib.store.partition_counter import (
     COUNTED_ROWS,
     COUNTER_ROW,
@@ -216,6 +216,27 @@ def put_job(
         else:
             meta = write_entity(table, _to_entity(record), etag=etag, create_only=False)
     return replace(record, etag=meta.get("etag"))
+
+
+def replace_jobs(store: TableStore, writes: list[tuple[JobRecord, str]]) -> list[JobRecord | None]:
+    """Replace jobs, each conditional on its ETag (the job as it was read), those of one
+    collection together in as few transactions as they fit (`grouped_writes.write_together`):
+    each job as written, with its new ETag, or None where its write failed (changed
+    meanwhile, deleted, storage failing; a write without an answer may have been applied).
+    For a caller that holds many writes at once (the dispatcher's chunk): one transaction
+    per collection where each write through `put_job` waits for its own round."""
+    table = store.table(TABLE)
+    entities = [_to_entity(record) for record, _ in writes]
+    by_partition: dict[str, list[int]] = {}
+    for index, (record, _) in enumerate(writes):
+        by_partition.setdefault(record.collection_key, []).append(index)
+    written: list[JobRecord | None] = [None] * len(writes)
+    for indexes in by_partition.values():
+        sent: list[Write] = [(dict(entities[i]), writes[i][1]) for i in indexes]
+        for index, outcome in zip(indexes, write_together(table, sent), strict=True):
+            if isinstance(outcome, dict):
+                written[index] = replace(writes[index][0], etag=outcome.get("etag"))
+    return written
 
 
 def delete_job(store: TableStore, record: JobRecord, *, etag: str | None = None) -> None:
