@@ -70,8 +70,8 @@ from scheduler_lib.storage_calls import COUNTING_CPU, LOCAL_HOST_CPU  # noqa: E4
 #: dispatcher's tick a minute ahead (`dispatch.shard.LOOK_AHEAD`) that sends their first
 #: occurrences, with half a minute to spare for a late tick. Opening it as soon as the jobs
 #: were created (up to `--margin` seconds earlier) only adds idle time, and the error of
-#: the idle rate scaled to it: 200 s of a host idling at 12-34 ms a second is 8-23 ms per
-#: occurrence of 300 taken off, as much as what is measured.
+#: the idle rate scaled to it: 200 s of a host idling at ~12 ms a second is ~8 ms per
+#: occurrence of 300 taken off, nearly as much as what is measured.
 WINDOW_LEAD = timedelta(seconds=90)
 
 BARE_WORK = """

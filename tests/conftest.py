@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from devtools.azurite import Azurite, start_azurite
+from scheduler_lib import storage_calls
 from scheduler_lib.config import Settings
 from scheduler_lib.store.execution_queue import ExecutionQueue
 from scheduler_lib.store.tables import TableStore
@@ -43,6 +45,18 @@ def settings(azurite: Azurite) -> Settings:
 @pytest.fixture
 def store(settings: Settings) -> TableStore:
     """A TableStore over the test's own (prefixed) tables in Azurite, tables created."""
+    store = TableStore(settings)
+    store.ensure_tables()
+    return store
+
+
+@pytest.fixture
+def counted_store(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> TableStore:
+    """`store`'s tables through a TableStore whose requests are counted by stage, by the
+    cost benchmark's hook (`storage_calls`, read with `storage_calls.snapshot()`)."""
+    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
     store = TableStore(settings)
     store.ensure_tables()
     return store

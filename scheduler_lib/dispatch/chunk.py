@@ -17,10 +17,11 @@ advance themselves, or the next tick drops the leftovers as stale.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
+from typing import TypeVar
 
 from scheduler_lib.dispatch.batch import send_batches
 from scheduler_lib.dispatch.context import Counts, TickContext
@@ -39,6 +40,8 @@ from scheduler_lib.store import (
 from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger("scheduler_lib.dispatch.tick")
+
+T = TypeVar("T")
 
 #: Jobs per chunk: as many as one transaction holds, if their rows share a minute.
 CHUNK = TRANSACTION_LIMIT
@@ -99,22 +102,32 @@ def _task(ctx: TickContext, job: Read, rows: list[DueRow]) -> Counts:
     return dispatch_read_job(ctx, job, rows)
 
 
+def _expected(
+    ctx: TickContext,
+    jobs: list[tuple[Read, list[DueRow]]],
+    expect: Callable[[TickContext, JobRecord, list[DueRow]], T | None],
+) -> Iterator[tuple[JobRecord, T]]:
+    """Each job read and what `expect` says its task will do first, where that is the usual
+    case (not None). A job `expect` raises for (a definition that no longer parses) is left
+    to its own task, which fails alone."""
+    for job, rows in jobs:
+        if not isinstance(job, JobRecord):
+            continue
+        try:
+            expected = expect(ctx, job, rows)
+        except Exception:
+            continue
+        if expected is not None:
+            yield job, expected
+
+
 def _prewrite(
     ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]
 ) -> frozenset[tuple[str, datetime]]:
     """Write, in transactions, the next-occurrence rows the jobs are expected to need (each
     job's row is still written before the job points at it); returns those written. If that
     fails, none: each job writes its own row as it advances."""
-    expected: set[tuple[str, datetime]] = set()
-    for job, rows in jobs:
-        if not isinstance(job, JobRecord):
-            continue
-        try:
-            nxt = expected_next_row(ctx, job, rows)
-        except Exception:  # e.g. a definition that no longer parses: its own task fails alone
-            continue
-        if nxt is not None:
-            expected.add((job.key, nxt))
+    expected = {(job.key, nxt) for job, nxt in _expected(ctx, jobs, expected_next_row)}
     try:
         add_due_rows(ctx.store, expected)
     except Exception:
@@ -132,16 +145,11 @@ def _advance_together(
     (`expected_advance`); each written one by job and occurrence, with the ETag it was read
     with. A job not written here (changed meanwhile, storage failing) is advanced by its
     task as before, which reads it again if it must."""
-    planned: list[tuple[JobRecord, str, datetime, JobRecord]] = []
-    for job, rows in jobs:
-        if not isinstance(job, JobRecord) or job.etag is None:
-            continue
-        try:
-            expected = expected_advance(ctx, job, rows)
-        except Exception:  # e.g. a definition that no longer parses: its own task fails alone
-            continue
-        if expected is not None:
-            planned.append((job, job.etag, *expected))
+    planned = [
+        (job, job.etag, due, moved)
+        for job, (due, moved) in _expected(ctx, jobs, expected_advance)
+        if job.etag is not None
+    ]
     if not planned:
         return {}
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -30,13 +29,6 @@ DUE = T0 + timedelta(seconds=30)
 NEXT = DUE + timedelta(hours=1)
 
 
-@pytest.fixture
-def counted(settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> TableStore:
-    """A store on the same tables, its requests counted."""
-    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
-    return TableStore(settings)
-
-
 def _job_writes(before: Counter[str]) -> Counter[str]:
     """Requests to the jobs table since `before`, by method (`batch POST`: a transaction)."""
     made = Counter(storage_calls.snapshot()) - before
@@ -48,13 +40,13 @@ def _job_writes(before: Counter[str]) -> Counter[str]:
 
 
 def test_a_collection_s_jobs_sent_in_one_batch_are_advanced_in_one_transaction(
-    store: TableStore, counted: TableStore, settings: Settings
+    store: TableStore, counted_store: TableStore, settings: Settings
 ) -> None:
     jobs = make_jobs(store, 20, DUE)
     queue = RecordingQueue(settings).ready()
     before = Counter(storage_calls.snapshot())
 
-    report = run_tick(counted, queue, settings, now=T0)
+    report = run_tick(counted_store, queue, settings, now=T0)
 
     assert (report.messages_sent, report.queue_sends) == (20, 1)
     # One transaction of their advances, where each task's own write made 3-20 requests
@@ -67,7 +59,7 @@ def test_a_collection_s_jobs_sent_in_one_batch_are_advanced_in_one_transaction(
 
 
 def test_a_job_changed_after_the_chunk_read_it_is_advanced_by_its_task(
-    store: TableStore, counted: TableStore, settings: Settings
+    store: TableStore, counted_store: TableStore, settings: Settings
 ) -> None:
     """The executor claims one of the occurrences as soon as its batch is sent, before the
     chunk advances the jobs: that job's write fails (its ETag changed), the others are
@@ -85,7 +77,7 @@ def test_a_job_changed_after_the_chunk_read_it_is_advanced_by_its_task(
     queue = RecordingQueue(settings, on_send=executor_claims).ready()
     before = Counter(storage_calls.snapshot())
 
-    report = run_tick(counted, queue, settings, now=T0)
+    report = run_tick(counted_store, queue, settings, now=T0)
 
     assert (report.messages_sent, report.queue_sends) == (5, 1)
     assert report.job_entities_read == 6  # the five, and the claimed one again

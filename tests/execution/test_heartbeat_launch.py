@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
+from scheduler_lib.beats import Beats
 from scheduler_lib.domain.executor_state import step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
 from scheduler_lib.execution import heartbeat, lifecycle
@@ -42,6 +43,19 @@ def _claimed_beat(
     return beat, message, moment, later
 
 
+def _told_of_beats(beats: Beats) -> threading.Event:
+    """An event set once `beats` made a beat (the test waits for it, not for a time)."""
+    beaten, first = threading.Event(), beats._beat
+
+    def beat_and_say() -> bool:
+        going_on = first()
+        beaten.set()
+        return going_on
+
+    beats._beat = beat_and_say  # type: ignore[method-assign]  # the test waits for the beat
+    return beaten
+
+
 def test_an_attempt_over_before_its_first_beat_starts_no_thread(
     store: TableStore, clock: FakeClock
 ) -> None:
@@ -65,14 +79,7 @@ def test_an_attempt_still_running_at_its_first_beat_renews_its_lease(
     claimed = find_job(store, message.job_key)
     assert claimed is not None
     before = step_claim(claimed, message)
-    beaten, first = threading.Event(), beat._beat
-
-    def beat_and_say() -> bool:
-        going_on = first()
-        beaten.set()
-        return going_on
-
-    beat._beat = beat_and_say  # type: ignore[method-assign]  # the test waits for the beat
+    beaten = _told_of_beats(beat)
     beat.start()
     clock.advance(_THREE_S)  # the renewal reads the attempt's clock 3 s on
     moment.now += 3.0
@@ -120,14 +127,7 @@ def test_a_batch_still_running_at_its_first_beat_keeps_its_watchdog_hidden(
     queue: ExecutionQueue, clock: FakeClock
 ) -> None:
     shared, moment, later = _batch_watchdog(queue, clock)
-    beaten, first = threading.Event(), shared._beat
-
-    def beat_and_say() -> bool:
-        going_on = first()
-        beaten.set()
-        return going_on
-
-    shared._beat = beat_and_say  # type: ignore[method-assign]  # the test waits for the beat
+    beaten = _told_of_beats(shared)
     with shared.kept(WatchdogChoice.CLAIM, horizon=_THREE_S):
         sent = shared.sent
         moment.now += 3.0

@@ -12,12 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
-
-import pytest
 
 from scheduler_lib import storage_calls
-from scheduler_lib.config import Settings
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.domain.executor_state import step_claim
 from scheduler_lib.domain.messages import ExecutionMessage
@@ -41,14 +37,6 @@ class Requests:
         return methods
 
 
-@pytest.fixture
-def counted(settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> TableStore:
-    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
-    store = TableStore(settings)
-    store.ensure_tables()
-    return store
-
-
 def _claimed(store: TableStore) -> tuple[ExecutionMessage, JobRecord]:
     job = make_job(store, http_action("http://127.0.0.1:9/"))
     message = ExecutionMessage.scheduled(job.key, T0, 1)
@@ -64,10 +52,10 @@ def _lease(store: TableStore, message: ExecutionMessage) -> object:
     return claim.lease_until
 
 
-def test_beats_renew_from_the_job_in_hand_one_write_each(counted: TableStore) -> None:
-    message, record = _claimed(counted)
+def test_beats_renew_from_the_job_in_hand_one_write_each(counted_store: TableStore) -> None:
+    message, record = _claimed(counted_store)
     clock = FakeClock(T0 + timedelta(seconds=3), tick=timedelta(seconds=3))
-    beat = heartbeat.Heartbeat(counted, message, "m1", clock)
+    beat = heartbeat.Heartbeat(counted_store, message, "m1", clock)
     beat.claim_with(record)
     requests = Requests()
 
@@ -76,35 +64,37 @@ def test_beats_renew_from_the_job_in_hand_one_write_each(counted: TableStore) ->
 
     assert requests.take() == {"PUT": 3}  # no read
     assert not beat.lost and beat.known is not None
-    assert _lease(counted, message) == T0 + timedelta(seconds=9) + lease.LEASE
-    written = find_job(counted, message.job_key)
+    assert _lease(counted_store, message) == T0 + timedelta(seconds=9) + lease.LEASE
+    written = find_job(counted_store, message.job_key)
     assert written is not None and beat.known.etag == written.etag
 
 
-def test_after_another_writer_it_reads_again_and_keeps_their_change(counted: TableStore) -> None:
-    message, record = _claimed(counted)
-    theirs = put_job(counted, replace(record, state="Disabled"), etag=record.etag)
+def test_after_another_writer_it_reads_again_and_keeps_their_change(
+    counted_store: TableStore,
+) -> None:
+    message, record = _claimed(counted_store)
+    theirs = put_job(counted_store, replace(record, state="Disabled"), etag=record.etag)
     clock = FakeClock(T0 + timedelta(seconds=3), tick=timedelta(0))
     requests = Requests()
 
-    renewed = heartbeat.renew(counted, message, "m1", clock, known=record)  # stale in hand
+    renewed = heartbeat.renew(counted_store, message, "m1", clock, known=record)  # stale in hand
 
     assert renewed is not None and renewed.state == "Disabled"
     assert requests.take() == {"PUT": 2, "GET": 1}  # the failed write, the read, the write
-    assert _lease(counted, message) == T0 + timedelta(seconds=3) + lease.LEASE
+    assert _lease(counted_store, message) == T0 + timedelta(seconds=3) + lease.LEASE
     assert theirs.etag != renewed.etag
 
 
-def test_a_claim_another_worker_took_is_lost(counted: TableStore) -> None:
-    message, record = _claimed(counted)
-    put_job(counted, lifecycle.with_claim(record, message, "w9", now=T0), etag=record.etag)
-    beat = heartbeat.Heartbeat(counted, message, "m1", FakeClock(T0 + timedelta(seconds=3)))
+def test_a_claim_another_worker_took_is_lost(counted_store: TableStore) -> None:
+    message, record = _claimed(counted_store)
+    put_job(counted_store, lifecycle.with_claim(record, message, "w9", now=T0), etag=record.etag)
+    beat = heartbeat.Heartbeat(counted_store, message, "m1", FakeClock(T0 + timedelta(seconds=3)))
     beat.claim_with(record)
 
     beat._stop = _Beats(2)  # type: ignore[assignment]
     beat._run()
 
     assert beat.lost
-    now = find_job(counted, message.job_key)
+    now = find_job(counted_store, message.job_key)
     assert now is not None
     assert step_claim(now, message).message_id == "w9"  # type: ignore[union-attr]  # claimed

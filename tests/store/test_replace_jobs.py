@@ -10,12 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
-
-import pytest
 
 from scheduler_lib import storage_calls
-from scheduler_lib.config import Settings
 from scheduler_lib.domain import JobDefinition, JobRecord
 from scheduler_lib.store import replace_jobs
 from scheduler_lib.store.jobs import delete_job, find_job, put_job
@@ -28,14 +24,6 @@ LATER = datetime(2026, 3, 4, 10, 0, tzinfo=UTC)
 def _job(name: str, collection: str) -> JobRecord:
     definition = {"action": {"type": "Http", "request": {"uri": "http://x", "method": "GET"}}}
     return JobRecord("Sub", "RG", collection, name, JobDefinition(definition), CREATED)
-
-
-@pytest.fixture
-def counted(settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> TableStore:
-    monkeypatch.setenv(storage_calls.COUNT_CALLS_SETTING, str(tmp_path / "calls.json"))
-    store = TableStore(settings)
-    store.ensure_tables()
-    return store
 
 
 def _stored(store: TableStore, count: int, collection: str) -> list[JobRecord]:
@@ -57,45 +45,46 @@ def _moved(jobs: list[JobRecord]) -> list[tuple[JobRecord, str]]:
     return [(replace(job, next_execution_time=LATER), job.etag or "") for job in jobs]
 
 
-def test_each_collection_s_jobs_are_one_transaction(counted: TableStore) -> None:
-    jobs = _stored(counted, 12, "Coll") + _stored(counted, 3, "Other")
+def test_each_collection_s_jobs_are_one_transaction(counted_store: TableStore) -> None:
+    jobs = _stored(counted_store, 12, "Coll") + _stored(counted_store, 3, "Other")
     before = Counter(storage_calls.snapshot())
 
-    written = replace_jobs(counted, _moved(jobs))
+    written = replace_jobs(counted_store, _moved(jobs))
 
     assert _table_requests(before) == {"batch": 2}
     for job, saved in zip(jobs, written, strict=True):
-        stored = find_job(counted, job.key)
+        stored = find_job(counted_store, job.key)
         assert saved is not None and stored is not None
         assert saved.etag == stored.etag != job.etag
         assert stored.next_execution_time == LATER
 
 
-def test_a_collection_of_more_than_a_transaction_holds_takes_two(counted: TableStore) -> None:
-    jobs = _stored(counted, 130, "Coll")
+def test_a_collection_of_more_than_a_transaction_holds_takes_two(counted_store: TableStore) -> None:
+    jobs = _stored(counted_store, 130, "Coll")
     before = Counter(storage_calls.snapshot())
 
-    written = replace_jobs(counted, _moved(jobs))
+    written = replace_jobs(counted_store, _moved(jobs))
 
     assert _table_requests(before) == {"batch": 2}  # 100, then 30
     assert all(saved is not None for saved in written)
 
 
-def test_a_job_changed_or_deleted_meanwhile_fails_alone(counted: TableStore) -> None:
-    jobs = _stored(counted, 6, "Coll")
-    changed = put_job(counted, replace(jobs[2], next_execution_time=CREATED))  # another writer
-    delete_job(counted, jobs[4])
+def test_a_job_changed_or_deleted_meanwhile_fails_alone(counted_store: TableStore) -> None:
+    jobs = _stored(counted_store, 6, "Coll")
+    other_writer = replace(jobs[2], next_execution_time=CREATED)
+    changed = put_job(counted_store, other_writer)
+    delete_job(counted_store, jobs[4])
     before = Counter(storage_calls.snapshot())
 
-    written = replace_jobs(counted, _moved(jobs))
+    written = replace_jobs(counted_store, _moved(jobs))
 
     # Each failing write fails one round; the others go again, and are written once.
     assert _table_requests(before) == {"batch": 3}
     assert [saved is None for saved in written] == [False, False, True, False, True, False]
-    kept = find_job(counted, jobs[2].key)
+    kept = find_job(counted_store, jobs[2].key)
     assert kept is not None and kept.etag == changed.etag  # the other writer's change stays
     assert kept.next_execution_time == CREATED
-    assert find_job(counted, jobs[4].key) is None  # not written again
+    assert find_job(counted_store, jobs[4].key) is None  # not written again
     for index in (0, 1, 3, 5):
-        stored = find_job(counted, jobs[index].key)
+        stored = find_job(counted_store, jobs[index].key)
         assert stored is not None and stored.next_execution_time == LATER
