@@ -80,6 +80,11 @@ param gracePeriod string = 'PT5M'
 ])
 param precision string = 'second'
 
+@description('With precision minute, a window in seconds (SCHEDULER_COALESCE_SECONDS, 0-60; 0: off): the occurrences due within each window start together at its end, in one queue message and one function execution, each up to that many seconds late, never early. Spread occurrences then share the execution and its billed second. See docs/cost.md.')
+@minValue(0)
+@maxValue(60)
+param coalesceSeconds int = 0
+
 @description('When an attempt sends its watchdog message (SCHEDULER_WATCHDOG): claim sends it with every claim, so a worker that dies is taken over within ~20 s; heartbeat sends it only for an attempt still running at its first heartbeat (3 s), two queue operations fewer for the others, whose worker dying before that beat is run again by the queue\'s redelivery ~10 minutes later. See docs/cost.md.')
 @allowed([
   'claim'
@@ -367,6 +372,7 @@ module api './app/api.bicep' = {
       SCHEDULER_DISPATCH_SHARDS: string(dispatchShards)
       SCHEDULER_GRACE_PERIOD: gracePeriod
       SCHEDULER_PRECISION: precision
+      SCHEDULER_COALESCE_SECONDS: string(coalesceSeconds)
       SCHEDULER_WATCHDOG: watchdog
       SCHEDULER_STORAGE_QUEUE_ENDPOINT: 'https://{account}.queue.${environment().suffixes.storage}'
       SCHEDULER_SERVICEBUS_ENDPOINT_SUFFIX: serviceBusEndpointSuffix

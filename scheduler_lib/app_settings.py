@@ -30,6 +30,9 @@ APP_SETTINGS: dict[str, str] = {
     "SCHEDULER_PRECISION": "second (default): an occurrence starts at its second, its message "
     "delivered 1-2 s early and held; minute: delivered at its second, no hold (cheaper, starts "
     "up to a few seconds late)",
+    "SCHEDULER_COALESCE_SECONDS": "with SCHEDULER_PRECISION=minute, 1-60: the occurrences due "
+    "within each window of that many seconds start together at its end (one queue message and "
+    "one execution; each up to that many seconds late); 0 (default): off",
     "SCHEDULER_WATCHDOG": "claim (default): every attempt sends its watchdog with its claim and "
     "deletes it at its end (a dead worker is taken over within ~20 s); heartbeat: only an "
     "attempt still running at its first heartbeat (3 s) does, two queue operations fewer for "

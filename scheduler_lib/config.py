@@ -21,7 +21,7 @@ from scheduler_lib.app_settings import APP_SETTINGS as APP_SETTINGS
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.identity_audiences import NO_AUDIENCES, IdentityAudiences
 from scheduler_lib.metrics_settings import NO_METRICS, MetricsSettings
-from scheduler_lib.precision import Precision, read_precision
+from scheduler_lib.precision import Precision, read_coalesce, read_precision
 from scheduler_lib.transport_choice import TransportChoice, read_transport
 from scheduler_lib.watchdog_choice import WatchdogChoice, read_watchdog
 
@@ -89,6 +89,8 @@ class Settings:
     executor_concurrency: int = 28
     grace_period: timedelta = timedelta(minutes=5)
     precision: Precision = Precision.SECOND
+    #: With `minute`: the window whose occurrences start together (`precision.read_coalesce`).
+    coalesce_seconds: int = 0
     watchdog: WatchdogChoice = WatchdogChoice.CLAIM  # when an attempt sends its watchdog
     storage_transport: TransportChoice = TransportChoice.POOLED  # what storage requests use
     storage_queue_endpoint: str = "https://{account}.queue.core.windows.net"
@@ -212,6 +214,7 @@ class Settings:
         # that text as a key would let anyone who reads the template in.
         raw_keys = "" if "SCHEDULER_API_KEYS" in unresolved else env.get("SCHEDULER_API_KEYS", "")
         keys = tuple(k.strip() for k in raw_keys.split(",") if k.strip())
+        precision = read_precision(env)
         return cls(
             storage_connection_string=conn,
             storage_account_name=account,
@@ -226,7 +229,8 @@ class Settings:
             dispatch_workers=_int(env, "SCHEDULER_DISPATCH_WORKERS", 2),
             executor_concurrency=_int(env, "SCHEDULER_EXECUTOR_CONCURRENCY", 28),
             grace_period=grace_period,
-            precision=read_precision(env),
+            precision=precision,
+            coalesce_seconds=read_coalesce(env, precision, grace_period),
             watchdog=read_watchdog(env),
             storage_transport=read_transport(env),
             storage_queue_endpoint=env.get(

@@ -46,7 +46,7 @@ from azure.storage.queue import (
 
 from scheduler_lib.config import Settings
 from scheduler_lib.domain.messages import ExecutionMessage, batch_json
-from scheduler_lib.precision import Precision
+from scheduler_lib.precision import Precision, window_end
 from scheduler_lib.storage_account import Once, ca_bundle, service_client, storage_connections
 from scheduler_lib.storage_patience import BACKGROUND, StoragePatience
 from scheduler_lib.storage_transport import ConnectionPools
@@ -162,7 +162,8 @@ class ExecutionQueue:
     ) -> SentMessage:
         """Send `message` so that it becomes visible at `visible_at` (never earlier), or,
         when it has an exact start and the deployment's precision is the second, between 1
-        and 2 seconds before that (`EARLY_DELIVERY`).
+        and 2 seconds before that (`EARLY_DELIVERY`); with `minute` and a coalescing window
+        (`Settings.coalesce_seconds`), at the end of its window (`precision.window_end`).
 
         Raises ValueError when the delay exceeds `MAX_DELAY`: such a message must be parked
         in the due index by the caller instead.
@@ -191,6 +192,8 @@ class ExecutionQueue:
             raise ValueError(f"delay {delay} exceeds the queue's limit; park it in the due index")
         if message.start_at is not None and self.settings.precision is Precision.SECOND:
             return max(0, math.floor((delay - EARLY_DELIVERY).total_seconds()))
+        if message.start_at is not None and self.settings.coalesce_seconds:
+            delay = window_end(visible_at, self.settings.coalesce_seconds) - now
         return max(0, math.ceil(delay.total_seconds()))
 
     def send_body(self, body: str, *, delay_seconds: int = 0) -> SentMessage:

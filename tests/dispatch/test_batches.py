@@ -6,6 +6,7 @@ the bodies `RecordingQueue` really sent. One shard (`shards(1)`): a batch is per
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from scheduler_lib.config import Settings
 from scheduler_lib.dispatch.tick import run_tick
 from scheduler_lib.domain.messages import BATCH_LIMIT, ExecutionMessage, parse_body
+from scheduler_lib.precision import Precision
 from scheduler_lib.store.dispatcher_state import get_dispatcher_state
 from scheduler_lib.store.tables import TableStore
 from tests.dispatch.support import (
@@ -167,3 +169,32 @@ def test_a_job_rescheduled_after_its_batch_keeps_the_new_schedule(
     stored = reload(store, moved)
     assert (stored.next_execution_time, stored.bookkeeping.occurrences) == (tomorrow, 0)
     assert reload(store, other).next_execution_time == LATER + timedelta(hours=1)
+
+
+@pytest.mark.parametrize(
+    ("window", "together"),
+    [(60, [[10, 25, 50]]), (30, [[10, 25], [50]])],
+)
+def test_occurrences_of_one_coalescing_window_are_one_queue_message(
+    store: TableStore, settings: Settings, window: int, together: list[list[int]]
+) -> None:
+    """`SCHEDULER_PRECISION=minute` with `SCHEDULER_COALESCE_SECONDS`: occurrences at :10, :25
+    and :50 go out together when one window holds them (a minute), as two messages when two
+    do (half minutes: the lone one as it is sent alone), each visible at its window's end,
+    never before its own second."""
+    coalescing = replace(settings, precision=Precision.MINUTE, coalesce_seconds=window)
+    seconds = [10, 25, 50]
+    jobs = [make_job(store, f"j{s}", definition(T0 + timedelta(seconds=s))) for s in seconds]
+    queue = RecordingQueue(coalescing).ready()
+
+    report = run_tick(store, queue, coalescing, now=T0)
+
+    assert report.messages_sent == 3
+    assert sorted(sorted(m.occurrence.second for m in parse_body(b)) for b in queue.bodies) == (
+        together
+    )
+    for job, second in zip(jobs, seconds, strict=True):
+        due = T0 + timedelta(seconds=second)
+        message = ExecutionMessage.scheduled(job.key, due, 1)
+        delay = queue.delay_seconds(message, visible_at=due, now=T0)
+        assert delay == -(-second // window) * window >= second  # its window's end
