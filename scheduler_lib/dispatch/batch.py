@@ -2,8 +2,8 @@
 
 Each occurrence sent alone costs its own queue send, its own delete, its own function
 execution and its own early-delivery hold (docs/cost.md). So before a chunk's jobs are
-handled (`chunk.dispatch_chunk`), `send_batches` works out the message each job's task will
-send first (`job.expected_message`: the one `_send` builds, from the job as read), groups
+handled (`chunk.dispatch_chunk`), `send_batches` takes the message each job's task will
+send first (`job.FirstSend`: the one `_send` builds, from the job as read), groups
 those messages by the whole second the queue would make each visible at alone
 (`ExecutionQueue.delay_seconds`, with one `now` for the chunk), and sends each group of two
 or more as one queue message (`ExecutionQueue.send_batch`; a group larger than
@@ -43,11 +43,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from scheduler_lib.dispatch.context import TickContext
-from scheduler_lib.dispatch.job import expected_message
-from scheduler_lib.domain import JobRecord
+from scheduler_lib.dispatch.job import FirstSend
 from scheduler_lib.domain.messages import BATCH_LIMIT
 from scheduler_lib.execution import ExecutionMessage
-from scheduler_lib.store import DueRow
 from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger("scheduler_lib.dispatch.tick")
@@ -57,15 +55,13 @@ Member = tuple[ExecutionMessage, datetime]
 
 
 def send_batches(
-    ctx: TickContext,
-    jobs: Sequence[tuple[JobRecord | Exception | None, list[DueRow]]],
-    pool: ThreadPoolExecutor | None,
+    ctx: TickContext, plans: Sequence[FirstSend], pool: ThreadPoolExecutor | None
 ) -> tuple[frozenset[ExecutionMessage], int]:
-    """Send, in batches, the first messages of `jobs` (each as read, and its rows) that
-    become visible in the same second; returns the messages sent so (their tasks send them
-    no more) and how many queue messages that took."""
+    """Send, in batches, the first messages of the chunk's jobs (`plans`) that become visible
+    in the same second; returns the messages sent so (their tasks send them no more) and how
+    many queue messages that took."""
     batches = [
-        part for members in _by_second(ctx, jobs) if len(members) > 1 for part in _split(members)
+        part for members in _by_second(ctx, plans) if len(members) > 1 for part in _split(members)
     ]
     run = pool.map if pool is not None else map
     outcomes = run(lambda batch: _send(ctx, batch), batches)
@@ -73,24 +69,16 @@ def send_batches(
     return frozenset(m for batch in sent for m, _ in batch), len(sent)
 
 
-def _by_second(
-    ctx: TickContext, jobs: Sequence[tuple[JobRecord | Exception | None, list[DueRow]]]
-) -> list[list[Member]]:
+def _by_second(ctx: TickContext, plans: Sequence[FirstSend]) -> list[list[Member]]:
     """The jobs' first messages, grouped by the second the queue would make each visible at."""
     now = ctx.send_now()
     groups: dict[int, list[Member]] = {}
-    for job, rows in jobs:
-        if not isinstance(job, JobRecord):
-            continue
+    for plan in plans:
         try:
-            planned = expected_message(ctx, job, rows)
-            if planned is None:
-                continue
-            message, visible_at = planned
-            second = ctx.queue.delay_seconds(message, visible_at=visible_at, now=now)
-        except Exception:  # e.g. a definition that no longer parses: its own task fails alone
+            second = ctx.queue.delay_seconds(plan.message, visible_at=plan.visible_at, now=now)
+        except ValueError:  # beyond the queue's delay: its task parks it
             continue
-        groups.setdefault(second, []).append(planned)
+        groups.setdefault(second, []).append((plan.message, plan.visible_at))
     return list(groups.values())
 
 

@@ -17,15 +17,14 @@ advance themselves, or the next tick drops the leftovers as stale.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeVar
 
 from scheduler_lib.dispatch.batch import send_batches
 from scheduler_lib.dispatch.context import Counts, TickContext
-from scheduler_lib.dispatch.job import dispatch_read_job, expected_advance, expected_next_row
+from scheduler_lib.dispatch.job import FirstSend, advances_ahead, dispatch_read_job, first_send
 from scheduler_lib.domain import JobRecord
 from scheduler_lib.errors import ValidationError
 from scheduler_lib.execution import ExecutionMessage
@@ -40,8 +39,6 @@ from scheduler_lib.store import (
 from scheduler_lib.timeutil import iso_z
 
 logger = logging.getLogger("scheduler_lib.dispatch.tick")
-
-T = TypeVar("T")
 
 #: Jobs per chunk: as many as one transaction holds, if their rows share a minute.
 CHUNK = TRANSACTION_LIMIT
@@ -61,11 +58,11 @@ def dispatch_chunk(
     keys = [key for key, _ in units if key is not None]
     jobs = _read_jobs(ctx, keys, pool)
     counts, failed_minutes = Counts(job_entities_read=len(keys)), list[str]()
-    read = [(jobs[key], rows) for key, rows in units if key is not None]
-    prewritten = _prewrite(ctx, read)
-    in_batches, counts.queue_sends = send_batches(ctx, read, pool)
+    plans = _first_sends(ctx, [(jobs[key], rows) for key, rows in units if key is not None])
+    prewritten = _prewrite(ctx, plans)
+    in_batches, counts.queue_sends = send_batches(ctx, plans, pool)
     ctx = replace(ctx, prewritten=prewritten, sent_in_batches=in_batches)
-    ctx = replace(ctx, advanced_together=_advance_together(ctx, read))
+    ctx = replace(ctx, advanced_together=_advance_together(ctx, plans))
     tasks: list[Task] = [
         (rows, _bind(_task, ctx, jobs[key], rows) if key is not None else
          _bind(_send_parked, ctx, rows[0]))
@@ -102,32 +99,29 @@ def _task(ctx: TickContext, job: Read, rows: list[DueRow]) -> Counts:
     return dispatch_read_job(ctx, job, rows)
 
 
-def _expected(
-    ctx: TickContext,
-    jobs: list[tuple[Read, list[DueRow]]],
-    expect: Callable[[TickContext, JobRecord, list[DueRow]], T | None],
-) -> Iterator[tuple[JobRecord, T]]:
-    """Each job read and what `expect` says its task will do first, where that is the usual
-    case (not None). A job `expect` raises for (a definition that no longer parses) is left
-    to its own task, which fails alone."""
+def _first_sends(ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]) -> list[FirstSend]:
+    """What each job read will do first, where it starts by sending its first row (the usual
+    case; `job.first_send`), worked out once for the chunk's work ahead of the tasks. A job
+    that cannot say (a definition that no longer parses) is left to its own task, which
+    fails alone."""
+    plans = []
     for job, rows in jobs:
         if not isinstance(job, JobRecord):
             continue
         try:
-            expected = expect(ctx, job, rows)
+            plan = first_send(ctx, job, rows)
         except Exception:
             continue
-        if expected is not None:
-            yield job, expected
+        if plan is not None:
+            plans.append(plan)
+    return plans
 
 
-def _prewrite(
-    ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]
-) -> frozenset[tuple[str, datetime]]:
+def _prewrite(ctx: TickContext, plans: list[FirstSend]) -> frozenset[tuple[str, datetime]]:
     """Write, in transactions, the next-occurrence rows the jobs are expected to need (each
     job's row is still written before the job points at it); returns those written. If that
     fails, none: each job writes its own row as it advances."""
-    expected = {(job.key, nxt) for job, nxt in _expected(ctx, jobs, expected_next_row)}
+    expected = {(p.job.key, p.next_row) for p in plans if p.next_row is not None}
     try:
         add_due_rows(ctx.store, expected)
     except Exception:
@@ -137,29 +131,25 @@ def _prewrite(
 
 
 def _advance_together(
-    ctx: TickContext, jobs: list[tuple[Read, list[DueRow]]]
+    ctx: TickContext, plans: list[FirstSend]
 ) -> dict[tuple[str, datetime], tuple[str, JobRecord]]:
     """Advance together (`store.replace_jobs`: a transaction per collection, where each
     task's own write waited for a round of the few that overlapped it) the jobs whose task
     would only advance them past an occurrence a batch sent, their next row written
-    (`expected_advance`); each written one by job and occurrence, with the ETag it was read
-    with. A job not written here (changed meanwhile, storage failing) is advanced by its
-    task as before, which reads it again if it must."""
-    planned = [
-        (job, job.etag, due, moved)
-        for job, (due, moved) in _expected(ctx, jobs, expected_advance)
-        if job.etag is not None
-    ]
-    if not planned:
+    (`job.advances_ahead`); each written one by job and occurrence, with the ETag it was
+    read with. A job not written here (changed meanwhile, storage failing) is advanced by
+    its task as before, which reads it again if it must."""
+    ahead = [(p, p.job.etag) for p in plans if p.job.etag is not None and advances_ahead(ctx, p)]
+    if not ahead:
         return {}
     try:
-        written = replace_jobs(ctx.store, [(moved, etag) for _, etag, _, moved in planned])
+        written = replace_jobs(ctx.store, [(p.moved, etag) for p, etag in ahead])
     except Exception:
         logger.warning("advancing jobs together failed; each advances alone", exc_info=True)
         return {}
     return {
-        (job.key, due): (etag, saved)
-        for (job, etag, due, _), saved in zip(planned, written, strict=True)
+        (p.job.key, p.row.due): (etag, saved)
+        for (p, etag), saved in zip(ahead, written, strict=True)
         if saved is not None
     }
 

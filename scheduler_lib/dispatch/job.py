@@ -16,7 +16,7 @@ the same second are sent by the chunk as one batch message first (`batch.py`); `
 skips a message identical to one a batch carried, and does the rest as for any other. Steps
 2 and 3 may have been too, in that order: the chunk writes the next rows it expects in
 transactions (`prewritten`), then advances together the jobs whose message a batch carried
-and whose next row is written (`expected_advance`, `advanced_together`); `_send` takes such
+and whose next row is written (`advances_ahead`, `advanced_together`); `_send` takes such
 an advance as its own when it is of the job as its task read it.
 
 A crash after 1 re-sends the same message next tick; after 2 leaves a harmless stale row;
@@ -28,6 +28,7 @@ stale, postpone, send) is `decide`'s; this module reads and writes.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from scheduler_lib.dispatch.context import (
@@ -140,44 +141,44 @@ def _first_send(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> tuple[D
     return (first, decision) if isinstance(decision, Send) else None
 
 
-def expected_next_row(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> datetime | None:
-    """The next occurrence's row this job will need if its first row is sent as usual, for
-    the tick to write in a batch before it handles the job (None: not the usual case, or no
-    next occurrence; `advance_job` then writes whatever it needs itself)."""
-    planned = _first_send(ctx, job, rows)
-    return advanced(job, planned[0].due).next_execution_time if planned is not None else None
+@dataclass(frozen=True)
+class FirstSend:
+    """What a job's task does first when it starts by sending its first row (the usual
+    case), worked out once per chunk from the job as read (`first_send`), for the chunk to
+    do ahead of the tasks: the row, the message `_send` builds for it and when that is to
+    become visible (a batch, `batch.py`), and the job advanced past it (the next row to
+    write, `chunk._prewrite`; the advance itself, `chunk._advance_together`)."""
+
+    job: JobRecord
+    row: DueRow
+    message: ExecutionMessage
+    visible_at: datetime
+    moved: JobRecord
+
+    @property
+    def next_row(self) -> datetime | None:
+        """The next occurrence's row the advance needs (None: no next occurrence)."""
+        return self.moved.next_execution_time
 
 
-def expected_message(
-    ctx: TickContext, job: JobRecord, rows: list[DueRow]
-) -> tuple[ExecutionMessage, datetime] | None:
-    """The message this job's task will send first, and when it is to become visible, as
-    `_send` will build it from the job as read (None: its first row is not sent), for the
-    tick to send in a batch before it handles the job (`batch.py`)."""
+def first_send(ctx: TickContext, job: JobRecord, rows: list[DueRow]) -> FirstSend | None:
+    """The job's `FirstSend` (None: its first row is not sent)."""
     planned = _first_send(ctx, job, rows)
     if planned is None:
         return None
     row, send = planned
-    return _message(job, row, send), send.start
+    return FirstSend(job, row, _message(job, row, send), send.start, _advanced(job, row))
 
 
-def expected_advance(
-    ctx: TickContext, job: JobRecord, rows: list[DueRow]
-) -> tuple[datetime, JobRecord] | None:
-    """The occurrence this job's task would advance it past first, and the job so advanced,
-    for the chunk to write with the others of its collection before the tasks run
-    (`chunk.py`). Only where the order of a tick's writes already holds without the task: its
-    message went in a batch (`sent_in_batches`) and its next occurrence's row is written
-    (`prewritten`); None otherwise (its task advances it, as any other)."""
-    planned = _first_send(ctx, job, rows)
-    if planned is None or _message(job, *planned) not in ctx.sent_in_batches:
-        return None
-    row = planned[0]
-    moved = _advanced(job, row)
-    nxt = moved.next_execution_time
-    if nxt is not None and (nxt <= row.due or (job.key, nxt) not in ctx.prewritten):
-        return None
-    return row.due, moved
+def advances_ahead(ctx: TickContext, plan: FirstSend) -> bool:
+    """Whether the chunk may write `plan`'s advance before the task runs: only where the
+    order of a tick's writes already holds without the task, its message sent in a batch
+    (`sent_in_batches`) and its next row written (`prewritten`); otherwise its task
+    advances it, as any other (and raises for a schedule that does not move on)."""
+    nxt = plan.next_row
+    if plan.message not in ctx.sent_in_batches:
+        return False
+    return nxt is None or (nxt > plan.row.due and (plan.job.key, nxt) in ctx.prewritten)
 
 
 def _stale(ctx: TickContext, job: JobRecord, row: DueRow, stale: Stale, counts: Counts) -> None:
